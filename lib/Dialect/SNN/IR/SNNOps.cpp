@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::snn;
 
@@ -33,6 +35,13 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   });
   os << "]";
   return s;
+}
+
+/// Numbers in diagnostics as users write them: 1.5, not 1.500000e+00.
+static std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
 }
 
 static bool dimsAgree(int64_t a, int64_t b) {
@@ -103,7 +112,7 @@ static LogicalResult verifyNeuronOp(Operation *op) {
     }
     if (!ok)
       return op->emitOpError()
-             << "leak '" << name << "' = " << bad
+             << "leak '" << name << "' = " << formatNumber(bad)
              << " is outside [0, 1]: the discrete neuron would not decay "
                 "towards v_leak (k = dt/tau; use a smaller dt or a larger tau)";
   }
@@ -309,7 +318,7 @@ LogicalResult BatchNormOp::verify() {
     return emitOpError() << "eps must be > 0";
   double m = getMomentum().convertToDouble();
   if (m < 0.0 || m > 1.0)
-    return emitOpError() << "momentum " << m << " must be in [0, 1]";
+    return emitOpError() << "momentum " << formatNumber(m) << " must be in [0, 1]";
   return success();
 }
 
@@ -351,8 +360,9 @@ OpFoldResult ScaleOp::fold(FoldAdaptor) {
 LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0.0 && p < 1.0))
-    return emitOpError() << "p = " << p
-                         << " would drop everything; it must be in [0, 1)";
+    return emitOpError() << "p = " << formatNumber(p)
+                         << " must be in [0, 1) (the probability of dropping "
+                            "an element)";
   return success();
 }
 
