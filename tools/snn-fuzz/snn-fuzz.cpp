@@ -13,6 +13,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
@@ -39,9 +41,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ScopedDiagnosticHandler handler(
       &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
   mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/true);
-  llvm::StringRef source(reinterpret_cast<const char *>(data), size);
+  // The lexer relies on a NUL-terminated buffer, as every file snn-opt reads
+  // is (MemoryBuffer adds the terminator); libFuzzer's data has none.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size),
+          "fuzz-input"),
+      llvm::SMLoc());
   mlir::OwningOpRef<mlir::Operation *> op =
-      mlir::parseSourceString(source, config, "fuzz-input");
+      mlir::parseSourceFile(sourceMgr, config);
   if (op)
     (void)mlir::verify(op.get());
   return 0;

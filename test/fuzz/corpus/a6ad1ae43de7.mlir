@@ -1,0 +1,7 @@
+func.func @loop_block_args(%x: tensor<8x2x3xf32>) -> tensor<8x2x3xf32> {
+  %o = snn.time_loop ins(%x : tensor<8x2x3xf32>) -> tensor<8x2x3xf32> {
+  ^bb0(%xt: tensor<2x3xf32>, %extra: tensor<2x3xf32>):
+    snn.yield %xt : tensor<2x3xf32>
+  }
+  return %o : tensor<8x2x3xf32>
+}

@@ -1,0 +1,4 @@
+func.func @conv_pair(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {
+  %y = snn.conv2d %x, %w {stride = array<i64: 1, 1, 1>} : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x6xf32>
+  return %y : tensor<2x4x6x6xf32>
+}

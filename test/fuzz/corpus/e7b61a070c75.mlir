@@ -1,0 +1,7 @@
+func.func @loop_block_state_type(%x: tensor<8x2x3xf32>, %v0: tensor<2x3xf32>) -> tensor<8x2x3xf32> {
+  %o, %v = snn.time_loop ins(%x : tensor<8x2x3xf32>) iter_args(%v0 : tensor<2x3xf32>) -> tensor<8x2x3xf32>, tensor<2x3xf32> {
+  ^bb0(%xt: tensor<2x3xf32>, %a: tensor<3x2xf32>):
+    snn.yield %xt, %xt : tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  return %o : tensor<8x2x3xf32>
+}
