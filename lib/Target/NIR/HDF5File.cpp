@@ -225,43 +225,32 @@ static llvm::Error writeEntry(hid_t parent, const H5WriteEntry &e) {
                             : H5Screate_simple(int(dims.size()), dims.data(),
                                                nullptr),
                H5Sclose);
+  // Creates the dataset with `fileType` and writes `data` given as `memType`.
+  auto write = [&](hid_t fileType, hid_t memType, const void *data) {
+    Handle ds(H5Dcreate2(parent, e.name.c_str(), fileType, space, H5P_DEFAULT,
+                         H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose);
+    return ds.valid() ? H5Dwrite(ds, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                 data)
+                      : herr_t(-1);
+  };
   herr_t status;
   if (d.isString) {
     Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(type, H5T_VARIABLE);
     H5Tset_cset(type, H5T_CSET_UTF8);
-    Handle ds(H5Dcreate2(parent, e.name.c_str(), type, space, H5P_DEFAULT,
-                         H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose);
     std::vector<const char *> ptrs;
     for (const std::string &s : d.strings)
       ptrs.push_back(s.c_str());
-    status = ds.valid() ? H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                   ptrs.data())
-                        : -1;
+    status = write(type, type, ptrs.data());
   } else if (d.isInteger) {
     std::vector<int64_t> v(d.numbers.begin(), d.numbers.end());
-    Handle ds(H5Dcreate2(parent, e.name.c_str(), H5T_STD_I64LE, space,
-                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose);
-    status = ds.valid() ? H5Dwrite(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
-                                   H5P_DEFAULT, v.data())
-                        : -1;
+    status = write(H5T_STD_I64LE, H5T_NATIVE_INT64, v.data());
   } else if (e.f32) {
     std::vector<float> v(d.numbers.begin(), d.numbers.end());
-    Handle ds(H5Dcreate2(parent, e.name.c_str(), H5T_IEEE_F32LE, space,
-                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose);
-    status = ds.valid() ? H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL,
-                                   H5P_DEFAULT, v.data())
-                        : -1;
+    status = write(H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, v.data());
   } else {
-    Handle ds(H5Dcreate2(parent, e.name.c_str(), H5T_IEEE_F64LE, space,
-                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-              H5Dclose);
-    status = ds.valid() ? H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-                                   H5P_DEFAULT, d.numbers.data())
-                        : -1;
+    status = write(H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d.numbers.data());
   }
   if (status < 0)
     return err("cannot write HDF5 dataset '" + e.name + "'");
