@@ -119,7 +119,7 @@ FailureOr<unsigned> Flattener::resolve(const std::string &prefix,
         ends.push_back(n.name);
     if (ends.size() == 1)
       return index[full + "." + ends[0]];
-    auto diag = error(full) << "NIR edge " << edgeText << " names subgraph '"
+    auto diag = error(full) << "edge " << edgeText << " names subgraph '"
                             << full << "', which has " << ends.size() << " "
                             << wanted << " nodes";
     if (!ends.empty())
@@ -132,7 +132,7 @@ FailureOr<unsigned> Flattener::resolve(const std::string &prefix,
       subgraphs.count(prefix + name.substr(0, dot).str()))
     return resolve(prefix + name.substr(0, dot).str() + ".",
                    name.substr(dot + 1), isSource, edgeText);
-  return error(full) << "NIR edge " << edgeText << " names node '" << full
+  return error(full) << "edge " << edgeText << " names node '" << full
                      << "', which is not in the graph";
 }
 

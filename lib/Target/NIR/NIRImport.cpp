@@ -849,7 +849,8 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     FailureOr<std::vector<double>> r = scaleBy(rKey);
     if (failed(r))
       return false;
-    std::vector<double> tau(1, dt);
+    // Without a time constant (IF, I): v' = r x, so c = r dt.
+    std::vector<double> tau(1, 1.0);
     if (!tauKey.empty()) {
       FailureOr<std::vector<double>> t = scaleBy(tauKey);
       if (failed(t))
@@ -869,7 +870,8 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     for (size_t i = 0; i < count; ++i)
       gain.numbers.push_back((*r)[r->size() == 1 ? 0 : i] * dt /
                              tau[tau.size() == 1 ? 0 : i]);
-    std::string what = (rKey + " * dt / " + (tauKey.empty() ? "dt" : tauKey)).str();
+    std::string what =
+        (rKey + " * dt" + (tauKey.empty() ? "" : " / " + tauKey)).str();
     return set(attr, neuronAttr(node, what, &gain, features, identity,
                                 std::nullopt, false));
   };
