@@ -74,8 +74,8 @@ def chain(*names):
 
 
 def case_single_lif():
-    # tau = 2 ms, dt = 1 ms (the test passes --nir-dt=1e-3): k = 0.5, c = r k.
-    nodes = {"input": inp(1), "lif": lif(1, tau=2e-3, r=2.0, v_th=1.0),
+    # tau = 4 ms, dt = 1 ms (the test passes --nir-dt=1e-3): k = 0.25, c = r k = 1.
+    nodes = {"input": inp(1), "lif": lif(1, tau=4e-3, r=4.0, v_th=1.0),
              "output": out(1)}
     return nodes, chain("input", "lif", "output")
 

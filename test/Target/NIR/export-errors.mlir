@@ -1,0 +1,33 @@
+// Models without a NIR equivalent are rejected at the offending op.
+// REQUIRES: snn-translate
+// RUN: not snn-translate --export-nir %s -split-input-file -o %t.nir 2>&1 | FileCheck %s
+
+// CHECK: error: 'snn.param' op 'fc.weight' has no value; pass a trained checkpoint with --export-nir-weights
+func.func @forward(%x: tensor<4x2x3xf32>) -> tensor<4x2x2xf32> {
+  %w = snn.param "fc.weight" {init = #snn.init<kaiming_uniform>} : tensor<2x3xf32>
+  %h = snn.linear %x, %w : tensor<4x2x3xf32>, tensor<2x3xf32> -> tensor<4x2x2xf32>
+  return %h : tensor<4x2x2xf32>
+}
+
+// -----
+
+// CHECK: error: 'snn.max_pool2d' op has no NIR equivalent
+func.func @forward(%x: tensor<4x2x1x4x4xf32>) -> tensor<4x2x1x2x2xf32> {
+  %p = snn.max_pool2d %x {kernel_size = array<i64: 2, 2>} : tensor<4x2x1x4x4xf32> -> tensor<4x2x1x2x2xf32>
+  return %p : tensor<4x2x1x2x2xf32>
+}
+
+// -----
+
+// CHECK: error: 'snn.plif' op has a learned leak (PLIF), which NIR cannot express
+func.func @forward(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  %w = snn.param "plif.w" {value = dense<0.0> : tensor<1xf32>} : tensor<1xf32>
+  %s = snn.plif %x, %w : tensor<4x2x3xf32>, tensor<1xf32>
+  return %s : tensor<4x2x3xf32>
+}
+
+// -----
+
+// CHECK: error: NIR export needs a function @forward (the model)
+func.func @a() { return }
+func.func @b() { return }
