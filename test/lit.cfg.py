@@ -14,7 +14,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.snn_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py"]
+                   "lit.site.cfg.py", "fuzz"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%snn_src_root", config.snn_src_root))
@@ -22,6 +22,8 @@ config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not`, `count` and FileCheck live in LLVM's tool dir, which is not on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.snn_tools_dir, config.snn_runtime_tools_dir,
              config.llvm_tools_dir]
@@ -47,9 +49,17 @@ if config.snn_cuda_enabled:
             pass
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
-try:
-    import h5py  # noqa: F401
-    import numpy  # noqa: F401
+# Python features are those of the `python3` that `%python` runs, which need
+# not be the interpreter running lit.
+def _python_has(modules):
+    try:
+        return subprocess.run(
+            [shutil.which("python3") or "python3", "-c", "import " + modules],
+            capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+if _python_has("h5py, numpy"):
     config.available_features.add("python-h5py")
-except ImportError:
-    pass
+if _python_has("numpy"):
+    config.available_features.add("python-numpy")
