@@ -9,13 +9,16 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include "snn/Conversion/Passes.h"
 #include "snn/Dialect/SNN/IR/SNNDialect.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Target/NIR/NIRImport.h"
@@ -66,10 +69,15 @@ static LogicalResult runOnNIRFile(llvm::StringRef inputFilename,
 int main(int argc, char **argv) {
   registerAllPasses();
   snn::registerSNNPasses();
+  snn::registerSNNConversionPasses();
   snn::registerNIRImportCLOptions();
 
   DialectRegistry registry;
   registerAllDialects(registry);
+  // The GPU pipelines need the to-LLVM interfaces, the NVVM target and the
+  // LLVM IR translations.
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<snn::SNNDialect>();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(

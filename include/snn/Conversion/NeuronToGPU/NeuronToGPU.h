@@ -1,0 +1,58 @@
+//===- NeuronToGPU.h - neuron layers as GPU kernels -------------*- C++ -*-===//
+//
+// Generation of the forward and backward CUDA kernels of the multi-step
+// neuron layers (docs/artifact-format.md, "Compiler-generated neuron
+// kernels"), and their compilation to cubin and PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_CONVERSION_NEURONTOGPU_NEURONTOGPU_H
+#define SNN_CONVERSION_NEURONTOGPU_NEURONTOGPU_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir::snn {
+
+/// The kernels of one neuron op and their launch configuration (grid and
+/// block are one-dimensional).
+struct NeuronKernel {
+  /// Forward kernel that saves H (and I for cuba_lif): the `train_forward`
+  /// program's `neuron` op, "save_h": true.
+  std::string fwdName;
+  /// Backward kernel: the `neuron_bwd` op.
+  std::string bwdName;
+  int64_t blockSize, gridSize;
+  /// Forward kernel without the saved outputs: the `infer` program's
+  /// `neuron` op, "save_h": false.
+  std::string fwdInferName;
+};
+
+struct NeuronKernelBundle {
+  /// One entry per neuron op that has kernels; ops not listed (snn.plif,
+  /// non-f32 layers) run on the runtime's built-in kernels.
+  llvm::DenseMap<Operation *, NeuronKernel> kernels;
+  /// "sm_80", "sm_90", ... -> cubin bytes; "ptx" -> PTX text for the oldest
+  /// chip of the list (the driver JIT-compiles it for newer ones).
+  llvm::StringMap<std::string> blobs;
+};
+
+/// Generates forward and backward kernels for every multi-step neuron op in
+/// `func` (fwd ABI and bwd ABI of docs/artifact-format.md, section
+/// "Compiler-generated neuron kernels") and serializes them: PTX always, and
+/// a cubin per chip of `chips` when `emitBinary` (this needs `ptxas`, found
+/// on PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin).
+/// Per-neuron parameters of cuba_lif's synapse (k_syn, c_syn, i_init) follow
+/// v_init in the argument list. Emits a diagnostic and fails when a chip name
+/// is malformed or the toolchain fails.
+FailureOr<NeuronKernelBundle>
+generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
+                      bool emitBinary);
+
+} // namespace mlir::snn
+
+#endif // SNN_CONVERSION_NEURONTOGPU_NEURONTOGPU_H

@@ -1,0 +1,78 @@
+//===- Passes.td - snn conversion passes -------------------*- tablegen -*-===//
+
+#ifndef SNN_CONVERSION_PASSES_TD
+#define SNN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// NeuronToGPU
+//===----------------------------------------------------------------------===//
+
+def SNNNeuronToGPU : Pass<"snn-neuron-to-gpu", "ModuleOp"> {
+  let summary = "generate GPU kernels for the multi-step neuron layers";
+  let description = [{
+    Adds a `gpu.module @snn_kernels` with one forward and one backward
+    `gpu.func` kernel for every multi-step `snn.lif`, `snn.if`, `snn.li` and
+    `snn.cuba_lif` op of the module's functions (`snn.plif` runs on the
+    runtime's built-in kernel: its weight gradient is a reduction). The kernels
+    follow the ABI of docs/artifact-format.md ("Compiler-generated neuron
+    kernels"): one memref argument per tensor, which becomes one `float*` under
+    `convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}`.
+
+    A thread owns 4 consecutive neurons (16-byte vector loads and stores) when
+    the number of neurons `N = B * features` is a multiple of 4, else one
+    neuron; it keeps the state in registers and scans the T steps in one loop.
+    T, N and the feature count are compile-time constants. The IR, the source
+    ops and the functions are left unchanged: the pass only adds the kernels.
+
+    Lower the result with `--nvvm-attach-target --convert-gpu-to-nvvm
+    --reconcile-unrealized-casts --gpu-module-to-binary`.
+  }];
+  let options = [
+    Option<"saveH", "save-h", "bool", /*default=*/"true",
+           "Forward kernels save the charged membrane H for the backward pass "
+           "(training); false gives inference kernels without that output">,
+    Option<"backward", "backward", "bool", /*default=*/"true",
+           "Also generate the backward (BPTT) kernels">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of 32, at most 1024)">,
+  ];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "Number of kernels generated">,
+    Statistic<"numSkipped", "num-skipped",
+              "Neuron ops left to the runtime's built-in kernels">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def SNNNeuronToHost : Pass<"snn-neuron-to-host", "ModuleOp"> {
+  let summary = "generate host functions with the bodies of the neuron kernels";
+  let description = [{
+    Adds, for every neuron op that `--snn-neuron-to-gpu` handles, a public
+    `func.func` named like its GPU kernel whose body loops over the kernel's
+    threads and runs exactly the per-thread code of the kernel. Lowered with
+    the usual CPU pipeline and run with `mlir-runner`, it checks the kernel
+    arithmetic on a machine without a GPU. Arguments and their order are the
+    kernel's.
+  }];
+  let options = [
+    Option<"saveH", "save-h", "bool", /*default=*/"true",
+           "Forward functions save the charged membrane H">,
+    Option<"backward", "backward", "bool", /*default=*/"true",
+           "Also generate the backward functions">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+#endif // SNN_CONVERSION_PASSES_TD

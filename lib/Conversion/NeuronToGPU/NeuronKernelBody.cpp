@@ -1,0 +1,294 @@
+//===- NeuronKernelBody.cpp - the code of one neuron-kernel thread --------===//
+//
+// A thread owns W consecutive neurons (W = 4: one 16-byte access per tensor
+// and step) and scans the T steps with the state in registers. Forward and
+// backward implement DESIGN §2; the order of the floating-point operations is
+// the order of its formulas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NeuronKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::snn;
+using namespace mlir::snn::kernelgen;
+
+namespace {
+/// Emits the per-thread code on vectors of W lanes, one lane per neuron.
+class ThreadEmitter {
+public:
+  ThreadEmitter(OpBuilder &b, Location loc, const NeuronSpec &spec,
+                Value thread)
+      : b(b), loc(loc), spec(spec), width(spec.getWidth()),
+        vecType(VectorType::get({width}, b.getF32Type())) {
+    base = arith::MulIOp::create(b, loc, thread, index(width));
+  }
+
+  void emitForward(ValueRange args, bool saveH);
+  void emitBackward(ValueRange args);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, static_cast<float>(v)));
+  }
+  /// Offset of this thread's first neuron at step `t`.
+  Value offset(Value t) {
+    Value row = arith::MulIOp::create(b, loc, t, index(spec.numNeurons));
+    return arith::AddIOp::create(b, loc, row, base);
+  }
+  int64_t alignment() const { return width * 4; }
+  Value load(Value memref, Value at) {
+    return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{at},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(alignment()));
+  }
+  void store(Value value, Value memref, Value at) {
+    vector::StoreOp::create(b, loc, value, memref, ValueRange{at},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(alignment()));
+  }
+
+  /// Loads the tensor parameters once, before the time loop.
+  void loadParams(ValueRange paramArgs);
+  Value param(const NeuronParam &p) {
+    return p.isTensor() ? params.lookup(&p) : splat(p.scalar);
+  }
+  Value paramVector(Value memref);
+
+  Value add(Value a, Value c) { return arith::AddFOp::create(b, loc, a, c); }
+  Value sub(Value a, Value c) { return arith::SubFOp::create(b, loc, a, c); }
+  Value mul(Value a, Value c) { return arith::MulFOp::create(b, loc, a, c); }
+  Value div(Value a, Value c) { return arith::DivFOp::create(b, loc, a, c); }
+  Value select(Value cond, Value a, Value c) {
+    return arith::SelectOp::create(b, loc, cond, a, c);
+  }
+  Value isScalar(const NeuronParam &p, double v) {
+    return (!p.isTensor() && p.scalar == v) ? Value() : param(p);
+  }
+
+  /// H = V + k (v_leak - V) + c X.
+  Value charge(Value v, Value x);
+  /// S[t] = H >= v_th (H > v_th when strict).
+  Value fires(Value h) {
+    return arith::CmpFOp::create(b, loc,
+                                 spec.strict ? arith::CmpFPredicate::OGT
+                                             : arith::CmpFPredicate::OGE,
+                                 h, param(spec.vTh));
+  }
+  /// σ'(H - v_th), 0 below theta_grad.
+  Value surrogate(Value h);
+
+  OpBuilder &b;
+  Location loc;
+  const NeuronSpec &spec;
+  int64_t width;
+  VectorType vecType;
+  Value base;
+  llvm::DenseMap<const NeuronParam *, Value> params;
+};
+} // namespace
+
+Value ThreadEmitter::paramVector(Value memref) {
+  Value first = arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
+  // Lanes stay inside one sample when F is a multiple of W: one access.
+  if (width == 1 || spec.numFeatures % width == 0)
+    return load(memref, first);
+  SmallVector<Value> lanes;
+  for (int64_t lane = 0; lane < width; ++lane) {
+    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value f = arith::RemUIOp::create(b, loc, n, index(spec.numFeatures));
+    lanes.push_back(memref::LoadOp::create(b, loc, memref, ValueRange{f}));
+  }
+  return vector::FromElementsOp::create(b, loc, vecType, lanes);
+}
+
+void ThreadEmitter::loadParams(ValueRange paramArgs) {
+  SmallVector<const NeuronParam *> tensors = spec.getTensorParams();
+  assert(tensors.size() == paramArgs.size() && "kernel ABI mismatch");
+  for (auto [p, arg] : llvm::zip(tensors, paramArgs))
+    params[p] = paramVector(arg);
+}
+
+Value ThreadEmitter::charge(Value v, Value x) {
+  Value h = v;
+  // k = 0 (IF) adds exactly 0: leave the term out.
+  if (Value k = isScalar(spec.k, 0.0))
+    h = add(v, mul(k, sub(param(spec.vLeak), v)));
+  Value cx = x;
+  if (Value c = isScalar(spec.c, 1.0))
+    cx = mul(c, x);
+  return add(h, cx);
+}
+
+Value ThreadEmitter::surrogate(Value h) {
+  Value u = sub(h, param(spec.vTh));
+  double alpha = spec.alpha;
+  Value sg;
+  switch (spec.surrogate) {
+  case SurrogateKind::Sigmoid: {
+    // alpha * sg(alpha u) * (1 - sg(alpha u)), as SpikingJelly orders it.
+    Value e = math::ExpOp::create(b, loc, mul(splat(-alpha), u));
+    Value z = div(splat(1.0), add(splat(1.0), e));
+    sg = mul(mul(sub(splat(1.0), z), z), splat(alpha));
+    break;
+  }
+  case SurrogateKind::Atan: {
+    // alpha / 2 / (1 + (pi/2 alpha u)^2)
+    Value w = mul(splat(M_PI / 2 * alpha), u);
+    sg = div(splat(alpha / 2), add(splat(1.0), mul(w, w)));
+    break;
+  }
+  case SurrogateKind::Triangle: {
+    // (1/alpha) max(0, 1 - |u|/alpha)
+    Value a = math::AbsFOp::create(b, loc, u);
+    Value ramp = sub(splat(1.0), div(a, splat(alpha)));
+    Value clamped = arith::MaximumFOp::create(b, loc, splat(0.0), ramp);
+    sg = mul(splat(1.0 / alpha), clamped);
+    break;
+  }
+  case SurrogateKind::FastSigmoid: {
+    // 1 / (alpha |u| + 1)^2
+    Value a = math::AbsFOp::create(b, loc, u);
+    Value d = add(mul(splat(alpha), a), splat(1.0));
+    sg = div(splat(1.0), mul(d, d));
+    break;
+  }
+  }
+  if (spec.thetaGrad) {
+    Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, h,
+                                        splat(*spec.thetaGrad));
+    sg = select(below, splat(0.0), sg);
+  }
+  return sg;
+}
+
+void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
+  Value x = args[0], s = args[1];
+  Value h = saveH ? args[2] : Value();
+  Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
+  unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
+  loadParams(args.drop_front(numOutputs));
+
+  SmallVector<Value> init{param(spec.vInitFromReset ? spec.vReset : spec.vInit)};
+  if (spec.hasSynapse())
+    init.push_back(param(spec.iInit));
+  Value one = splat(1.0), zero = splat(0.0);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(spec.numSteps), index(1), init,
+      [&](OpBuilder &, Location, Value t, ValueRange state) {
+        Value at = offset(t);
+        Value in = load(x, at);
+        SmallVector<Value> next;
+        if (spec.hasSynapse()) {
+          // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
+          Value i = state[1];
+          i = add(sub(i, mul(param(spec.kSyn), i)), mul(param(spec.cSyn), in));
+          if (iSaved)
+            store(i, iSaved, at);
+          next.push_back(i);
+          in = i;
+        }
+        Value hv = charge(state[0], in);
+        Value v = hv;
+        if (spec.spikes()) {
+          Value spike = fires(hv);
+          store(select(spike, one, zero), s, at);
+          if (h)
+            store(hv, h, at);
+          v = spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
+                             : select(spike, param(spec.vReset), hv);
+        } else {
+          store(hv, s, at);
+          if (h)
+            store(hv, h, at);
+        }
+        next.insert(next.begin(), v);
+        scf::YieldOp::create(b, loc, next);
+      });
+  (void)loop;
+}
+
+void ThreadEmitter::emitBackward(ValueRange args) {
+  Value gs = args[0], h = args[1], gx = args[2];
+  loadParams(args.drop_front(spec.hasSynapse() ? 4 : 3));
+
+  Value one = splat(1.0), zero = splat(0.0);
+  Value decay = sub(one, param(spec.k));
+  Value synDecay = spec.hasSynapse() ? sub(one, param(spec.kSyn)) : Value();
+  SmallVector<Value> init{zero};
+  if (spec.hasSynapse())
+    init.push_back(zero);
+  Value last = index(spec.numSteps - 1);
+  scf::ForOp::create(
+      b, loc, index(0), index(spec.numSteps), index(1), init,
+      [&](OpBuilder &, Location, Value r, ValueRange grads) {
+        // Reverse-time scan: t = T-1 .. 0.
+        Value t = arith::SubIOp::create(b, loc, last, r);
+        Value at = offset(t);
+        Value gOut = load(gs, at);
+        Value gv = grads[0];
+        Value gh;
+        if (spec.spikes()) {
+          Value hv = load(h, at);
+          Value sg = surrogate(hv);
+          Value spike = fires(hv);
+          Value dvdh;
+          if (!spec.softReset) {
+            // (1 - S) + (v_reset - H) sg; detach_reset: (1 - S)
+            dvdh = select(spike, zero, one);
+            if (!spec.detachReset)
+              dvdh = add(dvdh, mul(sub(param(spec.vReset), hv), sg));
+          } else {
+            // 1 - v_th sg; detach_reset: 1
+            dvdh = spec.detachReset ? one : sub(one, mul(param(spec.vTh), sg));
+          }
+          gh = add(mul(gOut, sg), mul(gv, dvdh));
+        } else {
+          // li: the output is H itself and the membrane is not reset.
+          gh = add(gOut, gv);
+        }
+        Value gin = mul(param(spec.c), gh);
+        SmallVector<Value> next{mul(gh, decay)};
+        if (spec.hasSynapse()) {
+          Value gi = add(gin, grads[1]);
+          gin = mul(param(spec.cSyn), gi);
+          next.push_back(mul(gi, synDecay));
+        }
+        store(gin, gx, at);
+        scf::YieldOp::create(b, loc, next);
+      });
+}
+
+void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
+                               const NeuronSpec &spec, KernelKind kind,
+                               Value thread, ValueRange args) {
+  ThreadEmitter emitter(b, loc, spec, thread);
+  switch (kind) {
+  case KernelKind::Forward:
+  case KernelKind::ForwardSaveH:
+    emitter.emitForward(args, kind == KernelKind::ForwardSaveH);
+    return;
+  case KernelKind::Backward:
+    emitter.emitBackward(args);
+    return;
+  }
+}
+
+LogicalResult kernelgen::expandMathOps(Operation *root) {
+  RewritePatternSet patterns(root->getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "exp"; });
+  return applyPatternsGreedily(root, std::move(patterns));
+}

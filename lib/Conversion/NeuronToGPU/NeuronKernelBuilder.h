@@ -1,0 +1,118 @@
+//===- NeuronKernelBuilder.h - per-thread code of neuron kernels -*- C++ -*-===//
+//
+// What a neuron kernel computes, independent of where it runs: the layer's
+// description (NeuronSpec), the kernel ABI, and the code of one thread. The
+// GPU kernels and the host functions that check them share this code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_LIB_CONVERSION_NEURONTOGPU_NEURONKERNELBUILDER_H
+#define SNN_LIB_CONVERSION_NEURONTOGPU_NEURONKERNELBUILDER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::snn::kernelgen {
+
+enum class NeuronModel { LIF, IF, LI, CubaLIF };
+
+enum class KernelKind {
+  Forward,      ///< x -> s
+  ForwardSaveH, ///< x -> s, h (and i_saved for cuba_lif)
+  Backward,     ///< gs, h -> gx
+};
+
+/// A neuron parameter: a compile-time scalar or a per-neuron tensor that is a
+/// kernel argument.
+struct NeuronParam {
+  double scalar = 0.0;
+  /// The per-neuron values when they are not all equal; null for a scalar.
+  DenseFPElementsAttr values;
+  bool isTensor() const { return static_cast<bool>(values); }
+};
+
+/// A multi-step neuron layer as the kernels see it: sizes, parameters and
+/// the options of DESIGN §2.
+struct NeuronSpec {
+  NeuronModel model;
+  int64_t numSteps;   ///< T
+  int64_t numNeurons; ///< N = B * F
+  int64_t numFeatures; ///< F: per-neuron parameters are indexed neuron % F
+  // In the order of the kernel ABI.
+  NeuronParam k, c, vLeak, vTh, vReset, vInit, kSyn, cSyn, iInit;
+  /// v_init is not given and defaults to v_reset (hard reset): it reuses
+  /// v_reset's value and has no argument of its own.
+  bool vInitFromReset = false;
+  bool softReset = false, strict = false, detachReset = false;
+  SurrogateKind surrogate = SurrogateKind::Sigmoid;
+  double alpha = 4.0;
+  std::optional<double> thetaGrad;
+
+  bool spikes() const { return model != NeuronModel::LI; }
+  bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
+  /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4.
+  int64_t getWidth() const { return numNeurons % 4 == 0 ? 4 : 1; }
+  int64_t getNumThreads() const { return numNeurons / getWidth(); }
+  /// The parameters that are kernel arguments, in ABI order.
+  SmallVector<const NeuronParam *> getTensorParams() const;
+};
+
+/// Describes `op`, or returns std::nullopt with the reason in `why` when the
+/// op has no generated kernel (step form, snn.plif, non-f32 element type).
+std::optional<NeuronSpec> getNeuronSpec(Operation *op, std::string &why);
+
+/// The kernel's memref argument types in ABI order.
+SmallVector<Type> getKernelArgTypes(const NeuronSpec &spec, KernelKind kind,
+                                    MLIRContext *ctx);
+
+/// `snn_<func>_<index>_<model>_{fwd,fwd_h,bwd}`, a valid PTX identifier.
+std::string getKernelName(StringRef funcName, unsigned index,
+                          const NeuronSpec &spec, KernelKind kind);
+
+/// Emits the work of thread `thread` (neurons [thread*W, thread*W + W)) at the
+/// insertion point of `b`; `args` are the kernel's memref arguments.
+void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
+                       KernelKind kind, Value thread, ValueRange args);
+
+/// The kernels generated for one neuron op.
+struct NeuronOpKernels {
+  Operation *op;
+  NeuronSpec spec;
+  /// Kernel names by KernelKind.
+  SmallVector<std::pair<KernelKind, std::string>> names;
+  /// Blocks of `blockSize` threads that cover the layer.
+  int64_t gridSize;
+};
+
+/// Calls `fn(op, index, spec)` for every multi-step neuron op of `func` that
+/// has generated kernels; `index` counts every multi-step neuron op in order,
+/// so that names do not depend on which ops are supported. Returns the number
+/// of neuron ops skipped.
+unsigned forEachKernelOp(
+    func::FuncOp func,
+    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn);
+
+/// Adds the `gpu.func` kernels of every supported neuron op of `func` to
+/// `gpuModule`. Fails, with a diagnostic, on a name that already exists.
+FailureOr<std::vector<NeuronOpKernels>>
+buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
+                ArrayRef<KernelKind> kinds, int64_t blockSize,
+                unsigned &numSkipped);
+
+/// Replaces math.exp in the generated code by its polynomial approximation,
+/// so that the GPU and the host run the same arithmetic and the GPU kernel
+/// needs no libdevice.
+LogicalResult expandMathOps(Operation *root);
+
+/// The kinds of kernels to generate under the given options.
+SmallVector<KernelKind> getKernelKinds(bool saveH, bool backward);
+
+} // namespace mlir::snn::kernelgen
+
+#endif // SNN_LIB_CONVERSION_NEURONTOGPU_NEURONKERNELBUILDER_H

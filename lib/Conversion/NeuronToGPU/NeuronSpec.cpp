@@ -1,0 +1,199 @@
+//===- NeuronSpec.cpp - neuron layers as the kernels see them -------------===//
+//
+// Reads a multi-step neuron op into a NeuronSpec and fixes the kernel ABI
+// (argument order and types, names) of docs/artifact-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NeuronKernelBuilder.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using namespace mlir::snn::kernelgen;
+
+/// A scalar, or a per-neuron tensor. Every dense attribute, a splat too, is a
+/// kernel argument: the module emitter makes each one a constant tensor.
+static NeuronParam getParam(Attribute attr) {
+  NeuronParam param;
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    param.scalar = f.getValueAsDouble();
+  else if (auto dense = dyn_cast<DenseFPElementsAttr>(attr))
+    param.values = dense;
+  return param;
+}
+
+static NeuronParam getScalar(double value) {
+  NeuronParam param;
+  param.scalar = value;
+  return param;
+}
+
+/// Firing, reset and surrogate options shared by every spiking neuron op.
+template <typename OpT>
+static void readFire(OpT op, NeuronSpec &spec) {
+  spec.vTh = getParam(op.getVTh());
+  spec.vReset = getParam(op.getVReset());
+  spec.softReset = op.getReset() == ResetMode::Soft;
+  spec.strict = op.getStrict();
+  spec.detachReset = op.getDetachReset();
+  // DESIGN §2: V[-1] = v_init, by default v_reset (hard) or 0 (soft).
+  if (std::optional<Attribute> vInit = op.getVInit())
+    spec.vInit = getParam(*vInit);
+  else if (spec.softReset)
+    spec.vInit = getScalar(0.0);
+  else
+    spec.vInitFromReset = true;
+  if (std::optional<SurrogateAttr> surrogate = op.getSurrogate()) {
+    spec.surrogate = surrogate->getKind();
+    spec.alpha = surrogate->getAlpha().getValueAsDouble();
+    if (FloatAttr theta = surrogate->getThetaGrad())
+      spec.thetaGrad = theta.getValueAsDouble();
+  }
+}
+
+std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
+                                                std::string &why) {
+  auto neuron = dyn_cast<NeuronOpInterface>(op);
+  if (!neuron || neuron.isStepForm()) {
+    why = "not a multi-step neuron op";
+    return std::nullopt;
+  }
+  if (isa<PLIFOp>(op)) {
+    why = "snn.plif's leak gradient is a reduction over the batch: it runs "
+          "on the runtime's built-in kernel";
+    return std::nullopt;
+  }
+  auto type = cast<RankedTensorType>(neuron.getInput().getType());
+  if (!type.getElementType().isF32()) {
+    why = "generated kernels are f32 only";
+    return std::nullopt;
+  }
+  if (!type.hasStaticShape() || type.getRank() < 3) {
+    why = "generated kernels need a static [T, B, features...] shape";
+    return std::nullopt;
+  }
+
+  NeuronSpec spec;
+  spec.numSteps = type.getDimSize(0);
+  spec.numNeurons = type.getNumElements() / spec.numSteps;
+  spec.numFeatures = spec.numNeurons / type.getDimSize(1);
+  spec.k = spec.c = spec.vLeak = spec.vTh = spec.vReset = spec.vInit =
+      getScalar(0.0);
+  spec.kSyn = spec.cSyn = spec.iInit = getScalar(0.0);
+  bool known = llvm::TypeSwitch<Operation *, bool>(op)
+                   .Case([&](LIFOp lif) {
+                     spec.model = NeuronModel::LIF;
+                     spec.k = getParam(lif.getK());
+                     spec.c = getParam(lif.getC());
+                     spec.vLeak = getParam(lif.getVLeak());
+                     readFire(lif, spec);
+                     return true;
+                   })
+                   .Case([&](IFOp ifOp) {
+                     spec.model = NeuronModel::IF;
+                     spec.c = getParam(ifOp.getC());
+                     readFire(ifOp, spec);
+                     return true;
+                   })
+                   .Case([&](LIOp li) {
+                     spec.model = NeuronModel::LI;
+                     spec.k = getParam(li.getK());
+                     spec.c = getParam(li.getC());
+                     spec.vLeak = getParam(li.getVLeak());
+                     if (std::optional<Attribute> vInit = li.getVInit())
+                       spec.vInit = getParam(*vInit);
+                     return true;
+                   })
+                   .Case([&](CubaLIFOp cuba) {
+                     spec.model = NeuronModel::CubaLIF;
+                     spec.kSyn = getParam(cuba.getKSyn());
+                     spec.cSyn = getParam(cuba.getCSyn());
+                     if (std::optional<Attribute> iInit = cuba.getIInit())
+                       spec.iInit = getParam(*iInit);
+                     spec.k = getParam(cuba.getK());
+                     spec.c = getParam(cuba.getC());
+                     spec.vLeak = getParam(cuba.getVLeak());
+                     readFire(cuba, spec);
+                     return true;
+                   })
+                   .Default([](Operation *) { return false; });
+  if (!known) {
+    why = "no kernel generator for this neuron model";
+    return std::nullopt;
+  }
+  return spec;
+}
+
+SmallVector<const NeuronParam *> NeuronSpec::getTensorParams() const {
+  SmallVector<const NeuronParam *> params;
+  for (const NeuronParam *p :
+       {&k, &c, &vLeak, &vTh, &vReset, &vInit, &kSyn, &cSyn, &iInit})
+    if (p->isTensor())
+      params.push_back(p);
+  return params;
+}
+
+SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
+                                            KernelKind kind,
+                                            MLIRContext *ctx) {
+  Type f32 = Float32Type::get(ctx);
+  Type flat = MemRefType::get({spec.numSteps * spec.numNeurons}, f32);
+  Type param = MemRefType::get({spec.numFeatures}, f32);
+  SmallVector<Type> types;
+  switch (kind) {
+  case KernelKind::Forward: // x, s
+    types.assign(2, flat);
+    break;
+  case KernelKind::ForwardSaveH: // x, s, h, i_saved
+    types.assign(spec.hasSynapse() ? 4 : 3, flat);
+    break;
+  case KernelKind::Backward: // gs, h, gx, i_saved
+    types.assign(spec.hasSynapse() ? 4 : 3, flat);
+    break;
+  }
+  types.append(spec.getTensorParams().size(), param);
+  return types;
+}
+
+static StringRef getModelName(NeuronModel model) {
+  switch (model) {
+  case NeuronModel::LIF:
+    return "lif";
+  case NeuronModel::IF:
+    return "if";
+  case NeuronModel::LI:
+    return "li";
+  case NeuronModel::CubaLIF:
+    return "cuba_lif";
+  }
+  llvm_unreachable("unknown neuron model");
+}
+
+std::string kernelgen::getKernelName(StringRef funcName, unsigned index,
+                                  const NeuronSpec &spec, KernelKind kind) {
+  std::string name = "snn_";
+  for (char ch : funcName)
+    name += llvm::isAlnum(ch) ? ch : '_';
+  name += "_" + std::to_string(index) + "_" + getModelName(spec.model).str();
+  switch (kind) {
+  case KernelKind::Forward:
+    return name + "_fwd";
+  case KernelKind::ForwardSaveH:
+    return name + "_fwd_h";
+  case KernelKind::Backward:
+    return name + "_bwd";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+SmallVector<KernelKind> kernelgen::getKernelKinds(bool saveH, bool backward) {
+  SmallVector<KernelKind> kinds{saveH ? KernelKind::ForwardSaveH
+                                      : KernelKind::Forward};
+  if (backward)
+    kinds.push_back(KernelKind::Backward);
+  return kinds;
+}

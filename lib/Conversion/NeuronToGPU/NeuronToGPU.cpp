@@ -1,0 +1,158 @@
+//===- NeuronToGPU.cpp - neuron layers as gpu.func kernels ----------------===//
+//
+// Builds one kernel per neuron layer and direction: thread i of the 1-d grid
+// owns neurons [W i, W i + W) and runs the per-thread code of
+// NeuronKernelBody.cpp. Memref arguments are static and `llvm.noalias`, so
+// that the bare-pointer lowering gives one `float*` per tensor and read-only
+// tensors go through the non-coherent cache (ld.global.nc).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NeuronKernelBuilder.h"
+#include "snn/Conversion/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::snn {
+#define GEN_PASS_DEF_SNNNEURONTOGPU
+#include "snn/Conversion/Passes.h.inc"
+} // namespace mlir::snn
+
+using namespace mlir;
+using namespace mlir::snn;
+using namespace mlir::snn::kernelgen;
+
+unsigned kernelgen::forEachKernelOp(
+    func::FuncOp func,
+    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn) {
+  unsigned index = 0, skipped = 0;
+  func.walk([&](NeuronOpInterface neuron) {
+    if (neuron.isStepForm())
+      return;
+    std::string why;
+    if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why))
+      fn(neuron, index, *spec);
+    else
+      ++skipped;
+    ++index;
+  });
+  return skipped;
+}
+
+static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
+                                  const NeuronSpec &spec, KernelKind kind,
+                                  int64_t blockSize) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> argTypes = getKernelArgTypes(spec, kind, ctx);
+  auto kernel =
+      gpu::GPUFuncOp::create(b, loc, name, FunctionType::get(ctx, argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
+  // Every tensor is a distinct buffer (the runtime never aliases them).
+  for (unsigned i = 0, e = argTypes.size(); i < e; ++i)
+    kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                      b.getUnitAttr());
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&kernel.front());
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value first = arith::MulIOp::create(
+      b, loc, block, arith::ConstantIndexOp::create(b, loc, blockSize));
+  Value thread = arith::AddIOp::create(b, loc, first, lane);
+  ValueRange args = kernel.getArguments();
+  if (spec.getNumThreads() % blockSize == 0) {
+    buildNeuronThread(b, loc, spec, kind, thread, args);
+  } else {
+    Value inRange = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, thread,
+        arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()));
+    auto guardIf = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(guardIf.thenBlock());
+    buildNeuronThread(b, loc, spec, kind, thread, args);
+    b.setInsertionPointAfter(guardIf);
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+FailureOr<std::vector<NeuronOpKernels>>
+kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
+                        ArrayRef<KernelKind> kinds, int64_t blockSize,
+                        unsigned &numSkipped) {
+  SymbolTable symbols(gpuModule);
+  OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
+  std::vector<NeuronOpKernels> result;
+  bool failed = false;
+  numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
+                                         const NeuronSpec &spec) {
+    NeuronOpKernels kernels{op, spec, {},
+                            llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
+    for (KernelKind kind : kinds) {
+      std::string name = getKernelName(func.getSymName(), index, spec, kind);
+      if (symbols.lookup(name)) {
+        op->emitError() << "gpu.module @" << gpuModule.getSymName()
+                        << " already has a kernel named '" << name
+                        << "'; generate the neuron kernels once per module";
+        failed = true;
+        return;
+      }
+      gpu::GPUFuncOp kernel =
+          buildKernel(b, op->getLoc(), name, spec, kind, blockSize);
+      symbols.insert(kernel);
+      kernels.names.emplace_back(kind, name);
+    }
+    result.push_back(std::move(kernels));
+  });
+  if (failed)
+    return failure();
+  return result;
+}
+
+namespace {
+struct SNNNeuronToGPUPass
+    : public snn::impl::SNNNeuronToGPUBase<SNNNeuronToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (blockSize <= 0 || blockSize > 1024 || blockSize % 32 != 0) {
+      module.emitError() << "--snn-neuron-to-gpu: block-size=" << blockSize
+                         << " is not a multiple of 32 in [32, 1024]";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    bool any = false;
+    for (func::FuncOp func : funcs) {
+      forEachKernelOp(func, [&](Operation *, unsigned, const NeuronSpec &) {
+        any = true;
+      });
+    }
+    if (!any)
+      return;
+
+    MLIRContext *ctx = module.getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>("snn_kernels");
+    if (!gpuModule) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "snn_kernels");
+    }
+    SmallVector<KernelKind> kinds = getKernelKinds(saveH, backward);
+    for (func::FuncOp func : funcs) {
+      unsigned skipped = 0;
+      FailureOr<std::vector<NeuronOpKernels>> built =
+          buildGPUKernels(gpuModule, func, kinds, blockSize, skipped);
+      if (failed(built))
+        return signalPassFailure();
+      numKernels += built->size() * kinds.size();
+      numSkipped += skipped;
+    }
+    if (failed(expandMathOps(gpuModule)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,77 @@
+//===- NeuronToHost.cpp - neuron kernel bodies as host functions ----------===//
+//
+// The host twin of --snn-neuron-to-gpu: a func.func per kernel that loops over
+// the kernel's threads and runs the same per-thread code, so that the
+// arithmetic of the GPU kernels is tested where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NeuronKernelBuilder.h"
+#include "snn/Conversion/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::snn {
+#define GEN_PASS_DEF_SNNNEURONTOHOST
+#include "snn/Conversion/Passes.h.inc"
+} // namespace mlir::snn
+
+using namespace mlir;
+using namespace mlir::snn;
+using namespace mlir::snn::kernelgen;
+
+namespace {
+struct SNNNeuronToHostPass
+    : public snn::impl::SNNNeuronToHostBase<SNNNeuronToHostPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    SymbolTable symbols(module);
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    SmallVector<KernelKind> kinds = getKernelKinds(saveH, backward);
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    SmallVector<Operation *> created;
+    bool failed = false;
+    for (func::FuncOp func : funcs) {
+      forEachKernelOp(func, [&](Operation *op, unsigned index,
+                                const NeuronSpec &spec) {
+        for (KernelKind kind : kinds) {
+          std::string name =
+              getKernelName(func.getSymName(), index, spec, kind);
+          if (symbols.lookup(name)) {
+            op->emitError() << "the module already has a function named '"
+                            << name << "'";
+            failed = true;
+            return;
+          }
+          Location loc = op->getLoc();
+          auto fnType =
+              FunctionType::get(ctx, getKernelArgTypes(spec, kind, ctx), {});
+          auto fn = func::FuncOp::create(b, loc, name, fnType);
+          symbols.insert(fn);
+          created.push_back(fn);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(fn.addEntryBlock());
+          // The grid, one thread after the other.
+          auto threads = scf::ForOp::create(
+              b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+              arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()),
+              arith::ConstantIndexOp::create(b, loc, 1));
+          b.setInsertionPoint(threads.getBody()->getTerminator());
+          buildNeuronThread(b, loc, spec, kind, threads.getInductionVar(),
+                            fn.getArguments());
+          b.setInsertionPointAfter(threads);
+          func::ReturnOp::create(b, loc);
+        }
+      });
+      if (failed)
+        return signalPassFailure();
+    }
+    for (Operation *fn : created)
+      if (mlir::failed(expandMathOps(fn)))
+        return signalPassFailure();
+  }
+};
+} // namespace
