@@ -3,6 +3,7 @@
 #ifndef SNN_DIALECT_SNN_TRANSFORMS_PASSES_H
 #define SNN_DIALECT_SNN_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
