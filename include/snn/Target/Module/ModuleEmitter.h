@@ -1,0 +1,47 @@
+//===- ModuleEmitter.h - compiled module directory writer -------*- C++ -*-===//
+//
+// Turns a module in the multi-step form into the compiled module directory of
+// docs/artifact-format.md: manifest.json, init.safetensors and, for CUDA, the
+// neuron kernels as cubin and PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_TARGET_MODULE_MODULEEMITTER_H
+#define SNN_TARGET_MODULE_MODULEEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::snn {
+
+/// Which device code a compiled module carries. The programs of the manifest
+/// run on the CPU whatever the target; `Cuda` and `All` add the generated
+/// neuron kernels (a cubin per chip and PTX).
+enum class ModuleTarget { Cpu, Cuda, All };
+
+struct ModuleCompileOptions {
+  /// The directory to write (replaced atomically when it exists).
+  std::string outputDir;
+  ModuleTarget target = ModuleTarget::All;
+  /// CUDA architectures of the cubins ("sm_80", "sm_90").
+  std::vector<std::string> chips{"sm_80", "sm_90"};
+  /// Batch size for dynamic batch dimensions; 0 when the IR fixes it.
+  int64_t batch = 0;
+};
+
+/// Parses "cpu", "cuda" or "all".
+std::optional<ModuleTarget> parseModuleTarget(StringRef name);
+
+/// Compiles `module` (entry `func.func @forward`, optional `@train_step`, both
+/// in the multi-step form) into `options.outputDir`. Emits a diagnostic on the
+/// offending op and leaves no directory behind on failure. `module` is not
+/// modified.
+LogicalResult compileToModuleDirectory(ModuleOp module,
+                                       const ModuleCompileOptions &options);
+
+} // namespace mlir::snn
+
+#endif // SNN_TARGET_MODULE_MODULEEMITTER_H

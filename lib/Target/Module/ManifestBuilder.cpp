@@ -1,0 +1,762 @@
+//===- ManifestBuilder.cpp - manifest.json from the multi-step IR ---------===//
+//
+// Every func argument and op result becomes a tensor; every op becomes
+// {"op", "in", "out", ...attributes} (docs/artifact-format.md). Ops with a
+// documented mapping (neurons, batch norm, pools, ...) are written with their
+// defaults filled in; other snn ops of the training programs (losses,
+// gradients, optimizers, produced by the autodiff pass) are written
+// generically: their name without "snn." and their attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestBuilder.h"
+#include "NeuronSerialization.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using llvm::json::Array;
+using llvm::json::Object;
+
+static StringRef getOpKind(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  name.consume_front("snn.");
+  return name;
+}
+
+/// Optimizer ops update their first operand (the parameter) and their state
+/// operands in place.
+static bool isOptimizerOp(Operation *op) {
+  return op->getName().getDialectNamespace() == "snn" &&
+         llvm::is_contained({"sgd", "adam", "adamw"}, getOpKind(op));
+}
+
+static bool isLossOp(Operation *op) {
+  return op->getName().getDialectNamespace() == "snn" &&
+         getOpKind(op).starts_with("loss_");
+}
+
+/// `<model>_bwd` or `neuron_bwd`: the BPTT of a forward neuron op.
+static bool isNeuronBackwardOp(Operation *op) {
+  StringRef kind = getOpKind(op);
+  return op->getName().getDialectNamespace() == "snn" &&
+         llvm::is_contained({"neuron_bwd", "lif_bwd", "if_bwd", "plif_bwd",
+                             "li_bwd", "cuba_lif_bwd"},
+                            kind);
+}
+
+static Array toArray(ArrayRef<int64_t> values) { return Array(values); }
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+ManifestBuilder::resolveShape(Operation *where, Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return where->emitError() << "snn-compile needs ranked tensors, got "
+                              << type;
+  SmallVector<int64_t> shape(ranked.getShape());
+  for (int64_t &d : shape) {
+    if (!ShapedType::isDynamic(d))
+      continue;
+    if (batch <= 0)
+      return where->emitError()
+             << "dynamic dimension in " << type
+             << ": the compiled module has static shapes; give the batch "
+                "size with --snn-compile=\"batch=N ...\" or write static "
+                "shapes";
+    d = batch;
+  }
+  return shape;
+}
+
+int64_t ManifestBuilder::addTensor(Object tensor) {
+  int64_t id = tensors.size();
+  tensor["id"] = id;
+  if (!tensor.get("name"))
+    tensor["name"] = "%" + std::to_string(id);
+  tensors.push_back(std::move(tensor));
+  return id;
+}
+
+FailureOr<int64_t> ManifestBuilder::addValueTensor(Operation *where,
+                                                   Value value, StringRef role,
+                                                   std::string name) {
+  FailureOr<SmallVector<int64_t>> shape = resolveShape(where, value.getType());
+  if (failed(shape))
+    return failure();
+  Object tensor{{"shape", toArray(*shape)}, {"role", role}};
+  if (!name.empty())
+    tensor["name"] = name;
+  int64_t id = addTensor(std::move(tensor));
+  ids[value] = id;
+  return id;
+}
+
+FailureOr<int64_t> ManifestBuilder::lookup(Operation *user, Value value) {
+  auto it = ids.find(value);
+  if (it != ids.end())
+    return it->second;
+  return user->emitError() << "snn-compile: operand not produced by a "
+                              "supported op (see the errors above)";
+}
+
+FailureOr<int64_t> ManifestBuilder::addParam(ParamOp op) {
+  auto it = paramIds.find(op.getName());
+  if (it != paramIds.end()) {
+    // One name is one tensor across @forward and @train_step.
+    auto shape = tensor(it->second).getArray("shape");
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!shape || *shape != toArray(type.getShape()))
+      return op.emitError() << "parameter '" << op.getName()
+                            << "' has type " << type
+                            << " here but another shape in another function";
+    return it->second;
+  }
+  auto type = cast<RankedTensorType>(op.getType());
+  Object init;
+  double scale = op.getInitScale() ? op.getInitScale()->convertToDouble() : 0;
+  if (std::optional<ElementsAttr> value = op.getValue()) {
+    auto values = value->tryGetValues<APFloat>();
+    if (!values)
+      return op.emitError() << "parameter '" << op.getName()
+                            << "': cannot read its value as floats";
+    std::vector<float> data;
+    for (APFloat v : *values) {
+      bool lost;
+      v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      data.push_back(v.convertToFloat());
+    }
+    if (!initFile.add(op.getName(), type.getShape(), std::move(data)))
+      return op.emitError() << "two tensors are named '" << op.getName()
+                            << "' in init.safetensors; rename one";
+    init = Object{{"kind", "file"}};
+  } else {
+    switch (op.getInit()) {
+    case InitKind::Zeros:
+      init = Object{{"kind", "zeros"}};
+      break;
+    case InitKind::Ones:
+      init = Object{{"kind", "ones"}};
+      break;
+    case InitKind::Constant:
+      init = Object{{"kind", "constant"}, {"value", scale}};
+      break;
+    case InitKind::Uniform:
+      init = Object{{"kind", "uniform"}, {"bound", scale}};
+      break;
+    case InitKind::Normal:
+      init = Object{{"kind", "normal"}, {"std", scale}};
+      break;
+    case InitKind::KaimingUniform: {
+      int64_t fanIn = 1;
+      for (int64_t d : type.getShape().drop_front())
+        fanIn *= d;
+      init = Object{{"kind", "kaiming_uniform"}, {"fan_in", fanIn}};
+      break;
+    }
+    }
+  }
+  bool trainable = op.getTrainable();
+  int64_t id = addTensor(Object{{"name", op.getName()},
+                                {"shape", toArray(type.getShape())},
+                                {"role", trainable ? "param" : "buffer"},
+                                {"init", std::move(init)},
+                                {"trainable", trainable}});
+  paramIds[op.getName()] = id;
+  return id;
+}
+
+int64_t ManifestBuilder::addConstant(StringRef name, DenseFPElementsAttr values) {
+  // The same layer in @forward and @train_step shares its constants.
+  std::string unique = name.str();
+  for (unsigned n = 2;; ++n) {
+    auto it = constantIds.find(unique);
+    if (it == constantIds.end())
+      break;
+    if (it->second.second == values)
+      return it->second.first;
+    unique = (name + "#" + Twine(n)).str();
+  }
+  std::vector<float> data;
+  for (APFloat v : values.getValues<APFloat>()) {
+    bool lost;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    data.push_back(v.convertToFloat());
+  }
+  ArrayRef<int64_t> shape = values.getType().getShape();
+  (void)initFile.add(unique, shape, std::move(data));
+  int64_t id = addTensor(Object{{"name", unique},
+                                {"shape", toArray(shape)},
+                                {"role", "constant"},
+                                {"init", Object{{"kind", "file"}}}});
+  constantIds[unique] = {id, values};
+  return id;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+FailureOr<llvm::json::Value>
+ManifestBuilder::convertAttribute(Operation *op, StringRef name,
+                                  Attribute attr) {
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return llvm::json::Value(b.getValue());
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return llvm::json::Value(f.getValueAsDouble());
+  if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    if (i.getType().isInteger(1))
+      return llvm::json::Value(i.getValue().getBoolValue());
+    return llvm::json::Value(i.getValue().getSExtValue());
+  }
+  if (isa<UnitAttr>(attr))
+    return llvm::json::Value(true);
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
+    return llvm::json::Value(toArray(a.asArrayRef()));
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return llvm::json::Value(s.getValue());
+  if (auto r = dyn_cast<ResetModeAttr>(attr))
+    return llvm::json::Value(stringifyResetMode(r.getValue()));
+  if (auto k = dyn_cast<InitKindAttr>(attr))
+    return llvm::json::Value(stringifyInitKind(k.getValue()));
+  if (auto s = dyn_cast<SurrogateAttr>(attr))
+    return llvm::json::Value(serializeSurrogate(s));
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(attr)) {
+    std::string layer = getLayerName(op, getOpKind(op));
+    return llvm::json::Value(
+        Object{{"tensor", addConstant(layer + "." + name.str(), dense)}});
+  }
+  if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    Array out;
+    for (Attribute element : array) {
+      FailureOr<llvm::json::Value> v = convertAttribute(op, name, element);
+      if (failed(v))
+        return failure();
+      out.push_back(std::move(*v));
+    }
+    return llvm::json::Value(std::move(out));
+  }
+  return op->emitError() << "snn-compile cannot write attribute '" << name
+                         << "' = " << attr
+                         << " into the manifest (supported: numbers, bools, "
+                            "strings, i64 arrays, enums, surrogates, dense "
+                            "float tensors)";
+}
+
+//===----------------------------------------------------------------------===//
+// Programs
+//===----------------------------------------------------------------------===//
+
+void ManifestBuilder::emit(Phase phase, Object op) {
+  llvm::json::Array *programs[] = {&infer, &trainForward, &backward, &update};
+  programs[static_cast<int>(phase)]->push_back(std::move(op));
+}
+
+std::string ManifestBuilder::getLayerName(Operation *op, StringRef model) {
+  if (auto name = op->getAttrOfType<StringAttr>("snn.name"))
+    return name.str();
+  // Numbered per function and model, so the same layer of @forward and
+  // @train_step gets the same name.
+  return (model + Twine(layerCounters[model]++)).str();
+}
+
+LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
+  ids.clear();
+  neurons.clear();
+  forwardActivations.clear();
+  layerCounters.clear();
+  StringRef what = training ? "@train_step" : "@forward";
+  if (func.isExternal())
+    return func.emitError() << what << " has no body";
+  if (func.getNumArguments() == 0)
+    return func.emitError()
+           << what << " needs the input [T, B, features...] as its first "
+                      "argument";
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    bool isLabel = type && isa<IntegerType>(type.getElementType());
+    if (arg.getArgNumber() == 0) {
+      FailureOr<SmallVector<int64_t>> shape = resolveShape(func, arg.getType());
+      if (failed(shape))
+        return failure();
+      if (isLabel || shape->size() < 3)
+        return func.emitError()
+               << what << ": the input must be a float tensor [T, B, "
+                          "features...], got "
+               << arg.getType();
+      if (inputId) {
+        if (tensor(*inputId).getArray("shape") &&
+            *tensor(*inputId).getArray("shape") != toArray(*shape))
+          return func.emitError()
+                 << what << ": the input " << arg.getType()
+                 << " has another shape than in the other entry point";
+        ids[arg] = *inputId;
+        continue;
+      }
+      timeSteps = (*shape)[0];
+      batchSize = (*shape)[1];
+      inputId = addTensor(Object{{"name", "input"},
+                                 {"shape", toArray(*shape)},
+                                 {"role", "input"}});
+      ids[arg] = *inputId;
+      continue;
+    }
+    if (training && isLabel && !labelsId) {
+      FailureOr<SmallVector<int64_t>> shape = resolveShape(func, arg.getType());
+      if (failed(shape))
+        return failure();
+      if (shape->size() != 1 || (*shape)[0] != batchSize)
+        return func.emitError()
+               << "@train_step: the labels must be [B] = [" << batchSize
+               << "] class indices, got " << arg.getType();
+      labelsId = addTensor(Object{{"name", "labels"},
+                                  {"shape", toArray(*shape)},
+                                  {"role", "label"},
+                                  {"dtype", "i32"}});
+      ids[arg] = *labelsId;
+      continue;
+    }
+    return func.emitError()
+           << what << ": argument #" << arg.getArgNumber() << " of type "
+           << arg.getType()
+           << " is not supported; the entry point takes the input [T, B, "
+              "...]"
+           << (training ? " and the integer labels [B]" : "")
+           << "; make weights snn.param ops";
+  }
+  return success();
+}
+
+LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
+  if (failed(beginFunction(forward, /*training=*/false)))
+    return failure();
+  for (Operation &op : forward.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 1)
+        return ret.emitError() << "@forward must return one tensor (the "
+                                  "output [T, B, classes]), not "
+                               << ret.getNumOperands();
+      FailureOr<int64_t> id = lookup(ret, ret.getOperand(0));
+      if (failed(id))
+        return failure();
+      outputId = *id;
+      continue;
+    }
+    if (failed(serializeOp(&op, Phase::Infer)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ManifestBuilder::addTrainPrograms(func::FuncOp trainStep) {
+  if (failed(beginFunction(trainStep, /*training=*/true)))
+    return failure();
+  if (!labelsId)
+    return trainStep.emitError()
+           << "@train_step needs the labels [B] (an integer tensor) as its "
+              "second argument";
+  Phase phase = Phase::TrainForward;
+  for (Operation &op : trainStep.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (isLossOp(&op)) {
+      if (phase != Phase::TrainForward)
+        return op.emitError() << "@train_step has a second loss op; "
+                                 "snn-compile supports one loss";
+      phase = Phase::Backward;
+      if (failed(serializeLoss(&op)))
+        return failure();
+      continue;
+    }
+    if (isOptimizerOp(&op)) {
+      if (phase == Phase::TrainForward)
+        return op.emitError() << "optimizer op before the loss op in "
+                                 "@train_step: update after the backward pass";
+      phase = Phase::Update;
+      if (failed(serializeOptimizer(&op)))
+        return failure();
+      continue;
+    }
+    if (phase == Phase::Update)
+      return op.emitError() << "'" << op.getName()
+                            << "' after an optimizer op in @train_step: "
+                               "the update program holds optimizer ops only";
+    if (failed(serializeOp(&op, phase)))
+      return failure();
+  }
+  if (phase == Phase::TrainForward)
+    return trainStep.emitError()
+           << "@train_step has no loss op (snn.loss_*); run --snn-autodiff "
+              "to produce the training step";
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
+  bool forwardPhase = phase == Phase::Infer || phase == Phase::TrainForward;
+  if (auto param = dyn_cast<ParamOp>(op)) {
+    FailureOr<int64_t> id = addParam(param);
+    if (failed(id))
+      return failure();
+    ids[param.getResult()] = *id;
+    paramOfValue[param.getResult()] = *id;
+    return success();
+  }
+  // Reshapes and eval-mode dropout share the storage of their input.
+  bool isAlias = isa<FlattenOp>(op) ||
+                 (isa<DropoutOp>(op) && phase == Phase::Infer);
+  if (isAlias) {
+    FailureOr<int64_t> in = lookup(op, op->getOperand(0));
+    if (failed(in))
+      return failure();
+    int64_t root = *in;
+    if (const llvm::json::Value *of = tensor(root).get("alias_of"))
+      root = *of->getAsInteger();
+    FailureOr<int64_t> id = addValueTensor(op, op->getResult(0), "activation");
+    if (failed(id))
+      return failure();
+    tensor(*id)["alias_of"] = root;
+    if (forwardPhase)
+      forwardActivations.insert(*id);
+    return success();
+  }
+  if (isa<NeuronOpInterface>(op)) {
+    if (!forwardPhase)
+      return op->emitError() << "forward neuron op in the backward program";
+    return serializeNeuron(op, phase);
+  }
+  if (isNeuronBackwardOp(op))
+    return serializeNeuronBackward(op);
+
+  bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
+                   BatchNormOp, AddOp, ScaleOp, DropoutOp>(op);
+  if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
+    return op->emitError()
+           << "'" << op->getName()
+           << "' is not supported by snn-compile: a compiled module runs "
+              "the snn ops of docs/artifact-format.md (linear, conv2d, pools, "
+              "batch_norm, add, scale, dropout, flatten, neurons, param)";
+  return serializeGeneric(op, phase);
+}
+
+/// Operands in order, then results as new tensors; attributes per op.
+LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
+  bool forwardPhase = phase == Phase::Infer || phase == Phase::TrainForward;
+  Object json{{"op", getOpKind(op)}};
+  Array in;
+  for (Value operand : op->getOperands()) {
+    FailureOr<int64_t> id = lookup(op, operand);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+    if (!forwardPhase && forwardActivations.contains(*id))
+      tensor(*id)["role"] = "saved";
+  }
+  Array out;
+  for (Value result : op->getResults()) {
+    FailureOr<int64_t> id =
+        addValueTensor(op, result, forwardPhase ? "activation" : "grad");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+    if (forwardPhase)
+      forwardActivations.insert(*id);
+  }
+
+  // Attributes as the IR has them; documented ops get their defaults too.
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (attr.getName() == "snn.name" ||
+        attr.getName() == "operandSegmentSizes")
+      continue;
+    FailureOr<llvm::json::Value> value =
+        convertAttribute(op, attr.getName(), attr.getValue());
+    if (failed(value))
+      return failure();
+    json[attr.getName().getValue()] = std::move(*value);
+  }
+  bool training = phase != Phase::Infer;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case<LinearOp>([&](LinearOp linear) {
+        json["has_bias"] = static_cast<bool>(linear.getBias());
+      })
+      .Case<Conv2DOp>([&](Conv2DOp conv) {
+        json["has_bias"] = static_cast<bool>(conv.getBias());
+        json["stride"] = toArray(conv.getStride());
+        json["padding"] = toArray(conv.getPadding());
+        json["dilation"] = toArray(conv.getDilation());
+        json["groups"] = conv.getGroups();
+      })
+      .Case<AvgPool2DOp, SumPool2DOp, MaxPool2DOp>([&](auto pool) {
+        json.erase("kernel_size");
+        json["kernel"] = toArray(pool.getKernelSize());
+        json["stride"] = toArray(pool.getEffectiveStride());
+        json["padding"] = toArray(pool.getPadding());
+      })
+      .Case<BatchNormOp>([&](BatchNormOp bn) {
+        json["eps"] = bn.getEps().convertToDouble();
+        json["momentum"] = bn.getMomentum().convertToDouble();
+        json["spatial_rank"] = bn.getSpatialRank();
+        json["training"] = training;
+      })
+      .Case<DropoutOp>([&](DropoutOp dropout) {
+        json["training"] = training;
+        json["shared_across_time"] = dropout.getSharedAcrossTime();
+      });
+
+  // Training batch norm saves its statistics, dropout its mask.
+  if (auto bn = dyn_cast<BatchNormOp>(op); bn && training) {
+    int64_t channels = cast<RankedTensorType>(bn.getGamma().getType()).getDimSize(0);
+    for (int i = 0; i < 2; ++i) // saved_mean, saved_invstd
+      out.push_back(
+          addTensor(Object{{"shape", Array{channels}}, {"role", "saved"}}));
+  }
+  if (auto dropout = dyn_cast<DropoutOp>(op); dropout && training) {
+    Array shape = *tensor(out[0].getAsInteger().value()).getArray("shape");
+    if (dropout.getSharedAcrossTime())
+      shape.erase(shape.begin());
+    out.push_back(addTensor(Object{{"shape", std::move(shape)},
+                                   {"role", "saved"},
+                                   {"dtype", "u8"}}));
+  }
+  json["in"] = std::move(in);
+  json["out"] = std::move(out);
+  emit(phase, std::move(json));
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
+  auto neuron = cast<NeuronOpInterface>(op);
+  StringRef model = getNeuronModelName(op);
+  std::string layer = getLayerName(op, model);
+  if (!layerNames.insert(layer).second && phase == Phase::Infer)
+    return op->emitError() << "two neuron layers are named '" << layer
+                           << "'; make their snn.name attributes unique";
+  NeuronRecord record;
+  record.op = op;
+  serializeNeuronAttributes(op, record.attrs, record.paramInputs,
+                            [&](StringRef param, DenseFPElementsAttr values) {
+                              return addConstant(layer + "." + param.str(),
+                                                 values);
+                            });
+  Array in;
+  FailureOr<int64_t> x = lookup(op, neuron.getInput());
+  if (failed(x))
+    return failure();
+  in.push_back(*x);
+  if (auto plif = dyn_cast<PLIFOp>(op)) {
+    FailureOr<int64_t> w = lookup(op, plif.getW());
+    if (failed(w))
+      return failure();
+    record.plifWeight = *w;
+    record.attrs["plif_w"] = Object{{"tensor", *w}};
+    in.push_back(*w);
+  }
+  for (int64_t id : record.paramInputs)
+    in.push_back(id);
+
+  FailureOr<int64_t> s = addValueTensor(op, op->getResult(0), "activation",
+                                        phase == Phase::Infer ? layer : "");
+  if (failed(s))
+    return failure();
+  Array out{*s};
+  bool saveH = phase == Phase::TrainForward;
+  if (saveH) {
+    Array shape = *tensor(*s).getArray("shape");
+    record.savedH = addTensor(
+        Object{{"name", layer + ".h"}, {"shape", Array(shape)}, {"role", "saved"}});
+    out.push_back(record.savedH);
+    if (isa<CubaLIFOp>(op)) {
+      record.savedI = addTensor(
+          Object{{"name", layer + ".i"}, {"shape", Array(shape)}, {"role", "saved"}});
+      out.push_back(record.savedI);
+    }
+  }
+  forwardActivations.insert(*s);
+  if (phase == Phase::Infer && model != "li")
+    spikeLayers.push_back(Object{{"name", layer}, {"tensor", *s}});
+
+  Object json{{"op", "neuron"}, {"in", std::move(in)}, {"out", std::move(out)}};
+  for (const auto &kv : record.attrs)
+    json[kv.first] = kv.second;
+  json["save_h"] = saveH;
+  auto kernel = kernels.find(op);
+  if (kernel != kernels.end())
+    json["kernel"] = Object{
+        {"fwd", saveH ? kernel->second.fwd : kernel->second.fwdInfer},
+        {"block", kernel->second.block},
+        {"grid", kernel->second.grid}};
+  emit(phase, std::move(json));
+  neurons[op] = std::move(record);
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
+  // The forward layer is the one whose result (the spikes) is an operand;
+  // the other operand is the gradient of those spikes.
+  NeuronRecord *record = nullptr;
+  Value gs;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    auto it = def ? neurons.find(def) : neurons.end();
+    if (!record && it != neurons.end())
+      record = &it->second;
+    else if (!gs)
+      gs = operand;
+  }
+  if (!record || !gs)
+    return op->emitError()
+           << "'" << op->getName()
+           << "' needs the gradient of the spikes and the forward neuron "
+              "layer's output as operands";
+  FailureOr<int64_t> gsId = lookup(op, gs);
+  if (failed(gsId))
+    return failure();
+  Array in{*gsId, record->savedH};
+  if (record->savedI >= 0)
+    in.push_back(record->savedI);
+  if (record->plifWeight)
+    in.push_back(*record->plifWeight);
+  for (int64_t id : record->paramInputs)
+    in.push_back(id);
+  Array out;
+  for (Value result : op->getResults()) {
+    FailureOr<int64_t> id = addValueTensor(op, result, "grad");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
+  Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(out)}};
+  for (const auto &kv : record->attrs)
+    json[kv.first] = kv.second;
+  auto kernel = kernels.find(record->op);
+  if (kernel != kernels.end())
+    json["kernel"] = Object{{"bwd", kernel->second.bwd},
+                            {"block", kernel->second.block},
+                            {"grid", kernel->second.grid}};
+  emit(Phase::Backward, std::move(json));
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeLoss(Operation *op) {
+  if (op->getNumResults() == 0)
+    return op->emitError() << "loss op without results";
+  if (failed(serializeGeneric(op, Phase::Backward)))
+    return failure();
+  const Array &out = *backward.back().getAsObject()->getArray("out");
+  // loss[], then the output gradient and the number of correct samples[].
+  for (auto [index, value] : llvm::enumerate(out)) {
+    int64_t id = *value.getAsInteger();
+    bool scalar = tensor(id).getArray("shape")->empty();
+    if (index == 0) {
+      tensor(id)["role"] = "loss";
+      tensor(id)["name"] = "loss";
+      lossId = id;
+    } else if (scalar && !correctId) {
+      tensor(id)["role"] = "metric";
+      tensor(id)["name"] = "correct";
+      correctId = id;
+    } else {
+      tensor(id)["name"] = "grad:output";
+    }
+  }
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeOptimizer(Operation *op) {
+  if (op->getNumOperands() < 2 ||
+      op->getNumResults() + 1 != op->getNumOperands())
+    return op->emitError()
+           << "optimizer op '" << op->getName()
+           << "' must take (param, grad, state...) and return (param, "
+              "state...)";
+  Array in, out;
+  SmallVector<int64_t> operandIds;
+  for (Value operand : op->getOperands()) {
+    FailureOr<int64_t> id = lookup(op, operand);
+    if (failed(id))
+      return failure();
+    operandIds.push_back(*id);
+    in.push_back(*id);
+  }
+  auto param = paramOfValue.find(op->getOperand(0));
+  if (param == paramOfValue.end())
+    return op->emitError() << "the first operand of '" << op->getName()
+                           << "' must be an snn.param (the updated weight)";
+  std::string paramName = tensor(param->second).getString("name")->str();
+  Object &grad = tensor(operandIds[1]);
+  grad["grad_of"] = param->second;
+  grad["name"] = "grad:" + paramName;
+  for (unsigned i = 2; i < op->getNumOperands(); ++i) {
+    if (!paramOfValue.count(op->getOperand(i)))
+      return op->emitError() << "optimizer state operand #" << i << " of '"
+                             << op->getName()
+                             << "' must be an snn.param (persistent state)";
+    Object &state = tensor(operandIds[i]);
+    state["role"] = "optimizer_state";
+    state["init"] = Object{{"kind", "zeros"}};
+    state.erase("trainable");
+  }
+  // In place: the results are the parameter and the state tensors.
+  out.push_back(operandIds[0]);
+  ids[op->getResult(0)] = operandIds[0];
+  for (unsigned i = 2; i < op->getNumOperands(); ++i) {
+    out.push_back(operandIds[i]);
+    ids[op->getResult(i - 1)] = operandIds[i];
+  }
+  Object json{{"op", getOpKind(op)}, {"in", std::move(in)}, {"out", std::move(out)}};
+  Object config{{"kind", getOpKind(op)}};
+  for (NamedAttribute attr : op->getAttrs()) {
+    FailureOr<llvm::json::Value> value =
+        convertAttribute(op, attr.getName(), attr.getValue());
+    if (failed(value))
+      return failure();
+    json[attr.getName().getValue()] = *value;
+    config[attr.getName().getValue()] = std::move(*value);
+  }
+  if (!optimizer)
+    optimizer = std::move(config);
+  emit(Phase::Update, std::move(json));
+  return success();
+}
+
+Object ManifestBuilder::finish(
+    const std::map<std::string, std::string> &kernelFiles) {
+  Array tensorArray;
+  for (Object &t : tensors)
+    tensorArray.push_back(std::move(t));
+  Object programs{{"infer", std::move(infer)}};
+  if (!trainForward.empty() || !backward.empty()) {
+    programs["train_forward"] = std::move(trainForward);
+    programs["backward"] = std::move(backward);
+    programs["update"] = std::move(update);
+  }
+  Object manifest{{"format", "snn-module"},
+                  {"version", 1},
+                  {"time_steps", timeSteps},
+                  {"batch", batchSize},
+                  {"tensors", std::move(tensorArray)},
+                  {"spike_layers", std::move(spikeLayers)},
+                  {"programs", std::move(programs)}};
+  if (inputId)
+    manifest["input"] = *inputId;
+  if (outputId)
+    manifest["output"] = *outputId;
+  if (labelsId)
+    manifest["labels"] = *labelsId;
+  if (lossId)
+    manifest["loss"] = *lossId;
+  if (correctId)
+    manifest["correct"] = *correctId;
+  if (optimizer)
+    manifest["optimizer"] = std::move(*optimizer);
+  if (!kernelFiles.empty()) {
+    Object files;
+    for (const auto &[key, file] : kernelFiles)
+      files[key] = file;
+    manifest["kernels"] = std::move(files);
+  }
+  return manifest;
+}

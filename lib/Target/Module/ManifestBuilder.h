@@ -1,0 +1,108 @@
+//===- ManifestBuilder.h - manifest.json from the multi-step IR -*- C++ -*-===//
+
+#ifndef SNN_LIB_TARGET_MODULE_MANIFESTBUILDER_H
+#define SNN_LIB_TARGET_MODULE_MANIFESTBUILDER_H
+
+#include "SafetensorsWriter.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::snn {
+
+/// The generated kernels of one neuron op (docs/artifact-format.md).
+struct NeuronKernelRef {
+  std::string fwd;      ///< saves H: train_forward
+  std::string fwdInfer; ///< no saved outputs: infer
+  std::string bwd;
+  int64_t block = 0, grid = 0;
+};
+using NeuronKernelMap = llvm::DenseMap<Operation *, NeuronKernelRef>;
+
+/// Builds the manifest of a compiled module: one tensor table shared by the
+/// programs, `infer` from `@forward`, `train_forward`, `backward` and `update`
+/// from `@train_step`. Parameters are one tensor per name across programs.
+class ManifestBuilder {
+public:
+  /// `batch` replaces dynamic dimensions (0: none allowed).
+  ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels)
+      : batch(batch), kernels(kernels) {}
+
+  LogicalResult addInferProgram(func::FuncOp forward);
+  LogicalResult addTrainPrograms(func::FuncOp trainStep);
+
+  /// The manifest; `kernelFiles` maps "sm_80"/"ptx" to file names.
+  llvm::json::Object finish(const std::map<std::string, std::string> &kernelFiles);
+
+  /// init.safetensors: imported parameter values and per-neuron constants.
+  const SafetensorsWriter &getInitFile() const { return initFile; }
+
+private:
+  enum class Phase { Infer, TrainForward, Backward, Update };
+
+  /// What backward needs of a forward neuron op.
+  struct NeuronRecord {
+    llvm::json::Object attrs; ///< model, parameters, options
+    SmallVector<int64_t> paramInputs;
+    std::optional<int64_t> plifWeight;
+    int64_t savedH = -1, savedI = -1;
+    Operation *op = nullptr;
+  };
+
+  FailureOr<SmallVector<int64_t>> resolveShape(Operation *where, Type type);
+  int64_t addTensor(llvm::json::Object tensor);
+  llvm::json::Object &tensor(int64_t id) { return tensors[id]; }
+  FailureOr<int64_t> addValueTensor(Operation *where, Value value,
+                                    StringRef role, std::string name = "");
+  FailureOr<int64_t> lookup(Operation *user, Value value);
+  FailureOr<int64_t> addParam(ParamOp op);
+  int64_t addConstant(StringRef name, DenseFPElementsAttr values);
+  FailureOr<llvm::json::Value> convertAttribute(Operation *op, StringRef name,
+                                                Attribute attr);
+
+  LogicalResult beginFunction(func::FuncOp func, bool training);
+  LogicalResult serializeOp(Operation *op, Phase phase);
+  LogicalResult serializeNeuron(Operation *op, Phase phase);
+  LogicalResult serializeNeuronBackward(Operation *op);
+  LogicalResult serializeOptimizer(Operation *op);
+  LogicalResult serializeGeneric(Operation *op, Phase phase);
+  LogicalResult serializeLoss(Operation *op);
+  void emit(Phase phase, llvm::json::Object op);
+  std::string getLayerName(Operation *op, StringRef model);
+
+  int64_t batch;
+  const NeuronKernelMap &kernels;
+  SafetensorsWriter initFile;
+
+  std::vector<llvm::json::Object> tensors;
+  llvm::StringMap<int64_t> paramIds;
+  llvm::StringMap<std::pair<int64_t, Attribute>> constantIds;
+  llvm::json::Array infer, trainForward, backward, update;
+  llvm::json::Array spikeLayers;
+  std::optional<llvm::json::Object> optimizer;
+  std::optional<int64_t> inputId, outputId, labelsId, lossId, correctId;
+  int64_t timeSteps = 0, batchSize = 0;
+
+  // Per function.
+  llvm::DenseMap<Value, int64_t> ids;
+  llvm::DenseMap<Value, int64_t> paramOfValue;
+  llvm::DenseMap<Operation *, NeuronRecord> neurons;
+  llvm::DenseSet<int64_t> forwardActivations;
+  llvm::StringMap<unsigned> layerCounters;
+  llvm::StringSet<> layerNames;
+};
+
+} // namespace mlir::snn
+
+#endif // SNN_LIB_TARGET_MODULE_MANIFESTBUILDER_H

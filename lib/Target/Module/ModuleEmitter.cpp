@@ -1,0 +1,127 @@
+//===- ModuleEmitter.cpp - compiled module directory writer ---------------===//
+//
+// Checks that the entry points are in the multi-step form, generates the
+// neuron kernels, builds the manifest and writes the directory atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Target/Module/ModuleEmitter.h"
+
+#include "ManifestBuilder.h"
+#include "ModuleDirectory.h"
+#include "NeuronKernels.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+
+std::optional<ModuleTarget> mlir::snn::parseModuleTarget(StringRef name) {
+  return llvm::StringSwitch<std::optional<ModuleTarget>>(name)
+      .Case("cpu", ModuleTarget::Cpu)
+      .Case("cuda", ModuleTarget::Cuda)
+      .Case("all", ModuleTarget::All)
+      .Default(std::nullopt);
+}
+
+/// A time loop can be fused when its only state is neuron state: each
+/// loop-carried value flows through the state operand of a step neuron op.
+static Operation *findRecurrentUse(TimeLoopOp loop) {
+  Block &body = loop.getBodyBlock();
+  unsigned numInputs = loop.getInputs().size();
+  for (BlockArgument state : body.getArguments().drop_front(numInputs)) {
+    for (OpOperand &use : state.getUses()) {
+      auto neuron = dyn_cast<NeuronOpInterface>(use.getOwner());
+      // Operand 0 is the input current; the others are states or weights.
+      if (!neuron || use.getOperandNumber() == 0)
+        return use.getOwner();
+    }
+  }
+  return nullptr;
+}
+
+/// The compiled module runs the multi-step form only.
+static LogicalResult checkMultiStepForm(func::FuncOp func) {
+  WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto loop = dyn_cast<TimeLoopOp>(op)) {
+      if (Operation *user = findRecurrentUse(loop)) {
+        InFlightDiagnostic diag =
+            loop.emitError()
+            << "recurrent snn.time_loop (its state feeds '" << user->getName()
+            << "') is not supported by snn-compile yet: only loops whose "
+               "state is neuron membranes can be compiled";
+        diag.attachNote(user->getLoc()) << "the state is used here";
+        return WalkResult::interrupt();
+      }
+      loop.emitError() << "snn-compile needs the multi-step form, but @"
+                       << func.getSymName()
+                       << " still has an snn.time_loop; run "
+                          "--snn-temporal-fusion before --snn-compile";
+      return WalkResult::interrupt();
+    }
+    if (auto neuron = dyn_cast<NeuronOpInterface>(op);
+        neuron && neuron.isStepForm()) {
+      op->emitError() << "per-step neuron op '" << op->getName()
+                      << "' outside the multi-step form; run "
+                         "--snn-temporal-fusion before --snn-compile";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult
+mlir::snn::compileToModuleDirectory(ModuleOp module,
+                                    const ModuleCompileOptions &options) {
+  if (options.outputDir.empty())
+    return module.emitError()
+           << "snn-compile needs an output directory: "
+              "--snn-compile=\"output=model.snnmod\"";
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError()
+           << "snn-compile found no entry point: the module needs a "
+              "func.func @forward (input [T, B, ...] -> output)";
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  SmallVector<func::FuncOp> entries{forward};
+  if (trainStep)
+    entries.push_back(trainStep);
+  for (func::FuncOp func : entries)
+    if (failed(checkMultiStepForm(func)))
+      return failure();
+
+  NeuronKernelMap kernels;
+  std::map<std::string, std::string> blobs;
+  if (options.target != ModuleTarget::Cpu &&
+      failed(generateModuleKernels(entries, options.chips, options.batch,
+                                   kernels, blobs)))
+    return failure();
+
+  ManifestBuilder builder(options.batch, kernels);
+  if (failed(builder.addInferProgram(forward)) ||
+      (trainStep && failed(builder.addTrainPrograms(trainStep))))
+    return failure();
+
+  std::vector<DirectoryFile> files;
+  std::map<std::string, std::string> kernelFiles;
+  for (auto &[key, blob] : blobs) {
+    std::string name =
+        key == "ptx" ? "kernels.ptx" : "kernels." + key + ".cubin";
+    kernelFiles[key] = name;
+    files.emplace_back(name, std::move(blob));
+  }
+  llvm::json::Value manifest(builder.finish(kernelFiles));
+  files.emplace_back("manifest.json",
+                     llvm::formatv("{0:2}", manifest).str() + "\n");
+  if (!builder.getInitFile().empty())
+    files.emplace_back("init.safetensors", builder.getInitFile().serialize());
+
+  if (llvm::Error err = writeDirectoryAtomically(options.outputDir, files))
+    return module.emitError()
+           << "snn-compile: " << llvm::toString(std::move(err));
+  return success();
+}

@@ -1,0 +1,43 @@
+//===- SNNCompile.cpp - the --snn-compile pass ----------------------------===//
+
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Target/Module/ModuleEmitter.h"
+
+namespace mlir::snn {
+#define GEN_PASS_DEF_SNNCOMPILE
+#include "snn/Dialect/SNN/Transforms/Passes.h.inc"
+} // namespace mlir::snn
+
+using namespace mlir;
+using namespace mlir::snn;
+
+namespace {
+struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ModuleCompileOptions options;
+    options.outputDir = output;
+    std::optional<ModuleTarget> parsed = parseModuleTarget(target);
+    if (!parsed) {
+      module.emitError() << "snn-compile: unknown target '" << target
+                         << "'; use cpu, cuda or all";
+      return signalPassFailure();
+    }
+    options.target = *parsed;
+    if (!chips.empty())
+      options.chips.assign(chips.begin(), chips.end());
+    if (batch < 0) {
+      module.emitError() << "snn-compile: batch must be positive, got "
+                         << batch;
+      return signalPassFailure();
+    }
+    options.batch = batch;
+    if (failed(compileToModuleDirectory(module, options)))
+      return signalPassFailure();
+    // The IR is only read.
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
