@@ -149,6 +149,17 @@ private:
   }
   Value nextState(unsigned j) { return yield.getOperand(numOutputs + j); }
   Value finalState(unsigned j) { return loop.getResult(numOutputs + j); }
+  /// The op whose result becomes state `j`, following states that only pass
+  /// another state on (delay lines).
+  std::optional<unsigned> stateProducer(unsigned j) {
+    for (unsigned hops = 0; hops <= numStates; ++hops) {
+      std::optional<unsigned> k = stateOf(nextState(j));
+      if (!k)
+        return producerNode(nextState(j));
+      j = *k;
+    }
+    return std::nullopt;
+  }
   std::optional<unsigned> producerNode(Value v) {
     Operation *def = v.getDefiningOp();
     if (!def)
@@ -177,7 +188,10 @@ private:
   /// reach[a][b]: b depends on a through uses and loop-carried values.
   SmallVector<llvm::BitVector> reach;
   llvm::BitVector kept;
-  /// Kept ops that depend on kept ops (after the closure).
+  /// Ops that read a loop-carried value outside any recurrence: they go
+  /// after the smaller loop, which passes the value on.
+  llvm::BitVector stateReaders;
+  /// Ops that depend on the smaller loop (after the closure).
   llvm::BitVector afterKept;
 
   /// Step value -> its value stacked over time.
@@ -305,7 +319,7 @@ void LoopFuser::computeReachability() {
   for (unsigned j = 0; j < numStates; ++j) {
     if (owner[j])
       continue;
-    auto p = producerNode(nextState(j));
+    auto p = stateProducer(j);
     if (!p)
       continue;
     for (Operation *user : stateArg(j).getUsers())
@@ -331,7 +345,7 @@ std::optional<unsigned> LoopFuser::cycleThrough(unsigned node) {
   for (unsigned j = 0; j < numStates; ++j) {
     if (owner[j])
       continue;
-    auto p = producerNode(nextState(j));
+    auto p = stateProducer(j);
     if (!p || (*p != node && !reach[node].test(*p)))
       continue;
     for (Operation *user : stateArg(j).getUsers()) {
@@ -355,13 +369,18 @@ void LoopFuser::closeKeptSet() {
   unsigned n = nodes.size();
   for (bool changed = true; changed;) {
     changed = false;
-    afterKept = llvm::BitVector(n);
+    afterKept = stateReaders;
     for (unsigned k : kept.set_bits())
       afterKept |= reach[k];
+    for (unsigned r : stateReaders.set_bits())
+      afterKept |= reach[r];
     for (unsigned o = 0; o < n; ++o) {
       if (kept.test(o) || !afterKept.test(o) || !reach[o].anyCommon(kept))
         continue;
-      if (auto j = cycleThrough(o))
+      if (stateReaders.test(o))
+        keep(o, "it reads a loop-carried value of an earlier step and feeds "
+                "ops that stay in the time loop");
+      else if (auto j = cycleThrough(o))
         keep(o, "depends on its output at t-1 through loop-carried value #" +
                     Twine(*j));
       else
@@ -371,7 +390,7 @@ void LoopFuser::closeKeptSet() {
     for (unsigned j = 0; j < numStates && !changed; ++j) {
       if (owner[j] || (stateArg(j).use_empty() && finalState(j).use_empty()))
         continue;
-      auto p = producerNode(nextState(j));
+      auto p = stateProducer(j);
       if (p && !kept.test(*p) && afterKept.test(*p)) {
         keep(*p, "it computes loop-carried value #" + Twine(j) +
                      " from ops that stay in the time loop");
@@ -391,6 +410,7 @@ void LoopFuser::run() {
   classifyInvariantOps();
   unsigned n = nodes.size();
   kept = llvm::BitVector(n);
+  stateReaders = llvm::BitVector(n);
   owner.assign(numStates, nullptr);
 
   // Neurons first: whether a state is owned decides the other ops' reasons.
@@ -415,26 +435,37 @@ void LoopFuser::run() {
       keep(i, it->second);
       continue;
     }
-    if (neuronInits.count(op))
-      continue;
     std::optional<unsigned> state;
     for (Value v : op->getOperands())
       if ((state = stateOf(v)) && !owner[*state])
         break;
     if (state && !owner[*state]) {
-      if (auto j = cycleThrough(i))
+      if (auto j = cycleThrough(i)) {
         keep(i, "depends on its output at t-1 through loop-carried value #" +
                     Twine(*j));
-      else
-        keep(i, "reads loop-carried value #" + Twine(*state) +
-                    ", a value of an earlier step, and the multi-step form "
-                    "has no time shift");
-      continue;
+        continue;
+      }
+      stateReaders.set(i);
     }
+    if (neuronInits.count(op))
+      continue;
     if (auto why = checkConvertible(op))
       keep(i, *why);
   }
   closeKeptSet();
+  for (unsigned j = 0; j < numStates; ++j) {
+    if (owner[j] || stateArg(j).use_empty())
+      continue;
+    bool readInLoop = llvm::any_of(stateArg(j).getUsers(), [&](Operation *u) {
+      auto it = nodeOf.find(u);
+      return it != nodeOf.end() && kept.test(it->second);
+    });
+    if (!readInLoop)
+      loop.emitRemark() << "loop-carried value #" << j
+                        << " stays in a time loop: it passes a value to a "
+                           "later step (a delay), which the multi-step form "
+                           "cannot express";
+  }
 
   bool anyDropped = false;
   for (unsigned j = 0; j < numStates; ++j)
@@ -589,7 +620,15 @@ void LoopFuser::rebuild() {
     assert(whole && "per-step output has no stacked value");
     loop.getResult(i).replaceAllUsesWith(whole);
   }
+  // Initial states now in v_init attributes leave dead constants behind.
+  llvm::SetVector<Operation *> initOps;
+  for (Value init : loop.getInits())
+    if (Operation *def = init.getDefiningOp())
+      initOps.insert(def);
   loop.erase();
+  for (Operation *def : initOps)
+    if (def->use_empty() && isMemoryEffectFree(def))
+      def->erase();
 }
 
 namespace {
