@@ -1,0 +1,176 @@
+"""Checks a compiled module directory against docs/artifact-format.md and
+prints a one-line-per-item summary for FileCheck.
+
+Usage: manifest_summary.py MODULE_DIR
+
+Exits non-zero with a message naming the broken tensor or op when the module
+breaks the contract: ids, references, shapes of the documented ops, aliases,
+init.safetensors contents, kernel files, def-before-use in the programs.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+PERSISTENT = {"input", "label", "param", "buffer", "constant", "optimizer_state"}
+NEURON_PARAMS = ["k", "c", "v_leak", "v_th", "v_reset", "v_init",
+                 "k_syn", "c_syn", "i_init"]
+
+
+def fail(message):
+    sys.exit("manifest error: " + message)
+
+
+def numel(shape):
+    return math.prod(shape) if shape else 1
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    if (8 + size) % 8:
+        fail("init.safetensors: data is not 8-byte aligned")
+    base = 8 + size
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        if t["dtype"] != "F32":
+            fail(f"init.safetensors: {name} has dtype {t['dtype']}")
+        begin, end = t["data_offsets"]
+        if end - begin != 4 * numel(t["shape"]):
+            fail(f"init.safetensors: {name} has {end - begin} bytes for shape {t['shape']}")
+        out[name] = (t["shape"], struct.unpack(f"<{numel(t['shape'])}f", data[base + begin:base + end]))
+    return out
+
+
+def conv_out(size, k, stride, pad, dil=1):
+    return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
+
+
+def check_op(op, where, shape):
+    kind = op["op"]
+    ins, outs = op["in"], op["out"]
+    if kind == "linear":
+        x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
+        if x[-1] != w[1] or y[-1] != w[0] or x[:-1] != y[:-1]:
+            fail(f"{where}: linear shapes x{x} w{w} y{y}")
+        if op["has_bias"] != (len(ins) == 3):
+            fail(f"{where}: has_bias disagrees with the inputs")
+    elif kind == "conv2d":
+        x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
+        oh = conv_out(x[-2], w[2], op["stride"][0], op["padding"][0], op["dilation"][0])
+        ow = conv_out(x[-1], w[3], op["stride"][1], op["padding"][1], op["dilation"][1])
+        if y != x[:-3] + [w[0], oh, ow] or x[-3] != w[1] * op["groups"]:
+            fail(f"{where}: conv2d shapes x{x} w{w} y{y}")
+    elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
+        x, y = shape(ins[0]), shape(outs[0])
+        oh = conv_out(x[-2], op["kernel"][0], op["stride"][0], op["padding"][0])
+        ow = conv_out(x[-1], op["kernel"][1], op["stride"][1], op["padding"][1])
+        if y != x[:-2] + [oh, ow]:
+            fail(f"{where}: {kind} shapes x{x} y{y}")
+    elif kind == "batch_norm":
+        x = shape(ins[0])
+        c = x[len(x) - 1 - op["spatial_rank"]]
+        if any(shape(i) != [c] for i in ins[1:5]) or shape(outs[0]) != x:
+            fail(f"{where}: batch_norm shapes")
+        if len(outs) != (3 if op["training"] else 1):
+            fail(f"{where}: batch_norm training={op['training']} with {len(outs)} outputs")
+    elif kind in ("neuron", "neuron_bwd"):
+        x = shape(ins[0])
+        f = op["features"]
+        if numel(x) % f or shape(outs[0]) != x:
+            fail(f"{where}: {kind} with features={f} on {x}")
+        tensor_params = [op[p]["tensor"] for p in NEURON_PARAMS
+                         if isinstance(op.get(p), dict)]
+        for t in tensor_params:
+            if numel(shape(t)) != f:
+                fail(f"{where}: per-neuron parameter tensor {t} is not [F={f}]")
+        for p in ("v_th", "v_reset", "v_init", "reset", "strict",
+                  "detach_reset", "surrogate") if op["model"] != "li" else ("k", "c", "v_init"):
+            if p not in op:
+                fail(f"{where}: {kind} lacks '{p}'")
+
+
+def main():
+    root = sys.argv[1]
+    with open(os.path.join(root, "manifest.json")) as f:
+        m = json.load(f)
+    if m.get("format") != "snn-module" or m.get("version") != 1:
+        fail("not an snn-module version 1")
+    tensors = m["tensors"]
+    for i, t in enumerate(tensors):
+        if t["id"] != i:
+            fail(f"tensor #{i} has id {t['id']}")
+    names = [t["name"] for t in tensors]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        fail(f"tensor names used twice: {sorted(dupes)}")
+
+    def shape(i):
+        if not isinstance(i, int) or not 0 <= i < len(tensors):
+            fail(f"bad tensor id {i}")
+        return tensors[i]["shape"]
+
+    for t in tensors:
+        if "alias_of" in t:
+            base = tensors[t["alias_of"]]
+            if "alias_of" in base or numel(base["shape"]) != numel(t["shape"]):
+                fail(f"tensor {t['id']} aliases {base['id']} of another size")
+    files = {}
+    if os.path.exists(os.path.join(root, "init.safetensors")):
+        files = read_safetensors(os.path.join(root, "init.safetensors"))
+    for t in tensors:
+        if t.get("init", {}).get("kind") == "file":
+            if t["name"] not in files or files[t["name"]][0] != t["shape"]:
+                fail(f"tensor '{t['name']}' is not in init.safetensors with shape {t['shape']}")
+    for key, name in m.get("kernels", {}).items():
+        if not os.path.getsize(os.path.join(root, name)):
+            fail(f"kernel file {name} is empty")
+    for key in ("input", "output", "labels", "loss", "correct"):
+        if key in m:
+            shape(m[key])
+
+    T, B = m["time_steps"], m["batch"]
+    print(f"module time_steps={T} batch={B} input={m['input']} output={m.get('output')}"
+          + "".join(f" {k}={m[k]}" for k in ("labels", "loss", "correct") if k in m))
+    for t in tensors:
+        extra = "".join(f" {k}={json.dumps(t[k], sort_keys=True, separators=(',', ':'))}"
+                        for k in ("alias_of", "init", "dtype", "grad_of", "trainable") if k in t)
+        print(f"tensor {t['id']} {t['name']} {t['shape']} {t['role']}{extra}")
+    for layer in m["spike_layers"]:
+        print(f"spike_layer {layer['name']} {layer['tensor']}")
+
+    defined = {t["id"] for t in tensors if t["role"] in PERSISTENT}
+    for program in ("infer", "train_forward", "backward", "update"):
+        if program not in m["programs"]:
+            continue
+        if program == "infer":
+            live = set(defined)
+        for n, op in enumerate(m["programs"][program]):
+            where = f"{program}[{n}] ({op['op']})"
+            for i in op["in"]:
+                base = tensors[i].get("alias_of", i)
+                if i not in live and base not in live:
+                    fail(f"{where} reads tensor {i} before it is written")
+            live.update(op["out"])
+            # Aliases become readable with their base tensor.
+            live.update(t["id"] for t in tensors if t.get("alias_of") in live)
+            check_op(op, where, shape)
+            attrs = {k: v for k, v in op.items() if k not in ("op", "in", "out")}
+            text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+                            for k, v in sorted(attrs.items()))
+            print(f"{program}: {op['op']} in={op['in']} out={op['out']} {text}".rstrip())
+        if program == "infer":
+            live = set(defined)
+    if "optimizer" in m:
+        print("optimizer " + json.dumps(m["optimizer"], sort_keys=True, separators=(",", ":")))
+    for key, name in sorted(m.get("kernels", {}).items()):
+        print(f"kernel_file {key} {name}")
+
+
+if __name__ == "__main__":
+    main()
