@@ -1,0 +1,24 @@
+"""Checks that every kernel a manifest names is in its PTX and that the cubins
+are ELF files; prints the kernel of every neuron op."""
+import json
+import os
+import re
+import sys
+
+root = sys.argv[1]
+m = json.load(open(os.path.join(root, "manifest.json")))
+ptx = open(os.path.join(root, m["kernels"]["ptx"])).read()
+entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
+for key, name in m["kernels"].items():
+    if key != "ptx" and open(os.path.join(root, name), "rb").read(4) != b"\x7fELF":
+        sys.exit(f"{name} is not an ELF file")
+for program, ops in m["programs"].items():
+    for op in ops:
+        kernel = op.get("kernel")
+        if kernel is None:
+            continue
+        for role in ("fwd", "bwd"):
+            if role in kernel and kernel[role] not in entries:
+                sys.exit(f"{program}: kernel {kernel[role]} is not in the PTX")
+        print(f"{program}: {op['op']} {op['model']} fwd={kernel.get('fwd')} "
+              f"block={kernel['block']} grid={kernel['grid']}")
