@@ -75,4 +75,28 @@ def SNNNeuronToHost : Pass<"snn-neuron-to-host", "ModuleOp"> {
   ];
 }
 
+def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
+  let summary = "compile the neuron kernels and write them to a directory";
+  let description = [{
+    Runs `generateNeuronKernels` (the code path of the module compiler) on
+    every function and writes what a compiled module ships:
+    `kernels.<chip>.cubin` (with `emit-binary`), `kernels.ptx`, and
+    `kernels.json`, which lists each layer's kernels with their launch
+    configuration and sizes. The IR is left unchanged. Meant for checking and
+    timing the kernels on a GPU without the rest of the runtime; a module with
+    several functions must be dumped one function at a time (`func` option).
+  }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", /*default=*/"",
+           "Directory to write the kernels to (created if missing)">,
+    ListOption<"chips", "chips", "std::string",
+               "CUDA architectures of the cubins (default: sm_80,sm_90)">,
+    Option<"emitBinary", "emit-binary", "bool", /*default=*/"true",
+           "Write cubins (needs ptxas); PTX only when false">,
+    Option<"funcName", "func", "std::string", /*default=*/"",
+           "The function whose kernels to write (default: the only one with "
+           "neuron kernels)">,
+  ];
+}
+
 #endif // SNN_CONVERSION_PASSES_TD

@@ -96,15 +96,20 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
+  /// The feature index of the thread's first neuron.
+  Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;
 };
 } // namespace
 
 Value ThreadEmitter::paramVector(Value memref) {
-  Value first = arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
   // Lanes stay inside one sample when F is a multiple of W: one access.
-  if (width == 1 || spec.numFeatures % width == 0)
-    return load(memref, first);
+  if (width == 1 || spec.numFeatures % width == 0) {
+    if (!firstFeature)
+      firstFeature =
+          arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
+    return load(memref, firstFeature);
+  }
   SmallVector<Value> lanes;
   for (int64_t lane = 0; lane < width; ++lane) {
     Value n = arith::AddIOp::create(b, loc, base, index(lane));
@@ -289,6 +294,6 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
 LogicalResult kernelgen::expandMathOps(Operation *root) {
   RewritePatternSet patterns(root->getContext());
   populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp"; });
+      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
   return applyPatternsGreedily(root, std::move(patterns));
 }

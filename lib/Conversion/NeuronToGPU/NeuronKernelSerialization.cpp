@@ -58,7 +58,8 @@ static std::string findCudaToolkit() {
   return "";
 }
 
-/// Runs `pipeline` on `module`; diagnostics go to the context's handler.
+/// Runs `pipeline` (passes on builtin.module, no anchor) on `module`;
+/// diagnostics go to the context's handler.
 static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
   PassManager pm(module.getContext());
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
@@ -82,8 +83,8 @@ serialize(ModuleOp lowered, ArrayRef<std::string> chips, StringRef format,
     gpuModule.setTargetsAttr(ArrayAttr::get(ctx, targets));
   });
   std::string pipeline =
-      ("builtin.module(gpu-module-to-binary{format=" + format +
-       (toolkit.empty() ? "" : " toolkit=" + toolkit) + "})")
+      ("gpu-module-to-binary{format=" + format +
+       (toolkit.empty() ? "" : " toolkit=" + toolkit) + "}")
           .str();
   if (failed(runPipeline(*module, pipeline)))
     return failure();
@@ -164,10 +165,10 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
 
   if (failed(expandMathOps(gpuModule)) ||
       failed(runPipeline(*module,
-                         "builtin.module(convert-scf-to-cf,"
+                         "convert-scf-to-cf,"
                          "gpu.module(convert-gpu-to-nvvm{"
                          "use-bare-ptr-memref-call-conv=1}),"
-                         "reconcile-unrealized-casts)")))
+                         "reconcile-unrealized-casts")))
     return func.emitError() << "failed to lower the neuron kernels to NVVM";
 
   if (failed(serialize(*module, {oldest}, "isa", "",

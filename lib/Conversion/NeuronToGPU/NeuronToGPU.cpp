@@ -119,7 +119,8 @@ struct SNNNeuronToGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (blockSize <= 0 || blockSize > 1024 || blockSize % 32 != 0) {
-      module.emitError() << "--snn-neuron-to-gpu: block-size=" << blockSize
+      module.emitError() << "--snn-neuron-to-gpu: block-size="
+                         << static_cast<int64_t>(blockSize)
                          << " is not a multiple of 32 in [32, 1024]";
       return signalPassFailure();
     }

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Runs the host twins of the generated neuron kernels on random inputs and
+compares them with a float64 NumPy implementation of DESIGN §2.
+
+For each layer configuration: write an snn module, generate the host kernels
+with `snn-opt --snn-neuron-to-host`, add a `main` that runs forward (saving H)
+and backward and prints every output as raw f32 bits, lower to LLVM, run it
+with mlir-runner, and compare: spikes exactly, H and gradients to 1e-5.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+T = 5
+F32 = np.float32
+
+# name, model, batch, features, attributes (per-neuron values are arrays).
+CONFIGS = [
+    ("lif_hard_sigmoid_v4", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_th=1.0, v_reset=0.0)),
+    ("lif_soft_atan_strict_wrap", "lif", 4, 3,
+     dict(k="per", v_th="per", reset="soft", strict=True,
+          surrogate=("atan", 2.0, None))),
+    ("if_triangle_detach_scalar", "if", 1, 5,
+     dict(c=1.3, v_reset=-0.2, v_init="per", detach_reset=True,
+          surrogate=("triangle", 1.0, None))),
+    ("li_readout", "li", 2, 6, dict(k=0.25, c="per", v_init=0.1)),
+    ("cuba_fast_sigmoid_theta", "cuba_lif", 3, 4,
+     dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per", i_init="per",
+          surrogate=("fast_sigmoid", 10.0, 0.5))),
+    ("lif_leak_reset_per_neuron", "lif", 1, 7,
+     dict(k=0.5, c=0.5, v_leak=0.3, v_reset="per",
+          surrogate=("sigmoid", 4.0, 0.2))),
+    ("cuba_soft_detach", "cuba_lif", 2, 2,
+     dict(k="per", reset="soft", detach_reset=True)),
+]
+
+# ABI order of the tensor parameters (docs/artifact-format.md, then the synapse).
+PARAM_ORDER = ["k", "c", "v_leak", "v_th", "v_reset", "v_init", "k_syn",
+               "c_syn", "i_init"]
+
+
+def resolve_params(model, attrs, features, rng):
+    """Parameter values (float64 of their f32 rounding) and the per-neuron ones."""
+    defaults = dict(k=0.5, c=0.5 if model != "if" else 1.0, v_leak=0.0,
+                    v_th=1.0, v_reset=0.0, k_syn=0.5, c_syn=1.0, i_init=0.0)
+    if model == "if":
+        defaults["c"] = 1.0
+    ranges = dict(k=(0.05, 0.95), c=(0.3, 1.5), v_leak=(-0.3, 0.3),
+                  v_th=(0.6, 1.2), v_reset=(-0.4, 0.1), v_init=(-0.3, 0.6),
+                  k_syn=(0.1, 0.9), c_syn=(0.5, 1.5), i_init=(-0.5, 0.5))
+    values, per_neuron = {}, {}
+    for name, value in attrs.items():
+        if name not in ranges:
+            continue
+        if isinstance(value, str):
+            lo, hi = ranges[name]
+            arr = rng.uniform(lo, hi, size=features).astype(F32)
+            per_neuron[name] = arr
+            values[name] = arr.astype(np.float64)
+        else:
+            values[name] = np.float64(F32(value))
+    for name, value in defaults.items():
+        values.setdefault(name, np.float64(F32(value)))
+    if model == "if":
+        values["k"] = np.float64(0.0)
+    soft = attrs.get("reset") == "soft"
+    if "v_init" not in values:
+        values["v_init"] = np.float64(0.0) if (soft or model == "li") \
+            else values["v_reset"]
+    return values, per_neuron
+
+
+def mlir_attrs(model, attrs, per_neuron):
+    parts = []
+    for name, value in attrs.items():
+        if name in per_neuron:
+            arr = per_neuron[name]
+            body = ", ".join(repr(float(v)) for v in arr)
+            parts.append(f"{name} = dense<[{body}]> : tensor<{arr.size}xf32>")
+        elif name == "reset":
+            parts.append(f"reset = #snn.reset<{value}>")
+        elif name in ("strict", "detach_reset"):
+            if value:
+                parts.append(name)
+        elif name == "surrogate":
+            kind, alpha, theta = value
+            extra = f", theta_grad = {float(theta)!r}" if theta is not None else ""
+            parts.append(f"surrogate = #snn.surrogate<{kind}, alpha = "
+                         f"{float(alpha)!r}{extra}>")
+        else:
+            parts.append(f"{name} = {float(value)!r}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def surrogate_grad(kind, alpha, u):
+    if kind == "sigmoid":
+        z = 1.0 / (1.0 + np.exp(-alpha * u))
+        return alpha * z * (1.0 - z)
+    if kind == "atan":
+        return alpha / (2.0 * (1.0 + (np.pi / 2.0 * alpha * u) ** 2))
+    if kind == "triangle":
+        return (1.0 / alpha) * np.maximum(0.0, 1.0 - np.abs(u) / alpha)
+    if kind == "fast_sigmoid":
+        return 1.0 / (alpha * np.abs(u) + 1.0) ** 2
+    raise ValueError(kind)
+
+
+def reference(model, attrs, p, x, gs):
+    """DESIGN §2 in float64: forward (S, H, I) and backward (gX)."""
+    steps, n = x.shape
+    tile = lambda v: np.broadcast_to(np.tile(v, n // v.size) if np.ndim(v)
+                                     else v, (n,)).astype(np.float64)
+    k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = (
+        tile(p[name]) for name in PARAM_ORDER)
+    soft = attrs.get("reset") == "soft"
+    strict = attrs.get("strict", False)
+    detach = attrs.get("detach_reset", False)
+    kind, alpha, theta = attrs.get("surrogate", ("sigmoid", 4.0, None))
+    spiking = model != "li"
+
+    S, H, I = (np.zeros_like(x) for _ in range(3))
+    v, i = v_init.copy(), i_init.copy()
+    for t in range(steps):
+        inp = x[t]
+        if model == "cuba_lif":
+            i = i - k_syn * i + c_syn * inp
+            I[t] = i
+            inp = i
+        h = v + k * (v_leak - v) + c * inp
+        H[t] = h
+        if not spiking:
+            S[t], v = h, h
+            continue
+        s = (h > v_th if strict else h >= v_th).astype(np.float64)
+        S[t] = s
+        v = h - v_th * s if soft else h * (1.0 - s) + v_reset * s
+
+    gX = np.zeros_like(x)
+    gv, gi = np.zeros(n), np.zeros(n)
+    for t in reversed(range(steps)):
+        if spiking:
+            h = H[t]
+            sg = surrogate_grad(kind, alpha, h - v_th)
+            if theta is not None:
+                sg = np.where(h < theta, 0.0, sg)
+            s = (h > v_th if strict else h >= v_th).astype(np.float64)
+            if soft:
+                dvdh = np.ones(n) if detach else 1.0 - v_th * sg
+            else:
+                dvdh = (1.0 - s) + (0.0 if detach else (v_reset - h) * sg)
+            gh = gs[t] * sg + gv * dvdh
+        else:
+            gh = gs[t] + gv
+        gin = c * gh
+        gv = gh * (1.0 - k)
+        if model == "cuba_lif":
+            gi_total = gin + gi
+            gin = c_syn * gi_total
+            gi = gi_total * (1.0 - k_syn)
+        gX[t] = gin
+    return S, H, I, gX
+
+
+def global_decl(name, arr):
+    body = ", ".join(repr(float(v)) for v in arr.ravel())
+    return (f'  memref.global "private" constant @{name} : '
+            f"memref<{arr.size}xf32> = dense<[{body}]>\n")
+
+
+def build_main(prefix, model, size, x, gs, params):
+    """A main that runs forward-with-H and backward and prints raw bits."""
+    cuba = model == "cuba_lif"
+    flat = f"memref<{size}xf32>"
+    decls = global_decl("g_x", x) + global_decl("g_gs", gs)
+    for name, arr in params:
+        decls += global_decl(f"g_{name}", arr)
+    body = [f"    %x = memref.get_global @g_x : {flat}",
+            f"    %gs = memref.get_global @g_gs : {flat}"]
+    for name, arr in params:
+        body.append(f"    %p_{name} = memref.get_global @g_{name} : "
+                    f"memref<{arr.size}xf32>")
+    outs = ["s", "h"] + (["i"] if cuba else []) + ["gx"]
+    for name in outs:
+        body.append(f"    %{name} = memref.alloc() : {flat}")
+    pnames = [f"%p_{n}" for n, _ in params]
+    ptypes = [f"memref<{a.size}xf32>" for _, a in params]
+    fwd_args = ["%x", "%s", "%h"] + (["%i"] if cuba else []) + pnames
+    bwd_args = ["%gs", "%h", "%gx"] + (["%i"] if cuba else []) + pnames
+    fwd_types = [flat] * (len(fwd_args) - len(pnames)) + ptypes
+    bwd_types = [flat] * (len(bwd_args) - len(pnames)) + ptypes
+    body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args)}) : "
+                f"({', '.join(fwd_types)}) -> ()")
+    body.append(f"    call @{prefix}_bwd({', '.join(bwd_args)}) : "
+                f"({', '.join(bwd_types)}) -> ()")
+    body += ["    %c0 = arith.constant 0 : index",
+             "    %c1 = arith.constant 1 : index",
+             f"    %cn = arith.constant {size} : index"]
+    for name in outs:
+        body += [
+            f"    %bits_{name} = memref.alloc() : memref<{size}xi32>",
+            f"    scf.for %j = %c0 to %cn step %c1 {{",
+            f"      %f = memref.load %{name}[%j] : {flat}",
+            f"      %b = arith.bitcast %f : f32 to i32",
+            f"      memref.store %b, %bits_{name}[%j] : memref<{size}xi32>",
+            f"    }}",
+            f"    %u_{name} = memref.cast %bits_{name} : memref<{size}xi32> "
+            f"to memref<*xi32>",
+            f"    call @printMemrefI32(%u_{name}) : (memref<*xi32>) -> ()"]
+    return (decls +
+            "  func.func private @printMemrefI32(memref<*xi32>) "
+            "attributes {llvm.emit_c_interface}\n"
+            "  func.func @main() {\n" + "\n".join(body) +
+            "\n    return\n  }\n"), outs
+
+
+def run(cmd, stdin):
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"command failed: {' '.join(cmd)}\n{proc.stderr}")
+    return proc.stdout
+
+
+def check_config(cfg, args, rng, workdir):
+    name, model, batch, features, attrs = cfg
+    n = batch * features
+    size = T * n
+    values, per_neuron = resolve_params(model, attrs, features, rng)
+    x = rng.normal(0.4, 0.8, size=(T, n)).astype(F32)
+    gs = rng.normal(0.0, 1.0, size=(T, n)).astype(F32)
+
+    ttype = f"tensor<{T}x{batch}x{features}xf32>"
+    module = (f"func.func private @net(%x: {ttype}) -> {ttype} {{\n"
+              f"  %s = snn.{model} %x {mlir_attrs(model, attrs, per_neuron)}"
+              f" : {ttype}\n  return %s : {ttype}\n}}\n")
+    kernels = run([args.snn_opt, "--snn-neuron-to-host", "--symbol-dce"],
+                  module)
+    params = [(p, per_neuron[p]) for p in PARAM_ORDER if p in per_neuron]
+    main, outs = build_main(f"snn_net_0_{model}", model, size, x, gs, params)
+    program = kernels.rstrip()
+    assert program.endswith("}"), "unexpected snn-opt output"
+    program = program[:-1] + main + "}\n"
+    with open(os.path.join(workdir, f"{name}.mlir"), "w") as f:
+        f.write(program)
+    llvm = run([args.snn_opt, "--convert-scf-to-cf", "--convert-vector-to-llvm",
+                "--convert-math-to-llvm", "--expand-strided-metadata",
+                "--finalize-memref-to-llvm", "--convert-arith-to-llvm",
+                "--convert-cf-to-llvm", "--convert-func-to-llvm",
+                "--reconcile-unrealized-casts"], program)
+    out = run([args.runner, "-e", "main", "-entry-point-result=void",
+               "-shared-libs=" + ",".join(args.shared_libs)], llvm)
+    dumps = re.findall(r"data =\s*\[([^\]]*)\]", out)
+    if len(dumps) != len(outs):
+        sys.exit(f"{name}: expected {len(outs)} printed memrefs, got:\n{out}")
+    got = {}
+    for key, text in zip(outs, dumps):
+        bits = np.array([int(v) for v in text.replace("\n", " ").split(",")],
+                        dtype=np.int64).astype(np.uint32)
+        got[key] = bits.view(np.float32).astype(np.float64).reshape(T, n)
+
+    S, H, I, gX = reference(model, attrs, values, x.astype(np.float64),
+                            gs.astype(np.float64))
+    failures = []
+    if model == "li":
+        if not np.allclose(got["s"], S, rtol=1e-5, atol=1e-6):
+            failures.append(("membrane", got["s"], S))
+    elif not np.array_equal(got["s"], S):
+        failures.append(("spikes", got["s"], S))
+    if not np.allclose(got["h"], H, rtol=1e-5, atol=1e-6):
+        failures.append(("h", got["h"], H))
+    if model == "cuba_lif" and not np.allclose(got["i"], I, rtol=1e-5,
+                                                atol=1e-6):
+        failures.append(("i_saved", got["i"], I))
+    if not np.allclose(got["gx"], gX, rtol=1e-5, atol=1e-6):
+        failures.append(("gx", got["gx"], gX))
+    if model != "li" and not (S.any() and not S.all()):
+        failures.append(("input coverage: no spike or all spikes", S, S))
+    if not np.any(gX):
+        failures.append(("input coverage: zero gradient", gX, gX))
+    for what, a, b in failures:
+        print(f"FAIL {name}: {what}\n kernel:\n{a}\n reference:\n{b}")
+    if not failures:
+        print(f"PASS {name}")
+    return not failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--snn-opt", required=True)
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--shared-libs", nargs="+",
+                        help="runner utility libraries (default: those next "
+                        "to mlir-runner)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed (default: fresh)")
+    parser.add_argument("--workdir", default=None,
+                        help="keep the generated programs here")
+    args = parser.parse_args()
+    if not args.shared_libs:
+        runner = shutil.which(args.runner) or args.runner
+        libdir = os.path.join(os.path.dirname(os.path.dirname(
+            os.path.realpath(runner))), "lib")
+        args.shared_libs = [os.path.join(libdir, f"libmlir_{name}.so")
+                            for name in ("c_runner_utils", "runner_utils")]
+    seed = args.seed if args.seed is not None else \
+        int.from_bytes(os.urandom(4), "little")
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    workdir = args.workdir or tempfile.mkdtemp(prefix="snn-host-kernels-")
+    os.makedirs(workdir, exist_ok=True)
+    ok = all([check_config(cfg, args, rng, workdir) for cfg in CONFIGS])
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

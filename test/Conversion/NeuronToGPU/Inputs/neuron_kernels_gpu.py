@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Checks and times the compiled neuron kernels on a GPU.
+
+  build DIR  (where snn-opt is) compiles the layers of check_host_kernels.py
+             and three large LIF layers (2^27 neuron-steps, T = 4, 32, 64) with
+             `snn-opt --snn-dump-neuron-kernels`, and stores their inputs.
+  run DIR    (on the GPU machine; needs numpy and cupy, no LLVM) loads
+             kernels.sm_XY.cubin (else kernels.ptx), launches forward (saving
+             H) and backward by name as the runtime does, compares them with
+             the float64 reference, and times them against a device copy of
+             the same bytes (24 B per neuron-step: x, s, h, gs, h, gx).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_host_kernels as ref  # noqa: E402
+
+BENCH_STEPS = (4, 32, 64)
+BENCH_FEATURES = 1024
+
+
+def bench_configs():
+    for t in BENCH_STEPS:
+        batch = (1 << 27) // t // BENCH_FEATURES
+        yield (f"bench_lif_T{t}", "lif", batch, BENCH_FEATURES,
+               dict(k=0.5, c=0.5, v_th=1.0, v_reset=0.0), t)
+
+
+def build(args):
+    rng = np.random.default_rng(args.seed)
+    configs = [cfg + (ref.T,) for cfg in ref.CONFIGS] + list(bench_configs())
+    for name, model, batch, features, attrs, steps in configs:
+        out = os.path.join(args.dir, name)
+        os.makedirs(out, exist_ok=True)
+        _, per_neuron = ref.resolve_params(model, attrs, features, rng)
+        ttype = f"tensor<{steps}x{batch}x{features}xf32>"
+        module = (f"func.func @net(%x: {ttype}) -> {ttype} {{\n"
+                  f"  %s = snn.{model} %x "
+                  f"{ref.mlir_attrs(model, attrs, per_neuron)} : {ttype}\n"
+                  f"  return %s : {ttype}\n}}\n")
+        subprocess.run([args.snn_opt, "-o", os.devnull,
+                        "--snn-dump-neuron-kernels=output-dir=" + out],
+                       input=module, text=True, check=True)
+        np.savez(os.path.join(out, "params.npz"), **per_neuron)
+        with open(os.path.join(out, "config.json"), "w") as f:
+            json.dump(dict(name=name, model=model, batch=batch,
+                           features=features, steps=steps,
+                           attrs={k: (v if not isinstance(v, tuple) else list(v))
+                                  for k, v in attrs.items()}), f)
+        print(f"built {out}")
+
+
+def load_module(cp, kdir, files):
+    major, minor = cp.cuda.Device().compute_capability
+    chip = f"sm_{major}{minor}"
+    path = os.path.join(kdir, files.get(chip, files["ptx"]))
+    return cp.RawModule(path=path), os.path.basename(path)
+
+
+def time_ms(cp, fn, repeat=20):
+    fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeat):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return float(np.median(times))
+
+
+def run_one(cp, kdir, rng, check_neurons):
+    cfg = json.load(open(os.path.join(kdir, "config.json")))
+    meta = json.load(open(os.path.join(kdir, "kernels.json")))
+    layer = meta["layers"][0]
+    model, steps = cfg["model"], cfg["steps"]
+    n = cfg["batch"] * cfg["features"]
+    attrs = {k: (tuple(v) if isinstance(v, list) else v)
+             for k, v in cfg["attrs"].items()}
+    params = dict(np.load(os.path.join(kdir, "params.npz")))
+    values, _ = ref.resolve_params(model, attrs, cfg["features"], rng)
+    for key, arr in params.items():
+        values[key] = arr.astype(np.float64)
+    module, loaded = load_module(cp, kdir, meta["files"])
+    fwd = module.get_function(layer["fwd"])
+    bwd = module.get_function(layer["bwd"])
+
+    x = rng.normal(0.4, 0.8, size=(steps, n)).astype(np.float32)
+    gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(np.float32)
+    dx, dgs = cp.asarray(x), cp.asarray(gs)
+    ds, dh, dgx = (cp.empty_like(dx) for _ in range(3))
+    cuba = model == "cuba_lif"
+    di = cp.empty_like(dx) if cuba else None
+    dparams = [cp.asarray(params[p]) for p in ref.PARAM_ORDER if p in params]
+    grid, block = (layer["grid"],), (layer["block"],)
+    fwd_args = [dx, ds, dh] + ([di] if cuba else []) + dparams
+    bwd_args = [dgs, dh, dgx] + ([di] if cuba else []) + dparams
+    run_fwd = lambda: fwd(grid, block, tuple(fwd_args))
+    run_bwd = lambda: bwd(grid, block, tuple(bwd_args))
+    run_fwd()
+    run_bwd()
+    cp.cuda.Device().synchronize()
+
+    # The reference on the first neurons (whole samples); neurons are
+    # independent, so a prefix checks the same code as the whole layer.
+    m = min(n, max(check_neurons // cfg["features"], 1) * cfg["features"])
+    S, H, I, gX = ref.reference(model, attrs, values,
+                                x[:, :m].astype(np.float64),
+                                gs[:, :m].astype(np.float64))
+    got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m].astype(np.float64)
+                            for a in (ds, dh, dgx))
+    ok = (np.allclose(got_s, S, rtol=1e-5, atol=1e-6) if model == "li"
+          else np.array_equal(got_s, S))
+    ok &= np.allclose(got_h, H, rtol=1e-5, atol=1e-6)
+    ok &= np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)
+    if cuba:
+        ok &= np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-5, atol=1e-6)
+    result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok),
+                  steps=steps, neurons=n, checked_neurons=m,
+                  max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
+    if cfg["name"].startswith("bench_"):
+        fwd_ms, bwd_ms = time_ms(cp, run_fwd), time_ms(cp, run_bwd)
+        nbytes = x.nbytes
+        copy_ms = time_ms(cp, lambda: ds.data.copy_from_device(dx.data,
+                                                               nbytes))
+        bandwidth = 2 * nbytes / (copy_ms * 1e-3)
+        floor_ms = 24 * steps * n / bandwidth * 1e3
+        result.update(fwd_ms=fwd_ms, bwd_ms=bwd_ms,
+                      total_ms=fwd_ms + bwd_ms,
+                      copy_bandwidth_tbs=bandwidth / 1e12,
+                      floor_ms=floor_ms,
+                      fraction_of_copy=floor_ms / (fwd_ms + bwd_ms))
+    return result
+
+
+def run(args):
+    import cupy as cp
+    rng = np.random.default_rng(args.seed)
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    print(json.dumps(dict(device=props["name"].decode())))
+    ok = True
+    for name in sorted(os.listdir(args.dir)):
+        kdir = os.path.join(args.dir, name)
+        if not os.path.exists(os.path.join(kdir, "kernels.json")):
+            continue
+        result = run_one(cp, kdir, rng, args.check_neurons)
+        ok &= result["ok"]
+        print(json.dumps(result))
+    print("ALL OK" if ok else "MISMATCH")
+    sys.exit(0 if ok else 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawTextHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("dir")
+    b.add_argument("--snn-opt", default="snn-opt")
+    b.add_argument("--seed", type=int, default=0)
+    r = sub.add_parser("run")
+    r.add_argument("dir")
+    r.add_argument("--seed", type=int, default=None)
+    r.add_argument("--check-neurons", type=int, default=1 << 16)
+    args = parser.parse_args()
+    build(args) if args.cmd == "build" else run(args)
+
+
+if __name__ == "__main__":
+    main()
