@@ -38,8 +38,8 @@ CONFIGS = [
     ("lif_leak_reset_per_neuron", "lif", 1, 7,
      dict(k=0.5, c=0.5, v_leak=0.3, v_reset="per",
           surrogate=("sigmoid", 4.0, 0.2))),
-    ("cuba_soft_detach", "cuba_lif", 2, 2,
-     dict(k="per", reset="soft", detach_reset=True)),
+    ("cuba_soft_detach", "cuba_lif", 4, 2,
+     dict(k="per", c=1.0, reset="soft", detach_reset=True)),
 ]
 
 # ABI order of the tensor parameters (docs/artifact-format.md, then the synapse).
@@ -113,19 +113,21 @@ def surrogate_grad(kind, alpha, u):
     raise ValueError(kind)
 
 
-def reference(model, attrs, p, x, gs):
-    """DESIGN §2 in float64: forward (S, H, I) and backward (gX)."""
-    steps, n = x.shape
+def _layer(model, attrs, p, n, dtype):
+    """Per-neuron parameter vectors (parameters tile over the batch)."""
     tile = lambda v: np.broadcast_to(np.tile(v, n // v.size) if np.ndim(v)
-                                     else v, (n,)).astype(np.float64)
-    k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = (
-        tile(p[name]) for name in PARAM_ORDER)
+                                     else v, (n,)).astype(dtype)
+    return [tile(p[name]) for name in PARAM_ORDER]
+
+
+def forward(model, attrs, p, x, dtype=np.float64):
+    """DESIGN §2 forward in `dtype`, in the order of its formulas: S, H, I."""
+    x = x.astype(dtype)
+    steps, n = x.shape
+    k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = _layer(
+        model, attrs, p, n, dtype)
     soft = attrs.get("reset") == "soft"
     strict = attrs.get("strict", False)
-    detach = attrs.get("detach_reset", False)
-    kind, alpha, theta = attrs.get("surrogate", ("sigmoid", 4.0, None))
-    spiking = model != "li"
-
     S, H, I = (np.zeros_like(x) for _ in range(3))
     v, i = v_init.copy(), i_init.copy()
     for t in range(steps):
@@ -136,17 +138,29 @@ def reference(model, attrs, p, x, gs):
             inp = i
         h = v + k * (v_leak - v) + c * inp
         H[t] = h
-        if not spiking:
+        if model == "li":
             S[t], v = h, h
             continue
-        s = (h > v_th if strict else h >= v_th).astype(np.float64)
+        s = (h > v_th if strict else h >= v_th).astype(dtype)
         S[t] = s
-        v = h - v_th * s if soft else h * (1.0 - s) + v_reset * s
+        v = h - v_th * s if soft else h * (1 - s) + v_reset * s
+    return S, H, I
 
-    gX = np.zeros_like(x)
+
+def backward(model, attrs, p, H, gs):
+    """DESIGN §2 BPTT in float64 from the charged membranes H: gX."""
+    H, gs = H.astype(np.float64), gs.astype(np.float64)
+    steps, n = H.shape
+    k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = _layer(
+        model, attrs, p, n, np.float64)
+    soft = attrs.get("reset") == "soft"
+    strict = attrs.get("strict", False)
+    detach = attrs.get("detach_reset", False)
+    kind, alpha, theta = attrs.get("surrogate", ("sigmoid", 4.0, None))
+    gX = np.zeros_like(H)
     gv, gi = np.zeros(n), np.zeros(n)
     for t in reversed(range(steps)):
-        if spiking:
+        if model != "li":
             h = H[t]
             sg = surrogate_grad(kind, alpha, h - v_th)
             if theta is not None:
@@ -166,7 +180,13 @@ def reference(model, attrs, p, x, gs):
             gin = c_syn * gi_total
             gi = gi_total * (1.0 - k_syn)
         gX[t] = gin
-    return S, H, I, gX
+    return gX
+
+
+def reference(model, attrs, p, x, gs):
+    """DESIGN §2 in float64: forward (S, H, I) and backward (gX)."""
+    S, H, I = forward(model, attrs, p, x)
+    return S, H, I, backward(model, attrs, p, H, gs)
 
 
 def global_decl(name, arr):
@@ -280,6 +300,12 @@ def check_config(cfg, args, rng, workdir):
         failures.append(("i_saved", got["i"], I))
     if not np.allclose(got["gx"], gX, rtol=1e-5, atol=1e-6):
         failures.append(("gx", got["gx"], gX))
+    # The kernels evaluate the formulas in their order without contraction:
+    # the forward is bit-exact against the same formulas in float32.
+    S32, H32, I32 = forward(model, attrs, values, x, dtype=np.float32)
+    if not (np.array_equal(got["s"], S32) and np.array_equal(got["h"], H32)
+            and (model != "cuba_lif" or np.array_equal(got["i"], I32))):
+        failures.append(("forward not bit-exact in float32", got["h"], H32))
     if model != "li" and not (S.any() and not S.all()):
         failures.append(("input coverage: no spike or all spikes", S, S))
     if not np.any(gX):

@@ -58,8 +58,7 @@ def build(args):
 
 
 def load_module(cp, kdir, files):
-    major, minor = cp.cuda.Device().compute_capability
-    chip = f"sm_{major}{minor}"
+    chip = "sm_" + cp.cuda.Device().compute_capability  # "90" on an H100
     path = os.path.join(kdir, files.get(chip, files["ptx"]))
     return cp.RawModule(path=path), os.path.basename(path)
 
@@ -111,19 +110,21 @@ def run_one(cp, kdir, rng, check_neurons):
     cp.cuda.Device().synchronize()
 
     # The reference on the first neurons (whole samples); neurons are
-    # independent, so a prefix checks the same code as the whole layer.
+    # independent, so a prefix checks the same code as the whole layer. Over
+    # millions of steps a float64 forward would flip spikes where H is within
+    # rounding of v_th: the forward is checked against the same formulas in
+    # float32 (no contraction on either side), the backward in float64 from
+    # the kernel's own H.
     m = min(n, max(check_neurons // cfg["features"], 1) * cfg["features"])
-    S, H, I, gX = ref.reference(model, attrs, values,
-                                x[:, :m].astype(np.float64),
-                                gs[:, :m].astype(np.float64))
-    got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m].astype(np.float64)
-                            for a in (ds, dh, dgx))
-    ok = (np.allclose(got_s, S, rtol=1e-5, atol=1e-6) if model == "li"
+    S, H, I = ref.forward(model, attrs, values, x[:, :m], dtype=np.float32)
+    got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m] for a in (ds, dh, dgx))
+    gX = ref.backward(model, attrs, values, got_h, gs[:, :m])
+    ok = (np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
           else np.array_equal(got_s, S))
-    ok &= np.allclose(got_h, H, rtol=1e-5, atol=1e-6)
+    ok &= np.allclose(got_h, H, rtol=1e-6, atol=1e-7)
     ok &= np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)
     if cuba:
-        ok &= np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-5, atol=1e-6)
+        ok &= np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-6, atol=1e-7)
     result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok),
                   steps=steps, neurons=n, checked_neurons=m,
                   max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
