@@ -1,0 +1,190 @@
+//===- CudaDevice.cpp - one GPU: context, stream, memory, kernels ---------===//
+
+#include "CudaDevice.h"
+
+#include "CudaError.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace snnrt::cuda;
+
+static bool envFlag(const char *name, bool fallback) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 ||
+           std::strcmp(v, "false") == 0);
+}
+
+DeviceOptions DeviceOptions::fromEnvironment() {
+  DeviceOptions o;
+  o.tf32 = envFlag("SNNRT_CUDA_TF32", false);
+  o.graphs = envFlag("SNNRT_CUDA_GRAPHS", true);
+  return o;
+}
+
+CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
+    : deviceName("cuda:" + std::to_string(ordinal)), opts(options),
+      alloc(deviceName) {
+  const DriverApi &d = loadDriver(deviceName);
+  int count = 0;
+  SNNRT_CU(d.cuDeviceGetCount(&count), deviceName);
+  if (ordinal < 0 || ordinal >= count)
+    throwError(deviceName + ": no such device: this machine has " +
+               std::to_string(count) + " CUDA device" +
+               (count == 1 ? "" : "s") +
+               (count ? " (cuda:0 .. cuda:" + std::to_string(count - 1) + ")"
+                      : std::string()) +
+               "; check CUDA_VISIBLE_DEVICES or use --device cpu");
+  SNNRT_CU(d.cuDeviceGet(&dev, ordinal), deviceName);
+  SNNRT_CU(d.cuDevicePrimaryCtxRetain(&context, dev), deviceName);
+  SNNRT_CU(d.cuCtxSetCurrent(context), deviceName);
+  SNNRT_CU(d.cuDeviceGetAttribute(
+               &ccMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+           deviceName);
+  SNNRT_CU(d.cuDeviceGetAttribute(
+               &ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+           deviceName);
+  SNNRT_CU(d.cuDeviceGetAttribute(
+               &smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+           deviceName);
+  char gpu[256] = {0};
+  d.cuDeviceGetName(gpu, sizeof(gpu) - 1, dev);
+  deviceDescription = deviceName + " (" + gpu + ", sm_" +
+                      std::to_string(ccMajor) + std::to_string(ccMinor) + ", " +
+                      std::to_string(smCount) + " SMs)";
+  SNNRT_CU(d.cuStreamCreate(&cuStream, CU_STREAM_NON_BLOCKING), deviceName);
+  modules.loadBuiltin(deviceName);
+
+  blas = &loadCublas(deviceName);
+  SNNRT_CUBLAS(blas->cublasCreate(&handle), deviceName);
+  SNNRT_CUBLAS(blas->cublasSetStream(handle, cuStream), deviceName);
+  SNNRT_CUBLAS(blas->cublasSetMathMode(handle, opts.tf32
+                                                   ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                   : CUBLAS_DEFAULT_MATH),
+               deviceName);
+  // A fixed workspace: cuBLAS then allocates nothing while a graph is
+  // captured.
+  constexpr std::size_t workspaceBytes = 32u << 20;
+  CUdeviceptr workspace =
+      scratch("cublas.workspace", workspaceBytes, deviceName);
+  SNNRT_CUBLAS(blas->cublasSetWorkspace(handle,
+                                        reinterpret_cast<void *>(workspace),
+                                        workspaceBytes),
+               deviceName);
+}
+
+CudaDevice::~CudaDevice() {
+  // No exceptions from a destructor: teardown errors are ignored.
+  const DriverApi &d = driver();
+  d.cuCtxSetCurrent(context);
+  if (cuStream)
+    d.cuStreamSynchronize(cuStream);
+  if (handle)
+    blas->cublasDestroy(handle);
+  for (auto &[key, s] : scratchBuffers)
+    alloc.free(s.ptr);
+  if (cuStream)
+    d.cuStreamDestroy(cuStream);
+  // alloc and modules release their memory in their destructors, which run
+  // before the context is released below.
+}
+
+void CudaDevice::makeCurrent() const {
+  SNNRT_CU(driver().cuCtxSetCurrent(context), deviceName);
+}
+
+unsigned CudaDevice::elementwiseGrid(long long n) const {
+  // Enough blocks to fill the GPU; the kernels loop over the rest.
+  long long blocks = (n + 255) / 256;
+  return static_cast<unsigned>(
+      std::max(1LL, std::min(blocks, 32LL * smCount)));
+}
+
+void CudaDevice::launchRaw(CUfunction fn, unsigned grid, unsigned block,
+                           unsigned sharedBytes, void **params,
+                           const std::string &where) {
+  SNNRT_CU(driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, sharedBytes,
+                                   cuStream, params, nullptr),
+           where);
+}
+
+void CudaDevice::gemm(const RowMajorGemm &g, const std::string &where) {
+  snnrt::cuda::gemm(*blas, handle, g, where);
+}
+
+void CudaDevice::copyToDevice(CUdeviceptr dst, const void *src,
+                              std::size_t bytes, const std::string &where) {
+  if (bytes)
+    SNNRT_CU(driver().cuMemcpyHtoDAsync(dst, src, bytes, cuStream), where);
+}
+
+void CudaDevice::copyToHost(void *dst, CUdeviceptr src, std::size_t bytes,
+                            const std::string &where) {
+  if (!bytes)
+    return;
+  SNNRT_CU(driver().cuMemcpyDtoHAsync(dst, src, bytes, cuStream), where);
+  // The caller reads `dst` next: wait for the copy (pageable memory).
+  SNNRT_CU(driver().cuStreamSynchronize(cuStream), where);
+}
+
+void CudaDevice::copyOnDevice(CUdeviceptr dst, CUdeviceptr src,
+                              std::size_t bytes, const std::string &where) {
+  if (bytes && dst != src)
+    SNNRT_CU(driver().cuMemcpyDtoDAsync(dst, src, bytes, cuStream), where);
+}
+
+void CudaDevice::zero(CUdeviceptr dst, std::size_t bytes,
+                      const std::string &where) {
+  if (bytes)
+    SNNRT_CU(driver().cuMemsetD8Async(dst, 0, bytes, cuStream), where);
+}
+
+void CudaDevice::synchronize(const std::string &where) {
+  SNNRT_CU(driver().cuStreamSynchronize(cuStream), where);
+}
+
+CUdeviceptr CudaDevice::scratch(const std::string &key, std::size_t bytes,
+                                const std::string &where) {
+  Scratch &s = scratchBuffers[key];
+  if (s.bytes >= bytes)
+    return s.ptr;
+  if (isCapturing)
+    throwError(where + ": scratch buffer " + key +
+               " grows while a CUDA graph is captured (an internal error; "
+               "set SNNRT_CUDA_GRAPHS=0 to work around it)");
+  if (s.ptr)
+    alloc.free(s.ptr);
+  s.ptr = alloc.allocate(bytes, "scratch " + key + " of " + where);
+  s.bytes = bytes;
+  return s.ptr;
+}
+
+void CudaDevice::beginCapture(const std::string &where) {
+  SNNRT_CU(driver().cuStreamBeginCapture(cuStream,
+                                         CU_STREAM_CAPTURE_MODE_RELAXED),
+           where);
+  isCapturing = true;
+}
+
+CUgraphExec CudaDevice::endCapture(const std::string &where) {
+  isCapturing = false;
+  CUgraph graph = nullptr;
+  SNNRT_CU(driver().cuStreamEndCapture(cuStream, &graph), where);
+  CUgraphExec exec = nullptr;
+  CUresult r = driver().cuGraphInstantiateWithFlags(&exec, graph, 0);
+  driver().cuGraphDestroy(graph);
+  check(r, "cuGraphInstantiateWithFlags", where);
+  return exec;
+}
+
+void CudaDevice::replay(CUgraphExec graph, const std::string &where) {
+  SNNRT_CU(driver().cuGraphLaunch(graph, cuStream), where);
+}
+
+void CudaDevice::destroyGraph(CUgraphExec graph) {
+  if (graph)
+    driver().cuGraphExecDestroy(graph);
+}

@@ -1,0 +1,120 @@
+//===- CudaDevice.h - one GPU: context, stream, memory, kernels -*- C++ -*-===//
+//
+// Everything the CUDA ops need from a device: its primary context, the one
+// stream all work runs on, cuBLAS bound to that stream, the caching
+// allocator, the kernels, persistent scratch buffers, and CUDA-graph capture.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_CUDA_CUDADEVICE_H
+#define SNNRT_CUDA_CUDADEVICE_H
+
+#include "CachingAllocator.h"
+#include "Cublas.h"
+#include "CudaDriver.h"
+#include "KernelModules.h"
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace snnrt::cuda {
+
+/// Options read from the environment when the device starts.
+struct DeviceOptions {
+  /// SNNRT_CUDA_TF32=1: GEMMs may use TF32 tensor cores (faster, ~1e-3
+  /// relative error instead of fp32 rounding).
+  bool tf32 = false;
+  /// SNNRT_CUDA_GRAPHS=0 disables CUDA-graph capture of programs.
+  bool graphs = true;
+  static DeviceOptions fromEnvironment();
+};
+
+class CudaDevice {
+public:
+  /// Starts device `ordinal` ("cuda:N"); throws snnrt::Error when there is
+  /// no driver, no such device, or the built-in kernels do not load.
+  explicit CudaDevice(int ordinal, DeviceOptions options =
+                                       DeviceOptions::fromEnvironment());
+  ~CudaDevice();
+  CudaDevice(const CudaDevice &) = delete;
+  CudaDevice &operator=(const CudaDevice &) = delete;
+
+  const std::string &name() const { return deviceName; }
+  const std::string &description() const { return deviceDescription; }
+  const DeviceOptions &options() const { return opts; }
+  int computeMajor() const { return ccMajor; }
+  int computeMinor() const { return ccMinor; }
+  CUstream stream() const { return cuStream; }
+  CachingAllocator &allocator() { return alloc; }
+  KernelModules &kernels() { return modules; }
+
+  /// Makes the device's context current on the calling thread.
+  void makeCurrent() const;
+
+  /// Launches `fn` with the given arguments (passed by value to the kernel).
+  template <typename... Args>
+  void launch(CUfunction fn, unsigned grid, unsigned block,
+              unsigned sharedBytes, const std::string &where, Args... args) {
+    void *params[] = {static_cast<void *>(&args)..., nullptr};
+    launchRaw(fn, grid, block, sharedBytes, params, where);
+  }
+  /// Launches the built-in `kernel` with enough blocks of 256 threads for a
+  /// grid-stride loop over `n` elements.
+  template <typename... Args>
+  void launchElementwise(const char *kernel, long long n,
+                         const std::string &where, Args... args) {
+    launch(modules.builtin(kernel, where), elementwiseGrid(n), 256, 0, where,
+           args...);
+  }
+  unsigned elementwiseGrid(long long n) const;
+  void launchRaw(CUfunction fn, unsigned grid, unsigned block,
+                 unsigned sharedBytes, void **params, const std::string &where);
+
+  /// Row-major SGEMM on the device's stream (see RowMajorGemm).
+  void gemm(const RowMajorGemm &g, const std::string &where);
+
+  void copyToDevice(CUdeviceptr dst, const void *src, std::size_t bytes,
+                    const std::string &where);
+  void copyToHost(void *dst, CUdeviceptr src, std::size_t bytes,
+                  const std::string &where);
+  void copyOnDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
+                    const std::string &where);
+  void zero(CUdeviceptr dst, std::size_t bytes, const std::string &where);
+  void synchronize(const std::string &where);
+
+  /// A device buffer of at least `bytes` that stays reserved for `key`
+  /// (grown when needed): scratch memory whose address is stable, so that a
+  /// captured CUDA graph can be replayed.
+  CUdeviceptr scratch(const std::string &key, std::size_t bytes,
+                      const std::string &where);
+
+  /// CUDA-graph capture of the work enqueued between begin and end.
+  void beginCapture(const std::string &where);
+  CUgraphExec endCapture(const std::string &where);
+  void replay(CUgraphExec graph, const std::string &where);
+  void destroyGraph(CUgraphExec graph);
+  bool capturing() const { return isCapturing; }
+
+private:
+  struct Scratch {
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;
+  };
+  std::string deviceName, deviceDescription;
+  DeviceOptions opts;
+  const CublasApi *blas = nullptr;
+  CUdevice dev = 0;
+  CUcontext context = nullptr;
+  CUstream cuStream = nullptr;
+  cublasHandle_t handle = nullptr;
+  int ccMajor = 0, ccMinor = 0, smCount = 1;
+  bool isCapturing = false;
+  CachingAllocator alloc;
+  KernelModules modules;
+  std::map<std::string, Scratch> scratchBuffers;
+};
+
+} // namespace snnrt::cuda
+
+#endif // SNNRT_CUDA_CUDADEVICE_H

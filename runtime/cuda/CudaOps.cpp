@@ -1,0 +1,75 @@
+//===- CudaOps.cpp - op dispatch and attribute helpers --------------------===//
+
+#include "CudaOps.h"
+
+#include "CudaError.h"
+
+using namespace snnrt::cuda;
+using nlohmann::json;
+
+void snnrt::cuda::opError(const OpCall &call, const std::string &message) {
+  throwError(call.where + ": " + message);
+}
+
+double snnrt::cuda::attrNumber(const OpCall &call, const char *name) {
+  if (!call.op.contains(name) || !call.op[name].is_number())
+    opError(call, std::string("missing number attribute '") + name + "'");
+  return call.op[name].get<double>();
+}
+
+double snnrt::cuda::attrNumber(const OpCall &call, const char *name,
+                               double fallback) {
+  if (!call.op.contains(name) || call.op[name].is_null())
+    return fallback;
+  if (!call.op[name].is_number())
+    opError(call, std::string("attribute '") + name + "' must be a number");
+  return call.op[name].get<double>();
+}
+
+bool snnrt::cuda::attrBool(const OpCall &call, const char *name,
+                           bool fallback) {
+  if (!call.op.contains(name) || call.op[name].is_null())
+    return fallback;
+  if (!call.op[name].is_boolean())
+    opError(call, std::string("attribute '") + name + "' must be true/false");
+  return call.op[name].get<bool>();
+}
+
+std::vector<int64_t> snnrt::cuda::attrInts(const OpCall &call,
+                                           const char *name, size_t size) {
+  const json *v = call.op.contains(name) ? &call.op[name] : nullptr;
+  bool ok = v && v->is_array() && v->size() == size;
+  std::vector<int64_t> out;
+  for (size_t i = 0; ok && i < size; ++i) {
+    ok = (*v)[i].is_number_integer();
+    if (ok)
+      out.push_back((*v)[i].get<int64_t>());
+  }
+  if (!ok)
+    opError(call, std::string("attribute '") + name + "' must be a list of " +
+                      std::to_string(size) + " integers");
+  return out;
+}
+
+void snnrt::cuda::expectArity(const OpCall &call, size_t inMin, size_t inMax,
+                              size_t outMin, size_t outMax) {
+  auto range = [](size_t lo, size_t hi) {
+    return lo == hi ? std::to_string(lo)
+                    : std::to_string(lo) + ".." + std::to_string(hi);
+  };
+  if (call.in.size() < inMin || call.in.size() > inMax ||
+      call.out.size() < outMin || call.out.size() > outMax)
+    opError(call, "expected " + range(inMin, inMax) + " inputs and " +
+                      range(outMin, outMax) + " outputs, got " +
+                      std::to_string(call.in.size()) + " and " +
+                      std::to_string(call.out.size()));
+}
+
+void snnrt::cuda::runOp(CudaDevice &device, OpCall &call) {
+  if (runNeuronOp(device, call) || runLayerOp(device, call) ||
+      runTrainingOp(device, call))
+    return;
+  opError(call, "op kind '" + call.op.value("op", std::string("?")) +
+                    "' is not supported by the CUDA backend (see "
+                    "docs/artifact-format.md for the ops it runs)");
+}

@@ -1,0 +1,77 @@
+//===- CudaOps.h - the manifest's ops on a CUDA device ----------*- C++ -*-===//
+//
+// The ops see tensors as device pointers with their manifest shape and
+// name; CudaBackend resolves the ids of a program's ops to these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_CUDA_CUDAOPS_H
+#define SNNRT_CUDA_CUDAOPS_H
+
+#include "CudaDevice.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace snnrt::cuda {
+
+struct DeviceTensor {
+  CUdeviceptr ptr = 0;
+  std::vector<int64_t> shape;
+  std::string name;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  float *f32() const { return reinterpret_cast<float *>(ptr); }
+};
+
+/// One op of a program, ready to run.
+struct OpCall {
+  const nlohmann::json &op;
+  std::vector<DeviceTensor> in, out;
+  /// The tensor of an attribute {"tensor": id}.
+  std::function<DeviceTensor(int64_t id)> tensor;
+  /// "train_forward op #3 'linear' (in: x, fc1.weight; out: %3)", the
+  /// prefix of every error.
+  std::string where;
+  /// Launcher-provided values for the update and dropout ops.
+  float learningRate = 0.0f;
+  int64_t step = 1;   ///< 1-based optimizer step (bias correction, momentum)
+  uint64_t seed = 0;  ///< per-op random seed (dropout)
+  /// Use the module's compiled neuron kernels when the op names one.
+  bool useCompiledKernels = true;
+  /// Set by the neuron ops: which kernel ran (for --verbose).
+  std::string *kernelUsed = nullptr;
+};
+
+/// Runs `call` on `device`; throws snnrt::Error naming `call.where` for an
+/// unknown op, a malformed attribute, or a failed CUDA/cuBLAS call.
+void runOp(CudaDevice &device, OpCall &call);
+
+// The families of ops, one file each.
+bool runNeuronOp(CudaDevice &device, OpCall &call);
+bool runLayerOp(CudaDevice &device, OpCall &call);
+bool runTrainingOp(CudaDevice &device, OpCall &call);
+
+/// Attribute helpers: an error names the op and the attribute.
+double attrNumber(const OpCall &call, const char *name);
+double attrNumber(const OpCall &call, const char *name, double fallback);
+bool attrBool(const OpCall &call, const char *name, bool fallback);
+std::vector<int64_t> attrInts(const OpCall &call, const char *name,
+                              size_t size);
+/// Throws unless `call` has exactly `in` inputs and `out` outputs (a range
+/// when max > min).
+void expectArity(const OpCall &call, size_t inMin, size_t inMax, size_t outMin,
+                 size_t outMax);
+[[noreturn]] void opError(const OpCall &call, const std::string &message);
+
+} // namespace snnrt::cuda
+
+#endif // SNNRT_CUDA_CUDAOPS_H

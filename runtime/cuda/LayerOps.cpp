@@ -1,0 +1,521 @@
+//===- LayerOps.cpp - stateless layers: GEMMs, conv, pooling, batch norm --===//
+//
+// Every stateless layer runs once over all T*B rows. Linear layers and
+// convolutions (im2col + cuBLAS) reduce their weight gradients over all rows
+// in one GEMM; the column buffer is chunked only when it would exceed
+// kMaxColumnBytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaOps.h"
+#include "kernels/KernelArgs.h"
+
+#include <algorithm>
+#include <climits>
+#include <tuple>
+
+using namespace snnrt::cuda;
+
+namespace {
+constexpr std::size_t kMaxColumnBytes = std::size_t(512) << 20;
+
+int toInt(const OpCall &call, long long v, const char *what) {
+  if (v < 0 || v > INT_MAX)
+    opError(call, std::string(what) + " = " + std::to_string(v) +
+                      " exceeds what one cuBLAS call supports (2^31-1)");
+  return static_cast<int>(v);
+}
+
+void expectElements(const OpCall &call, const DeviceTensor &t, int64_t n,
+                    const std::string &why) {
+  if (t.numel() != n)
+    opError(call, "tensor " + t.name + " has " + std::to_string(t.numel()) +
+                      " elements; expected " + std::to_string(n) + " (" + why +
+                      ")");
+}
+
+/// has_bias, need_gx, accumulate of linear_bwd/conv2d_bwd (in: gy, x, w;
+/// out: gx?, gw, gb?), with their arity checked.
+std::tuple<bool, bool, bool> weightGradFlags(const OpCall &call) {
+  bool hasBias = attrBool(call, "has_bias", false);
+  bool needGx = attrBool(call, "need_gx", true);
+  size_t outs = 1 + hasBias + needGx;
+  expectArity(call, 3, 3, outs, outs);
+  return {hasBias, needGx, attrBool(call, "accumulate", false)};
+}
+
+//===-- linear ------------------------------------------------------------===//
+
+struct LinearDims {
+  long long m, n, k;
+};
+
+LinearDims linearDims(const OpCall &call, const DeviceTensor &x,
+                      const DeviceTensor &w) {
+  if (w.shape.size() != 2)
+    opError(call, "weight " + w.name + " must be [N, K]");
+  LinearDims d{0, w.shape[0], w.shape[1]};
+  if (d.k <= 0 || x.numel() % d.k != 0)
+    opError(call, "input " + x.name + " (" + std::to_string(x.numel()) +
+                      " elements) is not a list of rows of K = " +
+                      std::to_string(d.k));
+  d.m = x.numel() / d.k;
+  return d;
+}
+
+void runLinear(CudaDevice &dev, OpCall &call) {
+  bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
+  expectArity(call, hasBias ? 3 : 2, hasBias ? 3 : 2, 1, 1);
+  const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
+  LinearDims d = linearDims(call, x, w);
+  expectElements(call, y, d.m * d.n, "rows x N");
+  RowMajorGemm g;
+  g.transB = true; // y = x wᵀ
+  g.m = toInt(call, d.m, "rows");
+  g.n = toInt(call, d.n, "N");
+  g.k = toInt(call, d.k, "K");
+  g.a = x.f32(), g.lda = d.k;
+  g.b = w.f32(), g.ldb = d.k;
+  g.c = y.f32(), g.ldc = d.n;
+  dev.gemm(g, call.where);
+  if (hasBias) {
+    expectElements(call, call.in[2], d.n, "bias of N");
+    dev.launchElementwise("snnrt_add_bias", d.m * d.n, call.where, y.f32(),
+                          call.in[2].f32(), d.m, d.n);
+  }
+}
+
+void runLinearBackward(CudaDevice &dev, OpCall &call) {
+  auto [hasBias, needGx, accumulate] = weightGradFlags(call);
+  const DeviceTensor &gy = call.in[0], &x = call.in[1], &w = call.in[2];
+  LinearDims d = linearDims(call, x, w);
+  expectElements(call, gy, d.m * d.n, "rows x N");
+  size_t o = 0;
+  float beta = accumulate ? 1.0f : 0.0f;
+  if (needGx) {
+    const DeviceTensor &gx = call.out[o++];
+    expectElements(call, gx, d.m * d.k, "rows x K");
+    RowMajorGemm g; // gx = gy w
+    g.m = toInt(call, d.m, "rows"), g.n = toInt(call, d.k, "K");
+    g.k = toInt(call, d.n, "N");
+    g.a = gy.f32(), g.lda = d.n;
+    g.b = w.f32(), g.ldb = d.k;
+    g.c = gx.f32(), g.ldc = d.k, g.beta = beta;
+    dev.gemm(g, call.where);
+  }
+  const DeviceTensor &gw = call.out[o++];
+  expectElements(call, gw, d.n * d.k, "like the weight");
+  RowMajorGemm g; // gw = gyᵀ x: one GEMM over all rows
+  g.transA = true;
+  g.m = toInt(call, d.n, "N"), g.n = toInt(call, d.k, "K");
+  g.k = toInt(call, d.m, "rows");
+  g.a = gy.f32(), g.lda = d.n;
+  g.b = x.f32(), g.ldb = d.k;
+  g.c = gw.f32(), g.ldc = d.k, g.beta = beta;
+  dev.gemm(g, call.where);
+  if (hasBias) {
+    const DeviceTensor &gb = call.out[o++];
+    expectElements(call, gb, d.n, "like the bias");
+    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
+               static_cast<unsigned>(d.n), 256, 0, call.where, gy.f32(),
+               gb.f32(), d.m, d.n, 1LL, int(accumulate));
+  }
+}
+
+//===-- convolution and pooling windows -----------------------------------===//
+
+/// The window of a conv/pool op over x [M, C, H, W] (the last three dims).
+SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
+                         int64_t kh, int64_t kw, bool dilated,
+                         const char *kernelAttr) {
+  if (x.shape.size() < 4)
+    opError(call, "input " + x.name + " must be [rows..., C, H, W]");
+  SnnConvShape s{};
+  size_t r = x.shape.size();
+  s.channels = x.shape[r - 3], s.height = x.shape[r - 2];
+  s.width = x.shape[r - 1];
+  s.images = x.numel() / (s.channels * s.height * s.width);
+  s.kernelH = kh, s.kernelW = kw;
+  std::vector<int64_t> stride =
+      call.op.contains("stride") ? attrInts(call, "stride", 2)
+                                 : std::vector<int64_t>{kh, kw};
+  std::vector<int64_t> pad = call.op.contains("padding")
+                                 ? attrInts(call, "padding", 2)
+                                 : std::vector<int64_t>{0, 0};
+  std::vector<int64_t> dil = dilated && call.op.contains("dilation")
+                                 ? attrInts(call, "dilation", 2)
+                                 : std::vector<int64_t>{1, 1};
+  s.strideH = stride[0], s.strideW = stride[1];
+  s.padH = pad[0], s.padW = pad[1], s.dilH = dil[0], s.dilW = dil[1];
+  if (kh <= 0 || kw <= 0 || s.strideH <= 0 || s.strideW <= 0 || s.padH < 0 ||
+      s.padW < 0 || s.dilH <= 0 || s.dilW <= 0)
+    opError(call, std::string("'") + kernelAttr +
+                      "', 'stride' and 'dilation' must be positive and "
+                      "'padding' non-negative");
+  s.outHeight = (s.height + 2 * s.padH - s.dilH * (kh - 1) - 1) / s.strideH + 1;
+  s.outWidth = (s.width + 2 * s.padW - s.dilW * (kw - 1) - 1) / s.strideW + 1;
+  if (s.outHeight <= 0 || s.outWidth <= 0)
+    opError(call, "the window is larger than the padded input " + x.name);
+  s.groupChannels = s.channels;
+  return s;
+}
+
+struct ConvSetup {
+  SnnConvShape shape;
+  long long out, groups, groupOut, groupK, pixels;
+  long long chunk; // images per column buffer
+};
+
+ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
+                    const DeviceTensor &w, bool backward) {
+  if (w.shape.size() != 4)
+    opError(call, "weight " + w.name + " must be [O, C/groups, KH, KW]");
+  ConvSetup c;
+  c.shape = windowShape(call, x, w.shape[2], w.shape[3], true, "kernel");
+  c.groups = static_cast<long long>(attrNumber(call, "groups", 1));
+  c.out = w.shape[0];
+  if (c.groups <= 0 || c.shape.channels % c.groups || c.out % c.groups ||
+      w.shape[1] * c.groups != c.shape.channels)
+    opError(call, "weight " + w.name + " [" + std::to_string(w.shape[0]) +
+                      ", " + std::to_string(w.shape[1]) + ", ...] does not "
+                      "fit " + std::to_string(c.shape.channels) +
+                      " input channels in " + std::to_string(c.groups) +
+                      " groups");
+  c.shape.groupChannels = c.shape.channels / c.groups;
+  c.groupOut = c.out / c.groups;
+  c.groupK = c.shape.groupChannels * c.shape.kernelH * c.shape.kernelW;
+  c.pixels = c.shape.outHeight * c.shape.outWidth;
+  // Per image: the columns (and in backward their gradient and gyᵀ).
+  long long perImage = c.groupK * c.pixels * (backward ? 2 : 1) +
+                       (backward ? c.out * c.pixels : 0);
+  c.chunk = std::max(1LL, static_cast<long long>(kMaxColumnBytes / 4) /
+                              std::max(1LL, perImage));
+  c.chunk = std::min(c.chunk, c.shape.images);
+  return c;
+}
+
+void im2col(CudaDevice &dev, const OpCall &call, const float *x, float *col,
+            SnnConvShape s, long long group) {
+  long long total = s.groupChannels * s.kernelH * s.kernelW * s.images *
+                    s.outHeight * s.outWidth;
+  dev.launchElementwise("snnrt_im2col", total, call.where, x, col, s, group);
+}
+
+void runConv(CudaDevice &dev, OpCall &call) {
+  bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
+  expectArity(call, hasBias ? 3 : 2, hasBias ? 3 : 2, 1, 1);
+  const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
+  ConvSetup c = convSetup(call, x, w, false);
+  const SnnConvShape &s = c.shape;
+  expectElements(call, y, s.images * c.out * c.pixels, "M x O x OH x OW");
+  long long inImage = s.channels * s.height * s.width;
+  float *col = reinterpret_cast<float *>(dev.scratch(
+      "conv.col", c.groupK * c.chunk * c.pixels * 4, call.where));
+  for (long long m0 = 0; m0 < s.images; m0 += c.chunk) {
+    SnnConvShape part = s;
+    part.images = std::min(c.chunk, s.images - m0);
+    for (long long g = 0; g < c.groups; ++g) {
+      im2col(dev, call, x.f32() + m0 * inImage, col, part, g);
+      // y_m[Og, P] = w_g[Og, Kg] col[:, m P .. m P + P], one batch entry per
+      // image.
+      RowMajorGemm gm;
+      gm.m = toInt(call, c.groupOut, "O/groups");
+      gm.n = toInt(call, c.pixels, "OH*OW");
+      gm.k = toInt(call, c.groupK, "C/groups*KH*KW");
+      gm.a = w.f32() + g * c.groupOut * c.groupK, gm.lda = c.groupK;
+      gm.b = col, gm.ldb = part.images * c.pixels, gm.strideB = c.pixels;
+      gm.c = y.f32() + m0 * c.out * c.pixels + g * c.groupOut * c.pixels;
+      gm.ldc = c.pixels, gm.strideC = c.out * c.pixels;
+      gm.batch = toInt(call, part.images, "images");
+      dev.gemm(gm, call.where);
+    }
+  }
+  if (hasBias) {
+    expectElements(call, call.in[2], c.out, "bias of O");
+    dev.launchElementwise("snnrt_add_channel_bias", y.numel(), call.where,
+                          y.f32(), call.in[2].f32(),
+                          static_cast<long long>(y.numel()), c.out, c.pixels);
+  }
+}
+
+void runConvBackward(CudaDevice &dev, OpCall &call) {
+  auto [hasBias, needGx, accumulate] = weightGradFlags(call);
+  const DeviceTensor &gy = call.in[0], &x = call.in[1], &w = call.in[2];
+  ConvSetup c = convSetup(call, x, w, true);
+  const SnnConvShape &s = c.shape;
+  expectElements(call, gy, s.images * c.out * c.pixels, "M x O x OH x OW");
+  size_t o = 0;
+  const DeviceTensor *gx = needGx ? &call.out[o++] : nullptr;
+  const DeviceTensor &gw = call.out[o++];
+  expectElements(call, gw, w.numel(), "like the weight");
+  if (gx)
+    expectElements(call, *gx, x.numel(), "like the input");
+  long long inImage = s.channels * s.height * s.width;
+  long long colElems = c.groupK * c.chunk * c.pixels;
+  float *col = reinterpret_cast<float *>(
+      dev.scratch("conv.col", colElems * 4, call.where));
+  float *colGrad = reinterpret_cast<float *>(
+      dev.scratch("conv.colgrad", colElems * 4, call.where));
+  float *gyT = reinterpret_cast<float *>(dev.scratch(
+      "conv.gyT", c.out * c.chunk * c.pixels * 4, call.where));
+  for (long long m0 = 0; m0 < s.images; m0 += c.chunk) {
+    SnnConvShape part = s;
+    part.images = std::min(c.chunk, s.images - m0);
+    long long cols = part.images * c.pixels;
+    // gyᵀ[O, images*P]: each output channel's gradients in one row.
+    dev.launchElementwise("snnrt_channels_first", c.out * cols, call.where,
+                          gy.f32() + m0 * c.out * c.pixels, gyT,
+                          part.images, c.out, c.pixels);
+    for (long long g = 0; g < c.groups; ++g) {
+      im2col(dev, call, x.f32() + m0 * inImage, col, part, g);
+      const float *gyG = gyT + g * c.groupOut * cols;
+      RowMajorGemm gwG; // gw_g = gyᵀ_g colᵀ: all rows of the chunk at once
+      gwG.transB = true;
+      gwG.m = toInt(call, c.groupOut, "O/groups");
+      gwG.n = toInt(call, c.groupK, "C/groups*KH*KW");
+      gwG.k = toInt(call, cols, "images*OH*OW");
+      gwG.a = gyG, gwG.lda = cols;
+      gwG.b = col, gwG.ldb = cols;
+      gwG.c = gw.f32() + g * c.groupOut * c.groupK, gwG.ldc = c.groupK;
+      gwG.beta = (accumulate || m0 > 0) ? 1.0f : 0.0f;
+      dev.gemm(gwG, call.where);
+      if (!gx)
+        continue;
+      RowMajorGemm gc; // colGrad = w_gᵀ gyᵀ_g
+      gc.transA = true;
+      gc.m = toInt(call, c.groupK, "C/groups*KH*KW");
+      gc.n = toInt(call, cols, "images*OH*OW");
+      gc.k = toInt(call, c.groupOut, "O/groups");
+      gc.a = w.f32() + g * c.groupOut * c.groupK, gc.lda = c.groupK;
+      gc.b = gyG, gc.ldb = cols;
+      gc.c = colGrad, gc.ldc = cols;
+      dev.gemm(gc, call.where);
+      dev.launchElementwise(
+          "snnrt_col2im", part.images * inImage / c.groups, call.where,
+          static_cast<const float *>(colGrad), gx->f32() + m0 * inImage, part,
+          g, int(accumulate));
+    }
+  }
+  if (hasBias) {
+    const DeviceTensor &gb = call.out[o++];
+    expectElements(call, gb, c.out, "like the bias");
+    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
+               static_cast<unsigned>(c.out), 256, 0, call.where, gy.f32(),
+               gb.f32(), s.images, c.out, c.pixels, int(accumulate));
+  }
+}
+
+enum { kPoolAvg, kPoolSum, kPoolMax };
+
+SnnConvShape poolShape(const OpCall &call, const DeviceTensor &x) {
+  std::vector<int64_t> k = attrInts(call, "kernel", 2);
+  return windowShape(call, x, k[0], k[1], false, "kernel");
+}
+
+void runPool(CudaDevice &dev, OpCall &call, int kind) {
+  expectArity(call, 1, 1, 1, 1);
+  const DeviceTensor &x = call.in[0], &y = call.out[0];
+  SnnConvShape s = poolShape(call, x);
+  long long total = s.images * s.channels * s.outHeight * s.outWidth;
+  expectElements(call, y, total, "M x C x OH x OW");
+  dev.launchElementwise("snnrt_pool", total, call.where, x.f32(), y.f32(), s,
+                        kind);
+}
+
+void runPoolBackward(CudaDevice &dev, OpCall &call, int kind) {
+  bool accumulate = attrBool(call, "accumulate", false);
+  expectArity(call, kind == kPoolMax ? 2 : 1, 2, 1, 1);
+  const DeviceTensor &gy = call.in[0], &gx = call.out[0];
+  SnnConvShape s = poolShape(call, gx);
+  long long outTotal = s.images * s.channels * s.outHeight * s.outWidth;
+  expectElements(call, gy, outTotal, "M x C x OH x OW");
+  if (kind == kPoolMax) {
+    expectElements(call, call.in[1], gx.numel(), "like the input");
+    if (!accumulate)
+      dev.zero(gx.ptr, gx.numel() * 4, call.where);
+    dev.launchElementwise("snnrt_max_pool_bwd", outTotal, call.where, gy.f32(),
+                          call.in[1].f32(), gx.f32(), s);
+    return;
+  }
+  float scale =
+      kind == kPoolAvg ? 1.0f / static_cast<float>(s.kernelH * s.kernelW) : 1.0f;
+  dev.launchElementwise("snnrt_pool_sum_bwd", gx.numel(), call.where,
+                        gy.f32(), gx.f32(), s, scale, int(accumulate));
+}
+
+//===-- batch norm --------------------------------------------------------===//
+
+/// x viewed as [M, C, S]: C from gamma, S from `spatial_rank` trailing dims.
+void bnDims(const OpCall &call, const DeviceTensor &x, long long channels,
+            long long &m, long long &s) {
+  size_t r = x.shape.size();
+  long long rank = static_cast<long long>(attrNumber(
+      call, "spatial_rank",
+      r >= 1 && x.shape.back() == channels ? 0 : (r >= 3 ? 2 : 0)));
+  if (rank < 0 || static_cast<size_t>(rank) + 1 > r ||
+      x.shape[r - 1 - rank] != channels)
+    opError(call, "input " + x.name + " has no channel dimension of size " +
+                      std::to_string(channels) + " before " +
+                      std::to_string(rank) + " spatial dimensions");
+  s = 1;
+  for (size_t i = r - rank; i < r; ++i)
+    s *= x.shape[i];
+  m = x.numel() / (channels * s);
+}
+
+void runBatchNorm(CudaDevice &dev, OpCall &call) {
+  bool training = attrBool(call, "training", false);
+  expectArity(call, 5, 5, 1, 3);
+  const DeviceTensor &x = call.in[0], &gamma = call.in[1], &beta = call.in[2];
+  const DeviceTensor &runMean = call.in[3], &runVar = call.in[4];
+  const DeviceTensor &y = call.out[0];
+  long long c = gamma.numel(), m, s;
+  bnDims(call, x, c, m, s);
+  for (const DeviceTensor *t : {&beta, &runMean, &runVar})
+    expectElements(call, *t, c, "one per channel");
+  expectElements(call, y, x.numel(), "like the input");
+  float eps = static_cast<float>(attrNumber(call, "eps", 1e-5));
+  if (!training) {
+    dev.launchElementwise("snnrt_bn_apply", x.numel(), call.where, x.f32(),
+                          y.f32(), runMean.f32(), runVar.f32(), 1, eps,
+                          gamma.f32(), beta.f32(),
+                          static_cast<long long>(x.numel()), c, s);
+    return;
+  }
+  float momentum = static_cast<float>(attrNumber(call, "momentum", 0.1));
+  float *stats = reinterpret_cast<float *>(
+      dev.scratch("bn.stats", 2 * c * 4, call.where));
+  float *mean = call.out.size() == 3 ? call.out[1].f32() : stats;
+  float *invstd = call.out.size() == 3 ? call.out[2].f32() : stats + c;
+  if (call.out.size() == 3) {
+    expectElements(call, call.out[1], c, "one per channel");
+    expectElements(call, call.out[2], c, "one per channel");
+  }
+  dev.launch(dev.kernels().builtin("snnrt_bn_stats", call.where),
+             static_cast<unsigned>(c), 512, 0, call.where, x.f32(), m, c, s,
+             eps, momentum, mean, invstd, runMean.f32(), runVar.f32());
+  dev.launchElementwise("snnrt_bn_apply", x.numel(), call.where, x.f32(),
+                        y.f32(), static_cast<const float *>(mean),
+                        static_cast<const float *>(invstd), 0, eps,
+                        gamma.f32(), beta.f32(),
+                        static_cast<long long>(x.numel()), c, s);
+}
+
+void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
+  bool accumulate = attrBool(call, "accumulate", false);
+  expectArity(call, 5, 5, 3, 3);
+  const DeviceTensor &gy = call.in[0], &x = call.in[1], &gamma = call.in[2];
+  const DeviceTensor &mean = call.in[3], &invstd = call.in[4];
+  long long c = gamma.numel(), m, s;
+  bnDims(call, x, c, m, s);
+  expectElements(call, gy, x.numel(), "like the input");
+  expectElements(call, call.out[0], x.numel(), "like the input");
+  for (const DeviceTensor *t : std::initializer_list<const DeviceTensor *>{
+           &mean, &invstd, &call.out[1], &call.out[2]})
+    expectElements(call, *t, c, "one per channel");
+  float *sums = reinterpret_cast<float *>(
+      dev.scratch("bn.sums", 2 * c * 4, call.where));
+  dev.launch(dev.kernels().builtin("snnrt_bn_bwd_reduce", call.where),
+             static_cast<unsigned>(c), 512, 0, call.where, gy.f32(), x.f32(),
+             mean.f32(), invstd.f32(), m, c, s, sums, call.out[1].f32(),
+             call.out[2].f32(), int(accumulate));
+  dev.launchElementwise("snnrt_bn_bwd_apply", x.numel(), call.where, gy.f32(),
+                        x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
+                        static_cast<const float *>(sums), call.out[0].f32(),
+                        static_cast<long long>(x.numel()), c, s,
+                        int(accumulate));
+}
+
+//===-- elementwise -------------------------------------------------------===//
+
+void runAdd(CudaDevice &dev, OpCall &call) {
+  expectArity(call, 2, 2, 1, 1);
+  const DeviceTensor &a = call.in[0], &b = call.in[1], &y = call.out[0];
+  expectElements(call, b, a.numel(), "same shape as " + a.name);
+  expectElements(call, y, a.numel(), "same shape as " + a.name);
+  dev.launchElementwise("snnrt_add", a.numel(), call.where, a.f32(), b.f32(),
+                        y.f32(), static_cast<long long>(a.numel()));
+}
+
+void runScale(CudaDevice &dev, OpCall &call) {
+  expectArity(call, 1, 1, 1, 1);
+  const DeviceTensor &x = call.in[0], &y = call.out[0];
+  expectElements(call, y, x.numel(), "like the input");
+  float scale = static_cast<float>(attrNumber(call, "scale"));
+  dev.launchElementwise("snnrt_scale", x.numel(), call.where, x.f32(), y.f32(),
+                        scale, static_cast<long long>(x.numel()),
+                        int(attrBool(call, "accumulate", false)));
+}
+
+void runDropout(CudaDevice &dev, OpCall &call) {
+  bool training = attrBool(call, "training", false);
+  float p = static_cast<float>(attrNumber(call, "p", 0.5));
+  if (p < 0.0f || p >= 1.0f)
+    opError(call, "dropout 'p' must be in [0, 1)");
+  expectArity(call, 1, 1, training ? 2 : 1, 2);
+  const DeviceTensor &x = call.in[0], &y = call.out[0];
+  expectElements(call, y, x.numel(), "like the input");
+  if (!training) {
+    dev.copyOnDevice(y.ptr, x.ptr, x.numel() * 4, call.where);
+    return;
+  }
+  expectElements(call, call.out[1], x.numel(), "the mask, like the input");
+  dev.launchElementwise("snnrt_dropout", x.numel(), call.where, x.f32(),
+                        y.f32(),
+                        reinterpret_cast<unsigned char *>(call.out[1].ptr), p,
+                        static_cast<unsigned long long>(call.seed),
+                        static_cast<long long>(x.numel()));
+}
+
+void runDropoutBackward(CudaDevice &dev, OpCall &call) {
+  expectArity(call, 2, 2, 1, 1);
+  float p = static_cast<float>(attrNumber(call, "p", 0.5));
+  const DeviceTensor &gy = call.in[0], &gx = call.out[0];
+  expectElements(call, call.in[1], gy.numel(), "the mask, like the gradient");
+  expectElements(call, gx, gy.numel(), "like the gradient");
+  dev.launchElementwise(
+      "snnrt_dropout_bwd", gy.numel(), call.where, gy.f32(),
+      reinterpret_cast<const unsigned char *>(call.in[1].ptr), gx.f32(), p,
+      static_cast<long long>(gy.numel()),
+      int(attrBool(call, "accumulate", false)));
+}
+} // namespace
+
+bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
+  std::string kind = call.op.value("op", "");
+  if (kind == "linear")
+    runLinear(dev, call);
+  else if (kind == "linear_bwd")
+    runLinearBackward(dev, call);
+  else if (kind == "conv2d")
+    runConv(dev, call);
+  else if (kind == "conv2d_bwd")
+    runConvBackward(dev, call);
+  else if (kind == "avg_pool2d")
+    runPool(dev, call, kPoolAvg);
+  else if (kind == "sum_pool2d")
+    runPool(dev, call, kPoolSum);
+  else if (kind == "max_pool2d")
+    runPool(dev, call, kPoolMax);
+  else if (kind == "avg_pool2d_bwd")
+    runPoolBackward(dev, call, kPoolAvg);
+  else if (kind == "sum_pool2d_bwd")
+    runPoolBackward(dev, call, kPoolSum);
+  else if (kind == "max_pool2d_bwd")
+    runPoolBackward(dev, call, kPoolMax);
+  else if (kind == "batch_norm")
+    runBatchNorm(dev, call);
+  else if (kind == "batch_norm_bwd")
+    runBatchNormBackward(dev, call);
+  else if (kind == "add" || kind == "accumulate")
+    runAdd(dev, call);
+  else if (kind == "scale")
+    runScale(dev, call);
+  else if (kind == "dropout")
+    runDropout(dev, call);
+  else if (kind == "dropout_bwd")
+    runDropoutBackward(dev, call);
+  else
+    return false;
+  return true;
+}

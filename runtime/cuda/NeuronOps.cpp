@@ -1,0 +1,274 @@
+//===- NeuronOps.cpp - neuron and neuron_bwd ------------------------------===//
+//
+// A neuron op runs the module's compiled kernel when it names one (and the
+// module brought cubin/PTX), else the built-in scan kernel of Neuron.cu.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaOps.h"
+#include "kernels/KernelArgs.h"
+
+#include <cstring>
+
+using namespace snnrt::cuda;
+using nlohmann::json;
+
+namespace {
+const char *const kParamNames[SNN_NUM_PARAMS] = {
+    "k", "c", "v_leak", "v_th", "v_reset", "v_init", "k_syn", "c_syn",
+    "i_init"};
+
+bool aligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+/// Sets parameter `index` from the attribute `value` (a number or
+/// {"tensor": id} with 1 or F elements).
+void setParam(const OpCall &call, SnnNeuronArgs &a, int index,
+              const char *name, const json &value) {
+  if (value.is_number()) {
+    a.scalar[index] = value.get<float>();
+    return;
+  }
+  if (!value.is_object() || !value.contains("tensor") ||
+      !value["tensor"].is_number_integer())
+    opError(call, std::string("attribute '") + name +
+                      "' must be a number or {\"tensor\": id}");
+  DeviceTensor t = call.tensor(value["tensor"].get<int64_t>());
+  if (t.numel() != 1 && t.numel() != a.features)
+    opError(call, std::string("parameter '") + name + "' (tensor " + t.name +
+                      ") has " + std::to_string(t.numel()) +
+                      " elements; expected 1 or features = " +
+                      std::to_string(a.features));
+  a.param[index] = t.f32();
+  a.paramSize[index] = t.numel();
+}
+
+SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x) {
+  SnnNeuronArgs a;
+  std::memset(&a, 0, sizeof(a));
+  const json &op = call.op;
+  std::string model = op.value("model", "");
+  if (model == "lif" || model == "if")
+    a.model = SNN_MODEL_LIF;
+  else if (model == "plif")
+    a.model = SNN_MODEL_PLIF;
+  else if (model == "li")
+    a.model = SNN_MODEL_LI;
+  else if (model == "cuba_lif")
+    a.model = SNN_MODEL_CUBA;
+  else
+    opError(call, "unknown neuron model '" + model +
+                      "' (expected lif, if, plif, li or cuba_lif)");
+  if (x.shape.empty() || x.shape[0] <= 0)
+    opError(call, "input " + x.name + " must be [T, ...] with T > 0");
+  a.steps = x.shape[0];
+  a.neurons = x.numel() / a.steps;
+  a.features = static_cast<long long>(attrNumber(call, "features"));
+  if (a.features <= 0 || a.neurons % a.features != 0)
+    opError(call, "'features' = " + std::to_string(a.features) +
+                      " does not divide the " + std::to_string(a.neurons) +
+                      " neurons per step of " + x.name);
+
+  // Defaults of DESIGN §2 for what a manifest may leave out.
+  bool soft = op.value("reset", "hard") == "soft";
+  a.softReset = soft;
+  a.scalar[SNN_PARAM_C] = 1.0f;
+  a.scalar[SNN_PARAM_V_TH] = 1.0f;
+  for (int i = 0; i < SNN_NUM_PARAMS; ++i) {
+    a.paramSize[i] = 1;
+    if (op.contains(kParamNames[i]))
+      setParam(call, a, i, kParamNames[i], op[kParamNames[i]]);
+  }
+  if (!op.contains("v_init") && !soft) {
+    a.scalar[SNN_PARAM_V_INIT] = a.scalar[SNN_PARAM_V_RESET];
+    a.param[SNN_PARAM_V_INIT] = a.param[SNN_PARAM_V_RESET];
+    a.paramSize[SNN_PARAM_V_INIT] = a.paramSize[SNN_PARAM_V_RESET];
+  }
+  if (model == "if") {
+    a.scalar[SNN_PARAM_K] = 0.0f;
+    a.param[SNN_PARAM_K] = nullptr;
+  }
+  if (a.model == SNN_MODEL_PLIF) {
+    if (!op.contains("plif_w"))
+      opError(call, "plif needs 'plif_w': {\"tensor\": id}");
+    setParam(call, a, SNN_PARAM_K, "plif_w", op["plif_w"]);
+    if (!a.param[SNN_PARAM_K])
+      opError(call, "'plif_w' must be {\"tensor\": id} (a learnable weight)");
+    a.decayInput = attrBool(call, "decay_input", true);
+  }
+  std::string reset = op.value("reset", "hard");
+  if (reset != "hard" && reset != "soft")
+    opError(call, "'reset' must be \"hard\" or \"soft\", not '" + reset + "'");
+  a.strict = attrBool(call, "strict", false);
+  a.detachReset = attrBool(call, "detach_reset", false);
+
+  a.surrogate = SNN_SG_SIGMOID;
+  a.alpha = 4.0f;
+  if (op.contains("surrogate")) {
+    const json &sg = op["surrogate"];
+    std::string kind = sg.value("kind", "sigmoid");
+    float alpha;
+    if (kind == "sigmoid")
+      a.surrogate = SNN_SG_SIGMOID, alpha = 4.0f;
+    else if (kind == "atan")
+      a.surrogate = SNN_SG_ATAN, alpha = 2.0f;
+    else if (kind == "triangle")
+      a.surrogate = SNN_SG_TRIANGLE, alpha = 1.0f;
+    else if (kind == "fast_sigmoid")
+      a.surrogate = SNN_SG_FAST_SIGMOID, alpha = 10.0f;
+    else
+      opError(call, "unknown surrogate '" + kind +
+                        "' (expected sigmoid, atan, triangle or "
+                        "fast_sigmoid)");
+    a.alpha = sg.contains("alpha") && sg["alpha"].is_number()
+                  ? sg["alpha"].get<float>()
+                  : alpha;
+    if (sg.contains("theta_grad") && sg["theta_grad"].is_number()) {
+      a.hasThetaGrad = 1;
+      a.thetaGrad = sg["theta_grad"].get<float>();
+    }
+  }
+  return a;
+}
+
+void checkShape(const OpCall &call, const DeviceTensor &t,
+                const DeviceTensor &x) {
+  if (t.numel() != x.numel())
+    opError(call, "tensor " + t.name + " has " + std::to_string(t.numel()) +
+                      " elements; expected " + std::to_string(x.numel()) +
+                      " like " + x.name);
+}
+
+/// Launches the compiled kernel `name` with the documented ABI: the tensors
+/// of `fixed`, then `in[firstParam..]`.
+void launchCompiled(CudaDevice &device, OpCall &call, const std::string &name,
+                    std::vector<CUdeviceptr> args, size_t firstParam) {
+  const json &k = call.op["kernel"];
+  long long block = k.value("block", 0LL), grid = k.value("grid", 0LL);
+  if (block <= 0 || block > 1024 || grid <= 0)
+    opError(call, "'kernel' needs block in 1..1024 and grid > 0");
+  for (size_t i = firstParam; i < call.in.size(); ++i)
+    args.push_back(call.in[i].ptr);
+  std::vector<void *> params;
+  for (CUdeviceptr &p : args)
+    params.push_back(&p);
+  params.push_back(nullptr);
+  CUfunction fn = device.kernels().compiledKernel(name, call.where);
+  device.launchRaw(fn, static_cast<unsigned>(grid),
+                   static_cast<unsigned>(block), 0, params.data(), call.where);
+  if (call.kernelUsed)
+    *call.kernelUsed = "compiled kernel " + name;
+}
+
+void launchBuiltin(CudaDevice &device, OpCall &call, SnnNeuronArgs &a,
+                   bool backward) {
+  bool vec = a.neurons % 4 == 0 && aligned16(a.in) && aligned16(a.out) &&
+             (!a.h || aligned16(a.h)) && (!a.syn || aligned16(a.syn));
+  int width = vec ? 4 : 1;
+  std::string name = std::string("snnrt_neuron_") + (backward ? "bwd" : "fwd") +
+                     (vec ? "_w4" : "_w1");
+  long long threads = a.neurons / width;
+  unsigned grid = static_cast<unsigned>((threads + 255) / 256);
+  device.launch(device.kernels().builtin(name, call.where), grid, 256, 0,
+                call.where, a);
+  if (call.kernelUsed)
+    *call.kernelUsed = "built-in kernel " + name;
+}
+
+/// The compiled kernel `which` ("fwd"/"bwd") that the op names, if the
+/// module brought one.
+bool compiledKernelFor(CudaDevice &dev, const OpCall &call, const char *which,
+                       std::string &name) {
+  if (!call.useCompiledKernels || !dev.kernels().hasCompiled() ||
+      !call.op.contains("kernel") || !call.op["kernel"].is_object())
+    return false;
+  const json &k = call.op["kernel"];
+  if (!k.contains(which) || !k[which].is_string())
+    return false;
+  name = k[which].get<std::string>();
+  return true;
+}
+
+void runForward(CudaDevice &device, OpCall &call) {
+  expectArity(call, 1, 64, 1, 3);
+  const DeviceTensor &x = call.in[0];
+  SnnNeuronArgs a = parseNeuron(call, x);
+  bool saveH = attrBool(call, "save_h", false);
+  bool cuba = a.model == SNN_MODEL_CUBA;
+  size_t outs = 1 + (saveH ? 1 : 0) + (saveH && cuba ? 1 : 0);
+  if (call.out.size() != outs)
+    opError(call, "expected " + std::to_string(outs) + " outputs (s" +
+                      (saveH ? ", h" : "") + (saveH && cuba ? ", i" : "") +
+                      "), got " + std::to_string(call.out.size()));
+  for (const DeviceTensor &t : call.out)
+    checkShape(call, t, x);
+  a.in = x.f32();
+  a.out = call.out[0].f32();
+  a.h = saveH ? call.out[1].f32() : nullptr;
+  a.syn = saveH && cuba ? call.out[2].f32() : nullptr;
+
+  std::string name;
+  if (a.model != SNN_MODEL_PLIF &&
+      compiledKernelFor(device, call, "fwd", name)) {
+    std::vector<CUdeviceptr> args{x.ptr};
+    for (const DeviceTensor &t : call.out)
+      args.push_back(t.ptr);
+    launchCompiled(device, call, name, args, 1);
+    return;
+  }
+  launchBuiltin(device, call, a, /*backward=*/false);
+}
+
+void runBackward(CudaDevice &device, OpCall &call) {
+  expectArity(call, 2, 64, 1, 2);
+  const DeviceTensor &gs = call.in[0], &h = call.in[1];
+  SnnNeuronArgs a = parseNeuron(call, gs);
+  bool cuba = a.model == SNN_MODEL_CUBA, plif = a.model == SNN_MODEL_PLIF;
+  checkShape(call, h, gs);
+  checkShape(call, call.out[0], gs);
+  if (plif != (call.out.size() == 2))
+    opError(call, plif ? "plif backward needs outputs (gx, gw)"
+                       : "expected one output (gx)");
+  a.in = gs.f32();
+  a.h = h.f32();
+  a.out = call.out[0].f32();
+  a.accumulate = attrBool(call, "accumulate", false);
+  if (plif) {
+    const DeviceTensor &gw = call.out[1];
+    if (gw.numel() != a.paramSize[SNN_PARAM_K])
+      opError(call, "gradient " + gw.name + " has " +
+                        std::to_string(gw.numel()) +
+                        " elements; the plif weight has " +
+                        std::to_string(a.paramSize[SNN_PARAM_K]));
+    a.gw = gw.f32();
+    if (!a.accumulate)
+      device.zero(gw.ptr, gw.numel() * sizeof(float), call.where);
+  }
+
+  std::string name;
+  if (!plif && !a.accumulate &&
+      compiledKernelFor(device, call, "bwd", name)) {
+    size_t firstParam = cuba ? 3 : 2;
+    if (call.in.size() < firstParam)
+      opError(call, "cuba_lif backward needs the saved synaptic current");
+    std::vector<CUdeviceptr> args{gs.ptr, h.ptr, call.out[0].ptr};
+    if (cuba)
+      args.push_back(call.in[2].ptr);
+    launchCompiled(device, call, name, args, firstParam);
+    return;
+  }
+  launchBuiltin(device, call, a, /*backward=*/true);
+}
+} // namespace
+
+bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
+  std::string kind = call.op.value("op", "");
+  if (kind == "neuron")
+    runForward(device, call);
+  else if (kind == "neuron_bwd")
+    runBackward(device, call);
+  else
+    return false;
+  return true;
+}
