@@ -5,7 +5,8 @@
 // documented mapping (neurons, batch norm, pools, ...) are written with their
 // defaults filled in; other snn ops of the training programs (losses,
 // gradients, optimizers, produced by the autodiff pass) are written
-// generically: their name without "snn." and their attributes.
+// generically: their name without "snn." and their attributes
+// (TrainPrograms.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,34 +20,13 @@ using namespace mlir::snn;
 using llvm::json::Array;
 using llvm::json::Object;
 
-static StringRef getOpKind(Operation *op) {
+StringRef mlir::snn::getOpKind(Operation *op) {
   StringRef name = op->getName().getStringRef();
   name.consume_front("snn.");
   return name;
 }
 
-/// Optimizer ops update their first operand (the parameter) and their state
-/// operands in place.
-static bool isOptimizerOp(Operation *op) {
-  return op->getName().getDialectNamespace() == "snn" &&
-         llvm::is_contained({"sgd", "adam", "adamw"}, getOpKind(op));
-}
-
-static bool isLossOp(Operation *op) {
-  return op->getName().getDialectNamespace() == "snn" &&
-         getOpKind(op).starts_with("loss_");
-}
-
-/// `<model>_bwd` or `neuron_bwd`: the BPTT of a forward neuron op.
-static bool isNeuronBackwardOp(Operation *op) {
-  StringRef kind = getOpKind(op);
-  return op->getName().getDialectNamespace() == "snn" &&
-         llvm::is_contained({"neuron_bwd", "lif_bwd", "if_bwd", "plif_bwd",
-                             "li_bwd", "cuba_lif_bwd"},
-                            kind);
-}
-
-static Array toArray(ArrayRef<int64_t> values) { return Array(values); }
+Array mlir::snn::toArray(ArrayRef<int64_t> values) { return Array(values); }
 
 //===----------------------------------------------------------------------===//
 // Tensors
@@ -352,49 +332,6 @@ LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
   return success();
 }
 
-LogicalResult ManifestBuilder::addTrainPrograms(func::FuncOp trainStep) {
-  if (failed(beginFunction(trainStep, /*training=*/true)))
-    return failure();
-  if (!labelsId)
-    return trainStep.emitError()
-           << "@train_step needs the labels [B] (an integer tensor) as its "
-              "second argument";
-  Phase phase = Phase::TrainForward;
-  for (Operation &op : trainStep.getBody().front()) {
-    if (isa<func::ReturnOp>(op))
-      continue;
-    if (isLossOp(&op)) {
-      if (phase != Phase::TrainForward)
-        return op.emitError() << "@train_step has a second loss op; "
-                                 "snn-compile supports one loss";
-      phase = Phase::Backward;
-      if (failed(serializeLoss(&op)))
-        return failure();
-      continue;
-    }
-    if (isOptimizerOp(&op)) {
-      if (phase == Phase::TrainForward)
-        return op.emitError() << "optimizer op before the loss op in "
-                                 "@train_step: update after the backward pass";
-      phase = Phase::Update;
-      if (failed(serializeOptimizer(&op)))
-        return failure();
-      continue;
-    }
-    if (phase == Phase::Update)
-      return op.emitError() << "'" << op.getName()
-                            << "' after an optimizer op in @train_step: "
-                               "the update program holds optimizer ops only";
-    if (failed(serializeOp(&op, phase)))
-      return failure();
-  }
-  if (phase == Phase::TrainForward)
-    return trainStep.emitError()
-           << "@train_step has no loss op (snn.loss_*); run --snn-autodiff "
-              "to produce the training step";
-  return success();
-}
-
 LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   bool forwardPhase = phase == Phase::Infer || phase == Phase::TrainForward;
   if (auto param = dyn_cast<ParamOp>(op)) {
@@ -590,135 +527,6 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
         {"grid", kernel->second.grid}};
   emit(phase, std::move(json));
   neurons[op] = std::move(record);
-  return success();
-}
-
-LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
-  // The forward layer is the one whose result (the spikes) is an operand;
-  // the other operand is the gradient of those spikes.
-  NeuronRecord *record = nullptr;
-  Value gs;
-  for (Value operand : op->getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    auto it = def ? neurons.find(def) : neurons.end();
-    if (!record && it != neurons.end())
-      record = &it->second;
-    else if (!gs)
-      gs = operand;
-  }
-  if (!record || !gs)
-    return op->emitError()
-           << "'" << op->getName()
-           << "' needs the gradient of the spikes and the forward neuron "
-              "layer's output as operands";
-  FailureOr<int64_t> gsId = lookup(op, gs);
-  if (failed(gsId))
-    return failure();
-  Array in{*gsId, record->savedH};
-  if (record->savedI >= 0)
-    in.push_back(record->savedI);
-  if (record->plifWeight)
-    in.push_back(*record->plifWeight);
-  for (int64_t id : record->paramInputs)
-    in.push_back(id);
-  Array out;
-  for (Value result : op->getResults()) {
-    FailureOr<int64_t> id = addValueTensor(op, result, "grad");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-  }
-  Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(out)}};
-  for (const auto &kv : record->attrs)
-    json[kv.first] = kv.second;
-  auto kernel = kernels.find(record->op);
-  if (kernel != kernels.end())
-    json["kernel"] = Object{{"bwd", kernel->second.bwd},
-                            {"block", kernel->second.block},
-                            {"grid", kernel->second.grid}};
-  emit(Phase::Backward, std::move(json));
-  return success();
-}
-
-LogicalResult ManifestBuilder::serializeLoss(Operation *op) {
-  if (op->getNumResults() == 0)
-    return op->emitError() << "loss op without results";
-  if (failed(serializeGeneric(op, Phase::Backward)))
-    return failure();
-  const Array &out = *backward.back().getAsObject()->getArray("out");
-  // loss[], then the output gradient and the number of correct samples[].
-  for (auto [index, value] : llvm::enumerate(out)) {
-    int64_t id = *value.getAsInteger();
-    bool scalar = tensor(id).getArray("shape")->empty();
-    if (index == 0) {
-      tensor(id)["role"] = "loss";
-      tensor(id)["name"] = "loss";
-      lossId = id;
-    } else if (scalar && !correctId) {
-      tensor(id)["role"] = "metric";
-      tensor(id)["name"] = "correct";
-      correctId = id;
-    } else {
-      tensor(id)["name"] = "grad:output";
-    }
-  }
-  return success();
-}
-
-LogicalResult ManifestBuilder::serializeOptimizer(Operation *op) {
-  if (op->getNumOperands() < 2 ||
-      op->getNumResults() + 1 != op->getNumOperands())
-    return op->emitError()
-           << "optimizer op '" << op->getName()
-           << "' must take (param, grad, state...) and return (param, "
-              "state...)";
-  Array in, out;
-  SmallVector<int64_t> operandIds;
-  for (Value operand : op->getOperands()) {
-    FailureOr<int64_t> id = lookup(op, operand);
-    if (failed(id))
-      return failure();
-    operandIds.push_back(*id);
-    in.push_back(*id);
-  }
-  auto param = paramOfValue.find(op->getOperand(0));
-  if (param == paramOfValue.end())
-    return op->emitError() << "the first operand of '" << op->getName()
-                           << "' must be an snn.param (the updated weight)";
-  std::string paramName = tensor(param->second).getString("name")->str();
-  Object &grad = tensor(operandIds[1]);
-  grad["grad_of"] = param->second;
-  grad["name"] = "grad:" + paramName;
-  for (unsigned i = 2; i < op->getNumOperands(); ++i) {
-    if (!paramOfValue.count(op->getOperand(i)))
-      return op->emitError() << "optimizer state operand #" << i << " of '"
-                             << op->getName()
-                             << "' must be an snn.param (persistent state)";
-    Object &state = tensor(operandIds[i]);
-    state["role"] = "optimizer_state";
-    state["init"] = Object{{"kind", "zeros"}};
-    state.erase("trainable");
-  }
-  // In place: the results are the parameter and the state tensors.
-  out.push_back(operandIds[0]);
-  ids[op->getResult(0)] = operandIds[0];
-  for (unsigned i = 2; i < op->getNumOperands(); ++i) {
-    out.push_back(operandIds[i]);
-    ids[op->getResult(i - 1)] = operandIds[i];
-  }
-  Object json{{"op", getOpKind(op)}, {"in", std::move(in)}, {"out", std::move(out)}};
-  Object config{{"kind", getOpKind(op)}};
-  for (NamedAttribute attr : op->getAttrs()) {
-    FailureOr<llvm::json::Value> value =
-        convertAttribute(op, attr.getName(), attr.getValue());
-    if (failed(value))
-      return failure();
-    json[attr.getName().getValue()] = *value;
-    config[attr.getName().getValue()] = std::move(*value);
-  }
-  if (!optimizer)
-    optimizer = std::move(config);
-  emit(Phase::Update, std::move(json));
   return success();
 }
 

@@ -21,6 +21,15 @@
 
 namespace mlir::snn {
 
+/// The op's name without the "snn." prefix: its manifest `op`.
+StringRef getOpKind(Operation *op);
+
+/// `<model>_bwd` or `neuron_bwd`: the BPTT of a forward neuron op.
+bool isNeuronBackwardOp(Operation *op);
+
+/// A shape as a JSON array.
+llvm::json::Array toArray(ArrayRef<int64_t> values);
+
 /// The generated kernels of one neuron op (docs/artifact-format.md).
 struct NeuronKernelRef {
   std::string fwd;      ///< saves H: train_forward

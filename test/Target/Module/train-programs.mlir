@@ -15,7 +15,7 @@
 // CHECK: tensor [[LABELS]] labels [2] label dtype="i32"
 // CHECK: tensor [[M:[0-9]+]] opt:fc.weight:momentum [3, 6] optimizer_state init={"kind":"zeros"}
 // Forward values that backward reads are saved.
-// CHECK: tensor [[X1:[0-9]+]] %{{[0-9]+}} [4, 2, 3] saved
+// CHECK: tensor [[X1:[0-9]+]] %{{[0-9]+}} [4, 2, 3] activation
 // CHECK: tensor [[S:[0-9]+]] %{{[0-9]+}} [4, 2, 3] saved
 // CHECK: tensor [[H:[0-9]+]] lif.h [4, 2, 3] saved
 // CHECK: tensor [[LOSS]] loss [] loss
