@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_host_kernels as ref  # noqa: E402
 
-BENCH_STEPS = (4, 32, 64)
+BENCH_STEPS = (4, 8, 16, 32, 64)
 BENCH_FEATURES = 1024
 
 
@@ -119,13 +119,16 @@ def run_one(cp, kdir, rng, check_neurons):
     S, H, I = ref.forward(model, attrs, values, x[:, :m], dtype=np.float32)
     got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m] for a in (ds, dh, dgx))
     gX = ref.backward(model, attrs, values, got_h, gs[:, :m])
-    ok = (np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
-          else np.array_equal(got_s, S))
-    ok &= np.allclose(got_h, H, rtol=1e-6, atol=1e-7)
-    ok &= np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)
+    checks = dict(
+        spikes=bool(np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
+                    else np.array_equal(got_s, S)),
+        h=bool(np.allclose(got_h, H, rtol=1e-6, atol=1e-7)),
+        gx=bool(np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)))
     if cuba:
-        ok &= np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-6, atol=1e-7)
-    result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok),
+        checks["i"] = bool(np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-6, atol=1e-7))
+    ok = all(checks.values())
+    result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok), checks=checks,
+                  max_abs_err_h=float(np.max(np.abs(got_h - H))),
                   steps=steps, neurons=n, checked_neurons=m,
                   max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
     if cfg["name"].startswith("bench_"):

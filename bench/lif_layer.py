@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""One LIF layer, 2^27 neuron-steps, fp32: snn-mlir's compiled kernels against
+PyTorch eager, torch.compile and SpikingJelly (torch, cupy, triton backends),
+all in one process on one GPU.
+
+Ours are the kernels that `snn-opt --snn-dump-neuron-kernels` generated from
+MLIR (NVVM -> cubin), built beforehand with
+`test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py build DIR`; they are
+loaded with CuPy and launched by name, as the runtime launches them.
+
+LIF: tau = 2, decay_input (k = c = 1/2), v_th = 1, hard reset to 0, sigmoid
+surrogate alpha = 4, detach_reset = False (SpikingJelly's defaults).
+
+Floors (bytes that must move / measured device copy bandwidth):
+  forward (inference): read X, write S             8 B per neuron-step
+  forward + backward: X, S, H out; gS, H in; gX out 24 B per neuron-step
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+NEURON_STEPS = 1 << 27
+TAU, V_TH, ALPHA = 2.0, 1.0, 4.0
+
+
+def time_ms(fn, repeat=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return float(np.median(times))
+
+
+class SigmoidSpike(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u):
+        ctx.save_for_backward(u)
+        return (u >= 0).to(u.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (u,) = ctx.saved_tensors
+        sg = torch.sigmoid(ALPHA * u)
+        return g * ALPHA * sg * (1 - sg)
+
+
+def lif_loop(x):
+    v = torch.zeros_like(x[0])
+    out = []
+    for t in range(x.shape[0]):
+        h = v + (x[t] - v) / TAU
+        s = SigmoidSpike.apply(h - V_TH)
+        v = h * (1 - s)
+        out.append(s)
+    return torch.stack(out)
+
+
+def lif_loop_compilable(x):
+    # torch.compile cannot trace a custom autograd.Function with saved tensors
+    # everywhere; the straight-through form gives the same values and grads.
+    v = torch.zeros_like(x[0])
+    out = []
+    for t in range(x.shape[0]):
+        h = v + (x[t] - v) / TAU
+        u = h - V_TH
+        sg = torch.sigmoid(ALPHA * u)
+        s = (u >= 0).to(x.dtype).detach() + sg - sg.detach()
+        v = h * (1 - s)
+        out.append(s)
+    return torch.stack(out)
+
+
+def peers(peers_dir):
+    """name -> factory(T) returning a module-like callable over [T, N]."""
+    import torch._dynamo
+    # One compiled graph per T and grad mode; the default limit of 8 would fall
+    # back to eager for the last sizes.
+    torch._dynamo.config.recompile_limit = 64
+    result = {"torch eager": lambda T: lif_loop,
+              "torch.compile": lambda T: torch.compile(lif_loop_compilable)}
+    if peers_dir:
+        sys.path.insert(0, os.path.abspath(peers_dir))
+    try:
+        from spikingjelly.activation_based import neuron, surrogate
+
+        def sj(backend):
+            def make(T):
+                node = neuron.LIFNode(tau=TAU, v_threshold=V_TH, v_reset=0.0,
+                                      surrogate_function=surrogate.Sigmoid(alpha=ALPHA),
+                                      step_mode="m", backend=backend).cuda()
+
+                def run(x):
+                    node.reset()
+                    return node(x)
+                return run
+            return make
+        for backend in ("torch", "cupy", "triton"):
+            result[f"SJ {backend}"] = sj(backend)
+    except Exception as e:  # noqa: BLE001 - report and go on without it
+        print(f"SpikingJelly unavailable: {e!r}", file=sys.stderr)
+    return result
+
+
+class Ours:
+    """The MLIR-generated kernels of one layer, launched through CuPy."""
+
+    def __init__(self, kdir):
+        import cupy as cp
+        self.cp = cp
+        meta = json.load(open(os.path.join(kdir, "kernels.json")))
+        layer = meta["layers"][0]
+        chip = "sm_" + cp.cuda.Device().compute_capability
+        path = os.path.join(kdir, meta["files"].get(chip, meta["files"]["ptx"]))
+        self.loaded = os.path.basename(path)
+        module = cp.RawModule(path=path)
+        self.fwd = module.get_function(layer["fwd"])
+        self.fwd_infer = module.get_function(layer["fwd_infer"])
+        self.bwd = module.get_function(layer["bwd"])
+        self.grid, self.block = (layer["grid"],), (layer["block"],)
+
+    def bind(self, x, s, h, gs, gx):
+        """Wraps the torch buffers once, so timing measures the kernels and not
+        Python-side argument conversion between the two launches."""
+        x, s, h, gs, gx = (self.cp.from_dlpack(t.detach()) for t in (x, s, h, gs, gx))
+        self.infer_args, self.fwd_args, self.bwd_args = (x, s), (x, s, h), (gs, h, gx)
+
+    def infer(self):
+        self.fwd_infer(self.grid, self.block, self.infer_args)
+
+    def train(self):
+        self.fwd(self.grid, self.block, self.fwd_args)
+        self.bwd(self.grid, self.block, self.bwd_args)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--kernels", required=True,
+                    help="directory built by neuron_kernels_gpu.py build")
+    ap.add_argument("--peers-dir", default=".peers")
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--steps", type=int, nargs="+", default=[4, 8, 16, 32, 64])
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    dev = torch.cuda.get_device_name()
+    # Device copy bandwidth: read + write of a 2 GiB buffer.
+    a = torch.empty(1 << 29, device="cuda")
+    b = torch.empty_like(a)
+    copy_ms = time_ms(lambda: b.copy_(a))
+    bandwidth = 2 * a.numel() * 4 / (copy_ms * 1e-3)
+    del a, b
+    print(f"device: {dev}; copy bandwidth {bandwidth / 1e12:.2f} TB/s")
+
+    makers = peers(args.peers_dir)
+    rows = []
+    for T in args.steps:
+        n = NEURON_STEPS // T
+        x = torch.rand(T, n, device="cuda") * 2.0   # about 40% spikes
+        gs = torch.randn(T, n, device="cuda")
+        row = {"T": T, "neurons": n}
+        floor_f = 8 * T * n / bandwidth * 1e3
+        floor_fb = 24 * T * n / bandwidth * 1e3
+        row.update(floor_fwd_ms=floor_f, floor_fwdbwd_ms=floor_fb)
+
+        kdir = os.path.join(args.kernels, f"bench_lif_T{T}")
+        ref_s = ref_gx = None
+        ours = Ours(kdir) if os.path.isdir(kdir) else None
+        if ours:
+            s, h, gx = (torch.empty_like(x) for _ in range(3))
+            ours.bind(x, s, h, gs, gx)
+            row["ours fwd"] = time_ms(ours.infer)
+            row["ours fwd+bwd"] = time_ms(ours.train)
+            ours.train()
+            torch.cuda.synchronize()
+            ours_s, ours_gx = s.clone(), gx.clone()
+            del s, h, gx
+        for name, make in makers.items():
+            try:
+                fn = make(T)
+                with torch.no_grad():
+                    row[f"{name} fwd"] = time_ms(lambda: fn(x), repeat=10)
+                xg = x.clone().requires_grad_(True)
+
+                def step():
+                    xg.grad = None
+                    fn(xg).backward(gs)
+                torch.cuda.reset_peak_memory_stats()
+                row[f"{name} fwd+bwd"] = time_ms(step, repeat=10)
+                row[f"{name} peak MB"] = torch.cuda.max_memory_allocated() / 2**20
+                if name == "SJ torch" or (ref_s is None and name == "torch eager"):
+                    with torch.no_grad():
+                        ref_s = fn(x)
+                    step()
+                    ref_gx = xg.grad.detach().clone()
+                del xg
+            except Exception as e:  # noqa: BLE001
+                row[f"{name} error"] = repr(e)[:200]
+            torch.cuda.empty_cache()
+        if ours and ref_s is not None:
+            row["ours spikes equal"] = float((ours_s == ref_s).float().mean())
+            row["ours gx rel err"] = float((ours_gx - ref_gx).norm() / ref_gx.norm())
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    names = ["ours"] + list(makers)
+    date = datetime.date.today().isoformat()
+    lines = [f"# LIF layer, 2^27 neuron-steps, fp32 — {dev}, {date}", "",
+             f"Copy bandwidth {bandwidth / 1e12:.2f} TB/s. Floors: forward 8 B, "
+             "forward+backward 24 B per neuron-step. Times are medians in ms.", ""]
+    for mode in ("fwd", "fwd+bwd"):
+        floor_key = "floor_fwd_ms" if mode == "fwd" else "floor_fwdbwd_ms"
+        lines += [f"## {mode}", "",
+                  "| T | floor | " + " | ".join(names) +
+                  " | speed-up over fastest peer | ours: fraction of floor |",
+                  "|---" * (len(names) + 4) + "|"]
+        for r in rows:
+            peer_times = [r.get(f"{p} {mode}") for p in names[1:]]
+            peer_times = [t for t in peer_times if t]
+            ours_t = r.get(f"ours {mode}")
+            cells = [f"{r.get(f'{p} {mode}', float('nan')):.3f}" for p in names]
+            ratio = f"{min(peer_times) / ours_t:.2f}x" if ours_t and peer_times else "-"
+            frac = f"{r[floor_key] / ours_t:.0%}" if ours_t else "-"
+            lines.append(f"| {r['T']} | {r[floor_key]:.3f} | " + " | ".join(cells) +
+                         f" | {ratio} | {frac} |")
+        lines.append("")
+    table = "\n".join(lines)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"{date}-{dev.replace(' ', '_')}-lif")
+    with open(stem + ".json", "w") as f:
+        json.dump(dict(device=dev, date=date, bandwidth=bandwidth, rows=rows), f, indent=1)
+    with open(stem + ".md", "w") as f:
+        f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
