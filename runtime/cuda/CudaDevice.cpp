@@ -180,6 +180,14 @@ CUgraphExec CudaDevice::endCapture(const std::string &where) {
   return exec;
 }
 
+void CudaDevice::abortCapture() {
+  isCapturing = false;
+  CUgraph graph = nullptr;
+  driver().cuStreamEndCapture(cuStream, &graph);
+  if (graph)
+    driver().cuGraphDestroy(graph);
+}
+
 void CudaDevice::replay(CUgraphExec graph, const std::string &where) {
   SNNRT_CU(driver().cuGraphLaunch(graph, cuStream), where);
 }

@@ -92,6 +92,8 @@ public:
   /// CUDA-graph capture of the work enqueued between begin and end.
   void beginCapture(const std::string &where);
   CUgraphExec endCapture(const std::string &where);
+  /// Ends a capture that failed half-way and drops what it recorded.
+  void abortCapture();
   void replay(CUgraphExec graph, const std::string &where);
   void destroyGraph(CUgraphExec graph);
   bool capturing() const { return isCapturing; }

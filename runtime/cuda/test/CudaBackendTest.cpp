@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaProgram.h"
 #include "NeuronReference.h"
 #include "OpHarness.h"
 
@@ -701,6 +702,50 @@ TEST(CudaTraining, AdamAndAdamW) {
     }
     EXPECT_CLOSE(hx.read(pi), pd, 1e-4, 1e-6);
   }
+}
+
+TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
+  REQUIRE_GPU();
+  // linear -> lif, run eagerly, then captured, then replayed, with new
+  // inputs each time: the graph must read the tensors' current contents.
+  const int64_t T = 4, B = 8, K = 24, N = 32;
+  int64_t xi = hx.add("x", {T, B, K}, rnd.uniform(T * B * K, -1, 1));
+  std::vector<float> w = rnd.uniform(N * K, -0.5f, 0.5f);
+  int64_t wi = hx.add("w", {N, K}, w), yi = hx.addOutput("y", {T, B, N});
+  int64_t si = hx.addOutput("s", {T, B, N});
+  json ops = json::array();
+  ops.push_back({{"op", "linear"}, {"has_bias", false},
+                 {"in", ids({xi, wi})}, {"out", ids({yi})}});
+  ops.push_back({{"op", "neuron"}, {"model", "lif"}, {"features", N},
+                 {"k", 0.5}, {"c", 1.0}, {"v_th", 0.5}, {"v_reset", 0.0},
+                 {"v_leak", 0.0}, {"v_init", 0.0}, {"reset", "hard"},
+                 {"in", ids({yi})}, {"out", ids({si})}});
+  CudaProgram program(*device, "infer", ops, [&](int64_t id) {
+    return hx.tensor(id);
+  });
+  NeuronConfig cfg;
+  cfg.k = {0.5f}, cfg.c = {1.0f}, cfg.vTh = {0.5f}, cfg.steps = T;
+  cfg.neurons = B * N, cfg.features = N;
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::vector<float> x = rnd.uniform(T * B * K, -1, 1);
+    hx.write(xi, x);
+    program.run({});
+    device->synchronize("test");
+    std::vector<float> y = hx.read(yi);
+    std::vector<double> want(T * B * N);
+    for (int64_t m = 0; m < T * B; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (double)x[m * K + k] * w[n * K + k];
+        want[m * N + n] = acc;
+      }
+    EXPECT_CLOSE(y, want, 1e-5, 1e-5);
+    EXPECT_TRUE(hx.read(si) == neuronForward(cfg, y).out);
+    EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
+  }
+  EXPECT_EQ(program.kernelsUsed()[1].rfind("built-in kernel", 0), 0u);
 }
 
 TEST(CudaBackend, UnknownOpIsAnError) {

@@ -1,0 +1,60 @@
+//===- CudaProgram.h - one manifest program on a CUDA device ----*- C++ -*-===//
+//
+// Runs the ops of a program (infer, train_forward, backward, update) in
+// order on the device's stream. With CUDA graphs enabled, the second run of
+// a program is captured and every later run replays the graph: one launch
+// instead of one per op. Programs whose ops take per-step values by value
+// (the optimizers' learning rate and step, dropout's seed) are not captured.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_CUDA_CUDAPROGRAM_H
+#define SNNRT_CUDA_CUDAPROGRAM_H
+
+#include "CudaOps.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace snnrt::cuda {
+
+/// Values the launcher passes at every step.
+struct StepValues {
+  float learningRate = 0.0f;
+  int64_t step = 1;  ///< 1-based optimizer step
+  uint64_t seed = 0; ///< dropout seed of this step
+};
+
+class CudaProgram {
+public:
+  /// `ops` is the manifest's op list; `resolve(id)` gives a tensor's device
+  /// storage (its pointer must stay the same while the program exists).
+  CudaProgram(CudaDevice &device, std::string name, nlohmann::json ops,
+              std::function<DeviceTensor(int64_t)> resolve);
+  ~CudaProgram();
+  CudaProgram(const CudaProgram &) = delete;
+  CudaProgram &operator=(const CudaProgram &) = delete;
+
+  /// Enqueues the program; returns without waiting for the device.
+  void run(const StepValues &values);
+  /// Which kernel each neuron op ran at its last eager run ("" for others).
+  const std::vector<std::string> &kernelsUsed() const { return kernels; }
+  bool usesGraph() const { return graph != nullptr; }
+
+private:
+  void runEagerly(const StepValues &values);
+
+  CudaDevice &device;
+  std::string name;
+  nlohmann::json ops;
+  std::function<DeviceTensor(int64_t)> resolve;
+  std::vector<std::string> kernels;
+  bool capturable = false;
+  int runs = 0;
+  CUgraphExec graph = nullptr;
+};
+
+} // namespace snnrt::cuda
+
+#endif // SNNRT_CUDA_CUDAPROGRAM_H
