@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaModule.h"
 #include "CudaProgram.h"
 #include "NeuronReference.h"
 #include "OpHarness.h"
@@ -746,6 +747,54 @@ TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
     EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
   }
   EXPECT_EQ(program.kernelsUsed()[1].rfind("built-in kernel", 0), 0u);
+}
+
+TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {
+  REQUIRE_GPU();
+  // x[2, 3, 4] -> flatten (alias) -> scale by 2 into y.
+  json manifest = json::parse(R"({
+    "format": "snn-module", "version": 1, "time_steps": 2, "batch": 3,
+    "tensors": [
+      {"id": 0, "name": "input", "shape": [2, 3, 4], "role": "input"},
+      {"id": 1, "name": "flat", "shape": [6, 4], "role": "activation",
+       "alias_of": 0},
+      {"id": 2, "name": "y", "shape": [6, 4], "role": "activation"},
+      {"id": 3, "name": "labels", "shape": [3], "role": "label",
+       "dtype": "i32"},
+      {"id": 4, "name": "mask", "shape": [24], "role": "saved", "dtype": "u8"}
+    ],
+    "programs": {"infer": [{"op": "scale", "scale": 2.0, "in": [1],
+                            "out": [2]}]}
+  })");
+  CudaModule module(*device, manifest, "/nonexistent");
+  EXPECT_EQ(module.tensor(1).ptr, module.tensor(0).ptr);
+  EXPECT_EQ(module.bytes(3), 12u);
+  EXPECT_EQ(module.bytes(4), 24u);
+  std::vector<float> x = rnd.uniform(24, -1, 1), y(24);
+  for (int run = 0; run < 3; ++run) {
+    module.upload(0, x.data(), x.size() * 4);
+    module.run("infer", {});
+    module.download(2, y.data(), y.size() * 4);
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_EQ(y[i], 2.0f * x[i]);
+  }
+  try {
+    module.run("train_forward", {});
+    FAIL() << "a missing program ran";
+  } catch (const std::exception &e) {
+    EXPECT_TRUE(std::string(e.what()).find("no program 'train_forward'") !=
+                std::string::npos)
+        << e.what();
+  }
+  try {
+    module.upload(0, x.data(), 8);
+    FAIL() << "a short upload was accepted";
+  } catch (const std::exception &e) {
+    EXPECT_TRUE(std::string(e.what()).find("upload of 8 bytes into tensor "
+                                           "input of 96 bytes") !=
+                std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CudaBackend, UnknownOpIsAnError) {
