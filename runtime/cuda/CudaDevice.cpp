@@ -22,6 +22,7 @@ DeviceOptions DeviceOptions::fromEnvironment() {
   DeviceOptions o;
   o.tf32 = envFlag("SNNRT_CUDA_TF32", false);
   o.graphs = envFlag("SNNRT_CUDA_GRAPHS", true);
+  o.cudnn = envFlag("SNNRT_CUDA_CUDNN", true);
   return o;
 }
 
@@ -74,6 +75,8 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
                                         reinterpret_cast<void *>(workspace),
                                         workspaceBytes),
                deviceName);
+  if (opts.cudnn)
+    cudnnConv = CudnnConv::create(*this, opts.tf32);
 }
 
 CudaDevice::~CudaDevice() {
@@ -84,8 +87,11 @@ CudaDevice::~CudaDevice() {
     d.cuStreamSynchronize(cuStream);
   if (handle)
     blas->cublasDestroy(handle);
+  cudnnConv.reset();
   for (auto &[key, s] : scratchBuffers)
     alloc.free(s.ptr);
+  for (CUdeviceptr p : retiredScratch)
+    alloc.free(p);
   if (cuStream)
     d.cuStreamDestroy(cuStream);
   // alloc and modules release their memory in their destructors, which run
@@ -156,7 +162,7 @@ CUdeviceptr CudaDevice::scratch(const std::string &key, std::size_t bytes,
                " grows while a CUDA graph is captured (an internal error; "
                "set SNNRT_CUDA_GRAPHS=0 to work around it)");
   if (s.ptr)
-    alloc.free(s.ptr);
+    retiredScratch.push_back(s.ptr);
   s.ptr = alloc.allocate(bytes, "scratch " + key + " of " + where);
   s.bytes = bytes;
   return s.ptr;

@@ -12,11 +12,14 @@
 #include "CachingAllocator.h"
 #include "Cublas.h"
 #include "CudaDriver.h"
+#include "CudnnConv.h"
 #include "KernelModules.h"
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace snnrt::cuda {
 
@@ -27,6 +30,9 @@ struct DeviceOptions {
   bool tf32 = false;
   /// SNNRT_CUDA_GRAPHS=0 disables CUDA-graph capture of programs.
   bool graphs = true;
+  /// SNNRT_CUDA_CUDNN=0: convolutions use im2col + cuBLAS even when
+  /// libcudnn.so.9 is installed.
+  bool cudnn = true;
   static DeviceOptions fromEnvironment();
 };
 
@@ -48,6 +54,8 @@ public:
   CUstream stream() const { return cuStream; }
   CachingAllocator &allocator() { return alloc; }
   KernelModules &kernels() { return modules; }
+  /// cuDNN convolutions, or null (no libcudnn.so.9, or SNNRT_CUDA_CUDNN=0).
+  CudnnConv *cudnn() { return cudnnConv.get(); }
 
   /// Makes the device's context current on the calling thread.
   void makeCurrent() const;
@@ -85,7 +93,8 @@ public:
 
   /// A device buffer of at least `bytes` that stays reserved for `key`
   /// (grown when needed): scratch memory whose address is stable, so that a
-  /// captured CUDA graph can be replayed.
+  /// captured CUDA graph can be replayed. A buffer that grows keeps its old
+  /// block until the device ends, as graphs captured before may use it.
   CUdeviceptr scratch(const std::string &key, std::size_t bytes,
                       const std::string &where);
 
@@ -115,6 +124,8 @@ private:
   CachingAllocator alloc;
   KernelModules modules;
   std::map<std::string, Scratch> scratchBuffers;
+  std::vector<CUdeviceptr> retiredScratch;
+  std::unique_ptr<CudnnConv> cudnnConv;
 };
 
 } // namespace snnrt::cuda

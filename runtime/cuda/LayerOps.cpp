@@ -201,6 +201,30 @@ void im2col(CudaDevice &dev, const OpCall &call, const float *x, float *col,
   dev.launchElementwise("snnrt_im2col", total, call.where, x, col, s, group);
 }
 
+/// cuDNN when it is loaded and the tensors fit its 32-bit sizes.
+CudnnConv *cudnnFor(CudaDevice &dev, const ConvSetup &c) {
+  const SnnConvShape &s = c.shape;
+  long long largest = std::max(s.images * s.channels * s.height * s.width,
+                               s.images * c.out * c.pixels);
+  return largest <= INT_MAX ? dev.cudnn() : nullptr;
+}
+
+ConvProblem convProblem(const ConvSetup &c) {
+  ConvProblem p;
+  p.shape = c.shape;
+  p.out = c.out;
+  p.groups = c.groups;
+  return p;
+}
+
+void addConvBias(CudaDevice &dev, OpCall &call, const ConvSetup &c,
+                 const DeviceTensor &y) {
+  expectElements(call, call.in[2], c.out, "bias of O");
+  dev.launchElementwise("snnrt_add_channel_bias", y.numel(), call.where,
+                        y.f32(), call.in[2].f32(),
+                        static_cast<long long>(y.numel()), c.out, c.pixels);
+}
+
 void runConv(CudaDevice &dev, OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
   expectArity(call, hasBias ? 3 : 2, hasBias ? 3 : 2, 1, 1);
@@ -208,6 +232,12 @@ void runConv(CudaDevice &dev, OpCall &call) {
   ConvSetup c = convSetup(call, x, w, false);
   const SnnConvShape &s = c.shape;
   expectElements(call, y, s.images * c.out * c.pixels, "M x O x OH x OW");
+  if (CudnnConv *cudnn = cudnnFor(dev, c)) {
+    cudnn->forward(convProblem(c), x.f32(), w.f32(), y.f32(), call.where);
+    if (hasBias)
+      addConvBias(dev, call, c, y);
+    return;
+  }
   long long inImage = s.channels * s.height * s.width;
   float *col = reinterpret_cast<float *>(dev.scratch(
       "conv.col", c.groupK * c.chunk * c.pixels * 4, call.where));
@@ -230,13 +260,13 @@ void runConv(CudaDevice &dev, OpCall &call) {
       dev.gemm(gm, call.where);
     }
   }
-  if (hasBias) {
-    expectElements(call, call.in[2], c.out, "bias of O");
-    dev.launchElementwise("snnrt_add_channel_bias", y.numel(), call.where,
-                          y.f32(), call.in[2].f32(),
-                          static_cast<long long>(y.numel()), c.out, c.pixels);
-  }
+  if (hasBias)
+    addConvBias(dev, call, c, y);
 }
+
+void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
+                        const DeviceTensor *gx, const DeviceTensor &gw,
+                        bool accumulate);
 
 void runConvBackward(CudaDevice &dev, OpCall &call) {
   auto [hasBias, needGx, accumulate] = weightGradFlags(call);
@@ -250,6 +280,31 @@ void runConvBackward(CudaDevice &dev, OpCall &call) {
   expectElements(call, gw, w.numel(), "like the weight");
   if (gx)
     expectElements(call, *gx, x.numel(), "like the input");
+  if (CudnnConv *cudnn = cudnnFor(dev, c)) {
+    ConvProblem p = convProblem(c);
+    cudnn->backwardFilter(p, x.f32(), gy.f32(), gw.f32(), accumulate,
+                          call.where);
+    if (gx)
+      cudnn->backwardData(p, gy.f32(), w.f32(), gx->f32(), accumulate,
+                          call.where);
+  } else {
+    convBackwardIm2col(dev, call, c, gx, gw, accumulate);
+  }
+  if (hasBias) {
+    const DeviceTensor &gb = call.out[o++];
+    expectElements(call, gb, c.out, "like the bias");
+    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
+               static_cast<unsigned>(c.out), 256, 0, call.where, gy.f32(),
+               gb.f32(), s.images, c.out, c.pixels, int(accumulate));
+  }
+}
+
+/// gw and gx through column buffers and cuBLAS.
+void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
+                        const DeviceTensor *gx, const DeviceTensor &gw,
+                        bool accumulate) {
+  const DeviceTensor &gy = call.in[0], &x = call.in[1], &w = call.in[2];
+  const SnnConvShape &s = c.shape;
   long long inImage = s.channels * s.height * s.width;
   long long colElems = c.groupK * c.chunk * c.pixels;
   float *col = reinterpret_cast<float *>(
@@ -295,13 +350,6 @@ void runConvBackward(CudaDevice &dev, OpCall &call) {
           static_cast<const float *>(colGrad), gx->f32() + m0 * inImage, part,
           g, int(accumulate));
     }
-  }
-  if (hasBias) {
-    const DeviceTensor &gb = call.out[o++];
-    expectElements(call, gb, c.out, "like the bias");
-    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
-               static_cast<unsigned>(c.out), 256, 0, call.where, gy.f32(),
-               gb.f32(), s.images, c.out, c.pixels, int(accumulate));
   }
 }
 

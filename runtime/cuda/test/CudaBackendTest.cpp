@@ -397,13 +397,28 @@ void checkConv(const ConvCase &k, OpHarness &hx, Random &rnd) {
   EXPECT_CLOSE(hx.read(gwi), gw, 1e-5, 1e-5);
   EXPECT_CLOSE(hx.read(gbi), gb, 1e-5, 1e-5);
 }
+
+void checkConvs(OpHarness &hx, Random &rnd) {
+  checkConv({4, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1}, hx, rnd);
+  checkConv({6, 4, 11, 10, 6, 3, 3, 2, 1, 1, 2}, hx, rnd); // stride, groups
+  checkConv({2, 2, 12, 12, 4, 3, 2, 1, 2, 2, 1}, hx, rnd); // dilation, KH!=KW
+}
 } // namespace
 
 TEST(CudaLayers, Conv2dForwardAndBackward) {
   REQUIRE_GPU();
-  checkConv({4, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1}, hx, rnd);
-  checkConv({6, 4, 11, 10, 6, 3, 3, 2, 1, 1, 2}, hx, rnd); // stride, groups
-  checkConv({2, 2, 12, 12, 4, 3, 2, 1, 2, 2, 1}, hx, rnd); // dilation, KH!=KW
+  SCOPED_TRACE(device->cudnn() ? "cuDNN" : "im2col + cuBLAS");
+  checkConvs(hx, rnd);
+}
+
+TEST(CudaLayers, Conv2dThroughIm2colAndCublas) {
+  REQUIRE_GPU();
+  DeviceOptions options = device->options();
+  options.cudnn = false;
+  CudaDevice plain(0, options);
+  ASSERT_TRUE(plain.cudnn() == nullptr);
+  OpHarness plainHx(plain);
+  checkConvs(plainHx, rnd);
 }
 
 //===-- pooling -----------------------------------------------------------===//
