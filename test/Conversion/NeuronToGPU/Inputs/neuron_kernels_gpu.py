@@ -89,6 +89,11 @@ def run_one(cp, kdir, rng, check_neurons):
     values, _ = ref.resolve_params(model, attrs, cfg["features"], rng)
     for key, arr in params.items():
         values[key] = arr.astype(np.float64)
+    # A defaulted v_init follows v_reset: take it from the stored v_reset, not
+    # from the freshly drawn one.
+    if "v_init" not in attrs and "v_init" not in params and "v_reset" in params \
+            and attrs.get("reset", "hard") == "hard" and model != "li":
+        values["v_init"] = values["v_reset"]
     module, loaded = load_module(cp, kdir, meta["files"])
     fwd = module.get_function(layer["fwd"])
     bwd = module.get_function(layer["bwd"])
