@@ -112,6 +112,8 @@ unsigned CudaDevice::elementwiseGrid(long long n) const {
 void CudaDevice::launchRaw(CUfunction fn, unsigned grid, unsigned block,
                            unsigned sharedBytes, void **params,
                            const std::string &where) {
+  if (grid == 0)
+    return; // an empty tensor: nothing to do
   SNNRT_CU(driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, sharedBytes,
                                    cuStream, params, nullptr),
            where);
