@@ -64,17 +64,22 @@ SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x) {
     opError(call, "input " + x.name + " must be [T, ...] with T > 0");
   a.steps = x.shape[0];
   a.neurons = x.numel() / a.steps;
-  a.features = static_cast<long long>(attrNumber(call, "features"));
+  // Without 'features' every neuron has its own parameters.
+  a.features = static_cast<long long>(attrNumber(call, "features", a.neurons));
   if (a.features <= 0 || a.neurons % a.features != 0)
     opError(call, "'features' = " + std::to_string(a.features) +
                       " does not divide the " + std::to_string(a.neurons) +
                       " neurons per step of " + x.name);
 
-  // Defaults of DESIGN §2 for what a manifest may leave out.
+  // Defaults for what a manifest may leave out (the compiler writes every
+  // parameter): SpikingJelly's LIFNode(tau=2), as the CPU backend.
   bool soft = op.value("reset", "hard") == "soft";
   a.softReset = soft;
-  a.scalar[SNN_PARAM_C] = 1.0f;
+  a.scalar[SNN_PARAM_K] = 0.5f;
+  a.scalar[SNN_PARAM_C] = 0.5f;
   a.scalar[SNN_PARAM_V_TH] = 1.0f;
+  a.scalar[SNN_PARAM_K_SYN] = 0.5f;
+  a.scalar[SNN_PARAM_C_SYN] = 1.0f;
   for (int i = 0; i < SNN_NUM_PARAMS; ++i) {
     a.paramSize[i] = 1;
     if (op.contains(kParamNames[i]))
