@@ -1,0 +1,62 @@
+//===- Manifest.h - a compiled module's manifest.json -----------*- C++ -*-===//
+//
+// The compiled module format is docs/artifact-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_MANIFEST_H
+#define SNNRT_MANIFEST_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace snnrt {
+
+enum class DType { F32, I32, U8 };
+size_t dtypeSize(DType type);
+
+struct TensorInfo {
+  int id = -1;
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  std::string role;
+  int aliasOf = -1;
+  nlohmann::json init;
+  bool trainable = false;
+
+  size_t numel() const;
+  size_t bytes() const { return numel() * dtypeSize(dtype); }
+  std::string shapeString() const;
+};
+
+struct Op {
+  std::string kind;
+  std::vector<int> in, out;
+  nlohmann::json attrs;
+  /// "op #i (kind)" for error messages.
+  std::string describe(size_t index) const;
+};
+
+struct Module {
+  std::string dir;
+  int timeSteps = 0, batch = 0;
+  int input = -1, output = -1, labels = -1, loss = -1, correct = -1;
+  std::vector<TensorInfo> tensors;
+  std::map<std::string, std::vector<Op>> programs;
+  std::vector<std::pair<std::string, int>> spikeLayers;
+  nlohmann::json optimizer, kernels;
+
+  /// Reads DIR/manifest.json; throws snnrt::Error naming the file and field.
+  static Module load(const std::string &dir);
+  const TensorInfo &tensor(int id) const;
+  const std::vector<Op> &program(const std::string &name) const;
+};
+
+} // namespace snnrt
+
+#endif // SNNRT_MANIFEST_H

@@ -1,0 +1,117 @@
+//===- Executor.cpp - a module's tensors and programs on the CPU ----------===//
+
+#include "snnrt/Executor.h"
+#include "snnrt/CpuOps.h"
+#include "snnrt/Error.h"
+
+#include <cmath>
+#include <random>
+#include <sys/stat.h>
+
+namespace snnrt {
+
+Executor::Executor(Module module, uint64_t seed) : module_(std::move(module)) {
+  const auto &ts = module_.tensors;
+  storage_.resize(ts.size());
+  owner_.resize(ts.size());
+  for (const TensorInfo &t : ts) {
+    int owner = t.id;
+    while (module_.tensors.at(owner).aliasOf >= 0)
+      owner = module_.tensors.at(owner).aliasOf;
+    if (owner != t.id && module_.tensor(owner).numel() != t.numel())
+      throw Error(module_.dir + ": tensor '" + t.name + "' aliases '" +
+                  module_.tensor(owner).name + "' but has " +
+                  std::to_string(t.numel()) + " elements instead of " +
+                  std::to_string(module_.tensor(owner).numel()));
+    owner_[t.id] = owner;
+    if (owner == t.id)
+      storage_[t.id].assign(t.numel(), 0.0f); // i32/u8 tensors use 4-byte slots
+  }
+  initialize(seed);
+}
+
+float *Executor::data(int id) { return storage_.at(owner_.at(id)).data(); }
+
+void Executor::initialize(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::map<std::string, HostArray> files;
+  std::string initPath = module_.dir + "/init.safetensors";
+  struct stat st;
+  bool haveFile = ::stat(initPath.c_str(), &st) == 0;
+  if (haveFile)
+    files = readSafetensors(initPath);
+  for (const TensorInfo &t : module_.tensors) {
+    if (t.init.is_null() || owner_[t.id] != t.id)
+      continue;
+    std::string kind = t.init.value("kind", "zeros");
+    std::vector<float> &v = storage_[t.id];
+    if (kind == "zeros") {
+      std::fill(v.begin(), v.end(), 0.0f);
+    } else if (kind == "ones") {
+      std::fill(v.begin(), v.end(), 1.0f);
+    } else if (kind == "constant") {
+      std::fill(v.begin(), v.end(), t.init.value("value", 0.0f));
+    } else if (kind == "uniform" || kind == "kaiming_uniform") {
+      // PyTorch's default for Linear/Conv weights: kaiming_uniform with
+      // a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+      double bound = kind == "uniform"
+                         ? t.init.value("bound", 0.0)
+                         : 1.0 / std::sqrt(t.init.value("fan_in", 1.0));
+      std::uniform_real_distribution<float> d(-bound, bound);
+      for (float &x : v)
+        x = d(rng);
+    } else if (kind == "normal") {
+      std::normal_distribution<float> d(0.0f, t.init.value("std", 1.0f));
+      for (float &x : v)
+        x = d(rng);
+    } else if (kind == "file") {
+      auto it = files.find(t.name);
+      if (it == files.end())
+        throw Error(initPath + ": has no tensor '" + t.name +
+                    "' for the module's initial value" +
+                    (haveFile ? "" : " (the file is missing)") +
+                    "; recompile the module");
+      if (it->second.data.size() != v.size())
+        throw Error(initPath + ": tensor '" + t.name + "' has " +
+                    std::to_string(it->second.data.size()) +
+                    " elements but the module expects " + t.shapeString());
+      v = it->second.data;
+    } else {
+      throw Error(module_.dir + ": tensor '" + t.name +
+                  "' has an unknown initializer '" + kind + "'");
+    }
+  }
+}
+
+void Executor::loadWeights(const std::string &path) {
+  auto weights = readSafetensors(path);
+  for (const TensorInfo &t : module_.tensors) {
+    if (t.role != "param" && t.role != "buffer")
+      continue;
+    auto it = weights.find(t.name);
+    if (it == weights.end()) {
+      std::string have;
+      for (auto &[name, _] : weights)
+        have += (have.empty() ? "" : ", ") + name;
+      throw Error(path + ": has no tensor '" + t.name +
+                  "' that the model needs (the file has: " + have + ")");
+    }
+    if (it->second.shape != t.shape) {
+      TensorInfo got;
+      got.shape = it->second.shape;
+      throw Error(path + ": tensor '" + t.name + "' has shape " +
+                  got.shapeString() + " but the model expects " +
+                  t.shapeString());
+    }
+    storage_[owner_[t.id]] = it->second.data;
+  }
+}
+
+void Executor::run(const std::string &program) {
+  const auto &ops = module_.program(program);
+  TensorLookup lookup = [this](int id) { return data(id); };
+  for (size_t i = 0; i < ops.size(); ++i)
+    runCpuOp(module_, ops[i], i, lookup);
+}
+
+} // namespace snnrt

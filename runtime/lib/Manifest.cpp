@@ -1,0 +1,156 @@
+//===- Manifest.cpp - reading manifest.json -------------------------------===//
+
+#include "snnrt/Manifest.h"
+#include "snnrt/Error.h"
+
+#include <fstream>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace snnrt {
+
+size_t dtypeSize(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::U8:
+    return 1;
+  }
+  return 4;
+}
+
+size_t TensorInfo::numel() const {
+  size_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::string TensorInfo::shapeString() const {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+std::string Op::describe(size_t index) const {
+  return "op #" + std::to_string(index) + " (" + kind + ")";
+}
+
+static DType parseDType(const std::string &s, const std::string &where) {
+  if (s == "f32")
+    return DType::F32;
+  if (s == "i32")
+    return DType::I32;
+  if (s == "u8")
+    return DType::U8;
+  throw Error(where + ": unknown dtype '" + s + "' (expected f32, i32 or u8)");
+}
+
+Module Module::load(const std::string &dir) {
+  std::string path = dir + "/manifest.json";
+  std::ifstream in(path);
+  if (!in)
+    throw Error(path + ": cannot open the compiled module's manifest; compile "
+                       "the model with snn-opt --snn-compile=\"output=" +
+                dir + "\"");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception &e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  Module m;
+  m.dir = dir;
+  try {
+    if (j.value("format", "") != "snn-module")
+      throw Error(path + ": not an snn-mlir compiled module (format is '" +
+                  j.value("format", "") + "')");
+    if (j.value("version", 0) != 1)
+      throw Error(path + ": unsupported module version " +
+                  std::to_string(j.value("version", 0)) +
+                  "; recompile it with this release's snn-opt");
+    m.timeSteps = j.at("time_steps").get<int>();
+    m.batch = j.at("batch").get<int>();
+    m.input = j.at("input").get<int>();
+    m.output = j.at("output").get<int>();
+    m.labels = j.value("labels", -1);
+    m.loss = j.value("loss", -1);
+    m.correct = j.value("correct", -1);
+    for (const json &t : j.at("tensors")) {
+      TensorInfo info;
+      info.id = t.at("id").get<int>();
+      info.name = t.at("name").get<std::string>();
+      info.shape = t.at("shape").get<std::vector<int64_t>>();
+      info.dtype = parseDType(t.value("dtype", "f32"), path + ": tensor '" +
+                                                           info.name + "'");
+      info.role = t.value("role", "activation");
+      info.aliasOf = t.value("alias_of", -1);
+      info.init = t.value("init", json());
+      info.trainable = t.value("trainable", false);
+      if (info.id != static_cast<int>(m.tensors.size()))
+        throw Error(path + ": tensor ids must be 0, 1, 2, ... in order; '" +
+                    info.name + "' has id " + std::to_string(info.id));
+      m.tensors.push_back(std::move(info));
+    }
+    for (auto &[name, ops] : j.at("programs").items()) {
+      std::vector<Op> program;
+      for (const json &o : ops) {
+        Op op;
+        op.kind = o.at("op").get<std::string>();
+        op.in = o.at("in").get<std::vector<int>>();
+        op.out = o.at("out").get<std::vector<int>>();
+        op.attrs = o;
+        for (int id : op.in)
+          if (id < 0 || id >= static_cast<int>(m.tensors.size()))
+            throw Error(path + ": program '" + name + "' " +
+                        op.describe(program.size()) +
+                        " reads tensor id " + std::to_string(id) +
+                        ", which does not exist");
+        for (int id : op.out)
+          if (id < 0 || id >= static_cast<int>(m.tensors.size()))
+            throw Error(path + ": program '" + name + "' " +
+                        op.describe(program.size()) +
+                        " writes tensor id " + std::to_string(id) +
+                        ", which does not exist");
+        program.push_back(std::move(op));
+      }
+      m.programs[name] = std::move(program);
+    }
+    for (const json &l : j.value("spike_layers", json::array()))
+      m.spikeLayers.emplace_back(l.at("name").get<std::string>(),
+                                 l.at("tensor").get<int>());
+    m.optimizer = j.value("optimizer", json());
+    m.kernels = j.value("kernels", json());
+  } catch (const json::exception &e) {
+    throw Error(path + ": malformed manifest: " + e.what());
+  }
+  for (int id : {m.input, m.output})
+    if (id < 0 || id >= static_cast<int>(m.tensors.size()))
+      throw Error(path + ": input/output tensor id " + std::to_string(id) +
+                  " does not exist");
+  return m;
+}
+
+const TensorInfo &Module::tensor(int id) const { return tensors.at(id); }
+
+const std::vector<Op> &Module::program(const std::string &name) const {
+  auto it = programs.find(name);
+  if (it == programs.end()) {
+    std::string have;
+    for (auto &[n, _] : programs)
+      have += (have.empty() ? "" : ", ") + n;
+    throw Error(dir + ": the module has no '" + name + "' program (it has: " +
+                have + ")" +
+                (name == "train_forward"
+                     ? "; compile it after --snn-autodiff to train"
+                     : ""));
+  }
+  return it->second;
+}
+
+} // namespace snnrt

@@ -1,0 +1,184 @@
+//===- CpuOpsTest.cpp - CPU ops against naive float64 references ----------===//
+
+#include "snnrt/CpuOps.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace snnrt;
+using nlohmann::json;
+
+namespace {
+
+/// A one-op module over tensors with the given shapes.
+struct OneOp {
+  Module m;
+  std::vector<std::vector<float>> data;
+  Op op;
+
+  OneOp(const std::string &kind, std::vector<std::vector<int64_t>> ins,
+        std::vector<std::vector<int64_t>> outs, json attrs) {
+    m.dir = "test";
+    for (auto &s : ins)
+      add(s, op.in);
+    for (auto &s : outs)
+      add(s, op.out);
+    op.kind = kind;
+    op.attrs = std::move(attrs);
+  }
+  void add(const std::vector<int64_t> &shape, std::vector<int> &ids) {
+    TensorInfo t;
+    t.id = static_cast<int>(m.tensors.size());
+    t.shape = shape;
+    m.tensors.push_back(t);
+    data.emplace_back(t.numel());
+    ids.push_back(t.id);
+  }
+  std::vector<float> &in(size_t i) { return data[op.in[i]]; }
+  std::vector<float> &out(size_t i) { return data[op.out[i]]; }
+  void run() {
+    runCpuOp(m, op, 0, [this](int id) { return data[id].data(); });
+  }
+};
+
+void fillRandom(std::vector<float> &v, std::mt19937 &rng, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (float &x : v)
+    x = d(rng);
+}
+
+TEST(CpuOps, LinearMatchesNaiveProduct) {
+  std::mt19937 rng(1);
+  OneOp o("linear", {{3, 2, 5}, {4, 5}, {4}}, {{3, 2, 4}}, {{"has_bias", true}});
+  for (int i = 0; i < 3; ++i)
+    fillRandom(o.in(i), rng, -1, 1);
+  o.run();
+  for (int r = 0; r < 6; ++r)
+    for (int j = 0; j < 4; ++j) {
+      double ref = o.in(2)[j];
+      for (int k = 0; k < 5; ++k)
+        ref += double(o.in(0)[r * 5 + k]) * o.in(1)[j * 5 + k];
+      EXPECT_NEAR(o.out(0)[r * 4 + j], ref, 1e-5);
+    }
+}
+
+TEST(CpuOps, GroupedStridedConvMatchesDirectConvolution) {
+  std::mt19937 rng(2);
+  // x [2, 4, 7, 6], w [6, 2, 3, 3], groups 2, stride 2, pad 1, dilation 1.
+  OneOp o("conv2d", {{2, 4, 7, 6}, {6, 2, 3, 3}, {6}}, {{2, 6, 4, 3}},
+          {{"has_bias", true}, {"stride", {2, 2}}, {"padding", {1, 1}},
+           {"dilation", {1, 1}}, {"groups", 2}});
+  for (int i = 0; i < 3; ++i)
+    fillRandom(o.in(i), rng, -1, 1);
+  o.run();
+  for (int n = 0; n < 2; ++n)
+    for (int oc = 0; oc < 6; ++oc)
+      for (int oh = 0; oh < 4; ++oh)
+        for (int ow = 0; ow < 3; ++ow) {
+          int g = oc / 3;
+          double ref = o.in(2)[oc];
+          for (int c = 0; c < 2; ++c)
+            for (int kh = 0; kh < 3; ++kh)
+              for (int kw = 0; kw < 3; ++kw) {
+                int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+                if (ih < 0 || ih >= 7 || iw < 0 || iw >= 6)
+                  continue;
+                ref += double(o.in(0)[((n * 4 + g * 2 + c) * 7 + ih) * 6 + iw]) *
+                       o.in(1)[((oc * 2 + c) * 3 + kh) * 3 + kw];
+              }
+          EXPECT_NEAR(o.out(0)[((n * 6 + oc) * 4 + oh) * 3 + ow], ref, 1e-5);
+        }
+}
+
+TEST(CpuOps, Pools) {
+  std::mt19937 rng(3);
+  for (std::string kind : {"avg_pool2d", "sum_pool2d", "max_pool2d"}) {
+    OneOp o(kind, {{2, 3, 4, 4}}, {{2, 3, 2, 2}},
+            {{"kernel", {2, 2}}, {"stride", {2, 2}}, {"padding", {0, 0}}});
+    fillRandom(o.in(0), rng, -1, 1);
+    o.run();
+    for (int p = 0; p < 6; ++p)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          double sum = 0, mx = -1e9;
+          for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b) {
+              double v = o.in(0)[(p * 4 + 2 * i + a) * 4 + 2 * j + b];
+              sum += v;
+              mx = std::max(mx, v);
+            }
+          double ref = kind == "avg_pool2d" ? sum / 4 : kind == "sum_pool2d" ? sum : mx;
+          EXPECT_NEAR(o.out(0)[(p * 2 + i) * 2 + j], ref, 1e-6) << kind;
+        }
+  }
+}
+
+/// The LIF recurrence of DESIGN §2 in float64.
+void lifReference(const std::vector<float> &x, int T, int N, int F, double k,
+                  double c, double vleak, const std::vector<float> &vth,
+                  double vreset, bool soft, std::vector<double> &s,
+                  std::vector<double> &h) {
+  std::vector<double> v(N, soft ? 0.0 : vreset);
+  s.assign(T * N, 0);
+  h.assign(T * N, 0);
+  for (int t = 0; t < T; ++t)
+    for (int n = 0; n < N; ++n) {
+      double th = vth[n % F];
+      double hh = v[n] + k * (vleak - v[n]) + c * x[t * N + n];
+      double sp = hh >= th ? 1.0 : 0.0;
+      v[n] = soft ? hh - th * sp : hh * (1 - sp) + vreset * sp;
+      s[t * N + n] = sp;
+      h[t * N + n] = hh;
+    }
+}
+
+TEST(CpuOps, LifHardAndSoftWithPerNeuronThreshold) {
+  std::mt19937 rng(4);
+  for (bool soft : {false, true}) {
+    // x [T=6, B=3, F=5]; v_th per neuron (a constant tensor).
+    OneOp o("neuron", {{6, 3, 5}, {5}}, {{6, 3, 5}, {6, 3, 5}}, json::object());
+    fillRandom(o.in(0), rng, -0.5f, 2.5f);
+    fillRandom(o.in(1), rng, 0.6f, 1.4f);
+    o.op.attrs = {{"model", "lif"}, {"features", 5}, {"k", 0.3}, {"c", 0.8},
+                  {"v_leak", 0.1}, {"v_th", {{"tensor", o.op.in[1]}}},
+                  {"v_reset", -0.2}, {"v_init", soft ? 0.0 : -0.2},
+                  {"reset", soft ? "soft" : "hard"}, {"save_h", true}};
+    o.run();
+    std::vector<double> s, h;
+    lifReference(o.in(0), 6, 15, 5, 0.3, 0.8, 0.1, o.in(1), -0.2, soft, s, h);
+    int spikes = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      EXPECT_NEAR(o.out(1)[i], h[i], 1e-5) << i;
+      if (std::abs(h[i] - o.in(1)[i % 5]) > 1e-5) // not within rounding of v_th
+        EXPECT_EQ(o.out(0)[i], s[i]) << i;
+      spikes += s[i] > 0;
+    }
+    EXPECT_GT(spikes, 10);
+    EXPECT_LT(spikes, 80);
+  }
+}
+
+TEST(CpuOps, LeakyIntegratorOutputsTheMembrane) {
+  OneOp o("neuron", {{3, 1, 1}}, {{3, 1, 1}},
+          {{"model", "li"}, {"features", 1}, {"k", 0.5}, {"c", 1.0},
+           {"v_leak", 0.0}, {"v_init", 0.0}});
+  o.in(0) = {1.0f, 1.0f, 0.0f};
+  o.run();
+  EXPECT_FLOAT_EQ(o.out(0)[0], 1.0f);  // 0 + 0.5 (0 - 0) + 1
+  EXPECT_FLOAT_EQ(o.out(0)[1], 1.5f);  // 1 - 0.5 + 1
+  EXPECT_FLOAT_EQ(o.out(0)[2], 0.75f); // 1.5 - 0.75
+}
+
+TEST(CpuOps, UnsupportedOpIsAClearError) {
+  OneOp o("linear_bwd", {{2, 2}}, {{2, 2}}, json::object());
+  try {
+    o.run();
+    FAIL() << "expected an error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("op #0 (linear_bwd)"), std::string::npos);
+  }
+}
+
+} // namespace
