@@ -1,0 +1,170 @@
+//===- CpuParityTest.cpp - CUDA programs against the CPU backend ----------===//
+//
+// Loads small compiled modules with both backends, runs the same programs
+// on the same random tensors, and compares every tensor afterwards: spikes
+// must agree bit for bit, everything else to fp32 rounding. Built when the
+// runtime core (snnrt_core) is part of the build.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaModule.h"
+#include "OpHarness.h"
+
+#include "snnrt/CpuOps.h"
+#include "snnrt/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+using namespace snnrt::cuda;
+using namespace snnrt::cuda::test;
+using nlohmann::json;
+
+namespace {
+/// A module directory holding `manifest`, removed afterwards.
+class TempModule {
+public:
+  explicit TempModule(const json &manifest) {
+    char pattern[] = "/tmp/snnrt-cuda-parity-XXXXXX";
+    dir = mkdtemp(pattern);
+    std::ofstream(dir + "/manifest.json") << manifest.dump(2);
+  }
+  ~TempModule() {
+    std::remove((dir + "/manifest.json").c_str());
+    rmdir(dir.c_str());
+  }
+  std::string dir;
+};
+
+/// Host storage of a module for the CPU ops (aliases share storage).
+struct HostTensors {
+  explicit HostTensors(const snnrt::Module &m) : owner(m.tensors.size()) {
+    for (const snnrt::TensorInfo &t : m.tensors) {
+      owner[t.id] = t.aliasOf >= 0 ? t.aliasOf : t.id;
+      storage.emplace_back(t.aliasOf >= 0 ? 0 : (t.bytes() + 3) / 4);
+    }
+  }
+  float *get(int id) { return storage[owner[id]].data(); }
+  std::vector<std::vector<float>> storage;
+  std::vector<int> owner;
+};
+
+/// Runs `program` of `manifest` on both backends from the same random
+/// tensors; returns the ids whose results differ.
+void checkParity(const json &manifest, const std::string &program) {
+  std::string whyNot;
+  CudaDevice *device = sharedDevice(whyNot);
+  if (!device)
+    GTEST_SKIP() << "no usable GPU: " << whyNot;
+  Random rnd;
+  SCOPED_TRACE("random seed " + std::to_string(rnd.seed()));
+  TempModule tmp(manifest);
+  snnrt::Module module = snnrt::Module::load(tmp.dir);
+  HostTensors host(module);
+  CudaModule gpu(*device, manifest, tmp.dir);
+  for (const snnrt::TensorInfo &t : module.tensors) {
+    if (t.aliasOf >= 0)
+      continue;
+    // Variances stay positive; everything else is symmetric around 0.
+    bool positive = t.name.find("var") != std::string::npos;
+    std::vector<float> v = rnd.uniform(t.numel(), positive ? 0.5f : -1.0f,
+                                       positive ? 1.5f : 1.0f);
+    std::copy(v.begin(), v.end(), host.get(t.id));
+    gpu.upload(t.id, v.data(), t.bytes());
+  }
+  const std::vector<snnrt::Op> &ops = module.program(program);
+  for (size_t i = 0; i < ops.size(); ++i)
+    snnrt::runCpuOp(module, ops[i], i,
+                    [&](int id) { return host.get(id); });
+  gpu.run(program, {});
+  gpu.synchronize();
+  for (const snnrt::TensorInfo &t : module.tensors) {
+    if (t.aliasOf >= 0)
+      continue;
+    SCOPED_TRACE("tensor " + t.name);
+    std::vector<float> got(t.numel());
+    gpu.download(t.id, got.data(), t.bytes());
+    const float *want = host.get(t.id);
+    if (t.role == "spikes") {
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), want))
+          << "spikes differ from the CPU backend";
+      continue;
+    }
+    std::vector<double> ref(want, want + t.numel());
+    EXPECT_LE(worstError(got, ref, 1e-4, 1e-5), 1.0);
+  }
+}
+
+json tensor(int id, const char *name, std::vector<int64_t> shape,
+            const char *role = "activation") {
+  return {{"id", id}, {"name", name}, {"shape", shape}, {"role", role}};
+}
+} // namespace
+
+TEST(CudaCpuParity, ConvBatchNormLifPoolLinear) {
+  // x[T=2, B=3, 2, 8, 8] -> conv 3x3 -> bn (eval) -> lif -> avg pool 2
+  // -> flatten -> linear -> li readout; add/scale/max/sum pool on the side.
+  json t = json::array({
+      tensor(0, "input", {2, 3, 2, 8, 8}, "input"),
+      tensor(1, "conv.weight", {4, 2, 3, 3}, "param"),
+      tensor(2, "conv.bias", {4}, "param"),
+      tensor(3, "%conv", {2, 3, 4, 8, 8}),
+      tensor(4, "bn.weight", {4}, "param"),
+      tensor(5, "bn.bias", {4}, "param"),
+      tensor(6, "bn.running_mean", {4}, "buffer"),
+      tensor(7, "bn.running_var", {4}, "buffer"),
+      tensor(8, "%bn", {2, 3, 4, 8, 8}),
+      tensor(9, "%spikes", {2, 3, 4, 8, 8}, "spikes"),
+      tensor(10, "%h", {2, 3, 4, 8, 8}, "saved"),
+      tensor(11, "%avg", {2, 3, 4, 4, 4}),
+      tensor(12, "%flat", {2, 3, 64}),
+      tensor(13, "fc.weight", {5, 64}, "param"),
+      tensor(14, "fc.bias", {5}, "param"),
+      tensor(15, "%fc", {2, 3, 5}),
+      tensor(16, "%readout", {2, 3, 5}),
+      tensor(17, "%max", {2, 3, 4, 4, 4}),
+      tensor(18, "%sum", {2, 3, 4, 3, 3}),
+      tensor(19, "%add", {2, 3, 4, 4, 4}),
+      tensor(20, "%scale", {2, 3, 4, 4, 4}),
+  });
+  t[12]["alias_of"] = 11;
+  json lif = {{"model", "lif"}, {"features", 256}, {"k", 0.5}, {"c", 0.5},
+              {"v_leak", 0.0}, {"v_th", 0.3}, {"v_reset", 0.0},
+              {"v_init", 0.0}, {"reset", "hard"}, {"strict", false},
+              {"detach_reset", false}, {"save_h", true},
+              {"surrogate", {{"kind", "sigmoid"}, {"alpha", 4.0}}}};
+  json neuron = lif;
+  neuron.update({{"op", "neuron"}, {"in", {8}}, {"out", {9, 10}}});
+  json li = lif;
+  li.update({{"op", "neuron"}, {"model", "li"}, {"features", 5},
+             {"save_h", false}, {"in", {15}}, {"out", {16}}});
+  json ops = json::array({
+      {{"op", "conv2d"}, {"in", {0, 1, 2}}, {"out", {3}}, {"has_bias", true},
+       {"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}},
+       {"groups", 1}},
+      {{"op", "batch_norm"}, {"in", {3, 4, 5, 6, 7}}, {"out", {8}},
+       {"eps", 1e-5}, {"momentum", 0.1}, {"training", false},
+       {"spatial_rank", 2}},
+      neuron,
+      {{"op", "avg_pool2d"}, {"in", {9}}, {"out", {11}}, {"kernel", {2, 2}},
+       {"stride", {2, 2}}, {"padding", {0, 0}}},
+      {{"op", "linear"}, {"in", {12, 13, 14}}, {"out", {15}},
+       {"has_bias", true}},
+      li,
+      {{"op", "max_pool2d"}, {"in", {8}}, {"out", {17}}, {"kernel", {2, 2}},
+       {"stride", {2, 2}}, {"padding", {0, 0}}},
+      {{"op", "sum_pool2d"}, {"in", {8}}, {"out", {18}}, {"kernel", {3, 3}},
+       {"stride", {3, 3}}, {"padding", {1, 1}}},
+      {{"op", "add"}, {"in", {11, 17}}, {"out", {19}}},
+      {{"op", "scale"}, {"in", {19}}, {"out", {20}}, {"scale", 0.5}},
+  });
+  json manifest = {{"format", "snn-module"}, {"version", 1},
+                   {"time_steps", 2}, {"batch", 3}, {"tensors", t},
+                   {"input", 0}, {"output", 16},
+                   {"programs", {{"infer", ops}}}};
+  checkParity(manifest, "infer");
+}
