@@ -9,7 +9,9 @@
 #include "snnrt/CpuOps.h"
 #include "snnrt/Error.h"
 
+#ifdef SNNRT_HAVE_CBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +22,31 @@ using nlohmann::json;
 
 namespace snnrt {
 namespace {
+
+/// C[m,n] = A[m,k] * op(B) with B either [k,n] (transB false) or [n,k]:
+/// CBLAS when the build found it, else plain loops (a build without BLAS,
+/// e.g. on a GPU server, stays correct, just slower on the CPU).
+void gemm(bool transB, int64_t m, int64_t n, int64_t k, const float *a,
+          const float *b, float *c) {
+#ifdef SNNRT_HAVE_CBLAS
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              m, n, k, 1.0f, a, k, b, transB ? k : n, 0.0f, c, n);
+#else
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * n;
+    std::fill(row, row + n, 0.0f);
+    for (int64_t p = 0; p < k; ++p) {
+      float av = a[i * k + p];
+      if (transB)
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += av * b[j * k + p];
+      else
+        for (int64_t j = 0; j < n; ++j)
+          row[j] += av * b[p * n + j];
+    }
+  }
+#endif
+}
 
 struct Ctx {
   const Module &m;
@@ -54,8 +81,7 @@ void linear(const Ctx &c) {
   int64_t n = w.shape[0], k = w.shape[1];
   int64_t rows = static_cast<int64_t>(x.numel()) / k;
   float *y = c.outPtr(0);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f,
-              c.inPtr(0), k, c.inPtr(1), k, 0.0f, y, n);
+  gemm(/*transB=*/true, rows, n, k, c.inPtr(0), c.inPtr(1), y);
   if (c.attr("has_bias", false)) {
     const float *b = c.inPtr(2);
     for (int64_t r = 0; r < rows; ++r)
@@ -97,9 +123,8 @@ void conv2d(const Ctx &c) {
               }
             }
           }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Og, cols, kdim,
-                  1.0f, w + g * Og * kdim, kdim, col.data(), cols, 0.0f,
-                  y + (s * O + g * Og) * cols, cols);
+      gemm(/*transB=*/false, Og, cols, kdim, w + g * Og * kdim, col.data(),
+           y + (s * O + g * Og) * cols);
     }
     if (b)
       for (int64_t o = 0; o < O; ++o)

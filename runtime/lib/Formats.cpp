@@ -4,7 +4,9 @@
 #include "snnrt/Error.h"
 
 #include <nlohmann/json.hpp>
+#ifdef SNNRT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include <cstdio>
 #include <cstring>
@@ -300,6 +302,7 @@ void writeSafetensors(const std::string &path,
 //===----------------------------------------------------------------------===//
 
 HostArray readIdx(const std::string &path) {
+#ifdef SNNRT_HAVE_ZLIB
   gzFile f = gzopen(path.c_str(), "rb"); // reads plain files too
   if (!f)
     throw Error(path + ": cannot open the IDX file");
@@ -312,6 +315,12 @@ HostArray readIdx(const std::string &path) {
   gzclose(f);
   if (failed)
     throw Error(path + ": corrupt gzip stream");
+#else
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0)
+    throw Error(path + ": this snn-run was built without zlib; gunzip the "
+                       "file or rebuild with zlib installed");
+  std::string bytes = readAll(path);
+#endif
   if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0)
     throw Error(path + ": not an IDX file (bad magic number)");
   if (static_cast<unsigned char>(bytes[2]) != 0x08)
