@@ -2,8 +2,8 @@
 
 #include "CudaError.h"
 
-#if __has_include("snnrt/Backend.h")
-#include "snnrt/Backend.h"
+#if __has_include("snnrt/Error.h")
+#include "snnrt/Error.h"
 #define SNNRT_CUDA_ERROR_TYPE snnrt::Error
 #else
 // Built before (or without) the runtime core: a standard exception.

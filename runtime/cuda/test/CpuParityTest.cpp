@@ -7,10 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaBackend.h"
 #include "CudaModule.h"
 #include "OpHarness.h"
 
 #include "snnrt/CpuOps.h"
+#include "snnrt/Error.h"
+#include "snnrt/Executor.h"
 #include "snnrt/Manifest.h"
 
 #include <gtest/gtest.h>
@@ -103,9 +106,9 @@ json tensor(int id, const char *name, std::vector<int64_t> shape,
             const char *role = "activation") {
   return {{"id", id}, {"name", name}, {"shape", shape}, {"role", role}};
 }
-} // namespace
 
-TEST(CudaCpuParity, ConvBatchNormLifPoolLinear) {
+/// x[T=2, B=3, 2, 8, 8] through every forward op the CPU runs.
+json forwardManifest() {
   // x[T=2, B=3, 2, 8, 8] -> conv 3x3 -> bn (eval) -> lif -> avg pool 2
   // -> flatten -> linear -> li readout; add/scale/max/sum pool on the side.
   json t = json::array({
@@ -166,5 +169,56 @@ TEST(CudaCpuParity, ConvBatchNormLifPoolLinear) {
                    {"time_steps", 2}, {"batch", 3}, {"tensors", t},
                    {"input", 0}, {"output", 16},
                    {"programs", {{"infer", ops}}}};
-  checkParity(manifest, "infer");
+  return manifest;
+}
+} // namespace
+
+TEST(CudaCpuParity, ConvBatchNormLifPoolLinear) {
+  checkParity(forwardManifest(), "infer");
+}
+
+TEST(CudaExecutor, ParsesDeviceNames) {
+  EXPECT_EQ(snnrt::parseCudaDevice("cuda"), 0);
+  EXPECT_EQ(snnrt::parseCudaDevice("cuda:3"), 3);
+  EXPECT_EQ(snnrt::parseCudaDevice("cpu"), -1);
+  EXPECT_THROW(snnrt::parseCudaDevice("cuda:x"), snnrt::Error);
+  EXPECT_THROW(snnrt::parseCudaDevice("cuda:"), snnrt::Error);
+}
+
+TEST(CudaExecutor, RunsTheExecutorsModuleLikeTheCpu) {
+  TempModule tmp(forwardManifest());
+  snnrt::Executor cpu(snnrt::Module::load(tmp.dir), 7);
+  std::string whyNot;
+  if (!sharedDevice(whyNot)) {
+    // The error snn-run prints on a machine without a GPU.
+    try {
+      snnrt::CudaExecutor gpu(cpu, "cuda:0");
+      FAIL() << "cuda:0 started without a GPU";
+    } catch (const snnrt::Error &e) {
+      EXPECT_EQ(std::string(e.what()).rfind("cuda:0: ", 0), 0u) << e.what();
+    }
+    return;
+  }
+  Random rnd;
+  SCOPED_TRACE("random seed " + std::to_string(rnd.seed()));
+  const snnrt::Module &m = cpu.module();
+  std::vector<float> x = rnd.uniform(m.tensor(m.input).numel(), -1, 1);
+  std::copy(x.begin(), x.end(), cpu.data(m.input));
+  snnrt::CudaExecutor gpu(cpu, "cuda:0");
+  EXPECT_EQ(gpu.describe().rfind("cuda:0 (", 0), 0u) << gpu.describe();
+  for (int step = 0; step < 3; ++step) { // eager, captured, replayed
+    x = rnd.uniform(x.size(), -1, 1);
+    std::copy(x.begin(), x.end(), cpu.data(m.input));
+    gpu.upload(m.input);
+    gpu.run("infer");
+    cpu.run("infer");
+    std::vector<float> want(cpu.data(m.output),
+                            cpu.data(m.output) + m.tensor(m.output).numel());
+    gpu.download(m.output);
+    std::vector<float> got(cpu.data(m.output),
+                           cpu.data(m.output) + want.size());
+    EXPECT_LE(worstError(got, std::vector<double>(want.begin(), want.end()),
+                         1e-4, 1e-5),
+              1.0);
+  }
 }

@@ -1,0 +1,117 @@
+//===- CudaBackend.cpp - a compiled module's programs on a GPU ------------===//
+
+#include "CudaBackend.h"
+
+#include "CudaModule.h"
+#include "snnrt/Error.h"
+
+#include <fstream>
+
+using namespace snnrt;
+using nlohmann::json;
+
+int snnrt::parseCudaDevice(const std::string &device) {
+  if (device == "cuda")
+    return 0;
+  if (device.rfind("cuda:", 0) != 0)
+    return -1;
+  std::string n = device.substr(5);
+  if (n.empty() || n.size() > 6 ||
+      n.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("--device " + device +
+                ": expected cpu, cuda or cuda:N with N a device number");
+  return std::stoi(n);
+}
+
+/// The manifest as the device side reads it (the core keeps its parse).
+static json readManifest(const Module &m) {
+  std::string path = m.dir + "/manifest.json";
+  std::ifstream in(path);
+  if (!in)
+    throw Error(path + ": cannot read the manifest");
+  try {
+    return json::parse(in);
+  } catch (const json::exception &e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+}
+
+CudaExecutor::CudaExecutor(Executor &host, const std::string &name)
+    : host(host) {
+  int ordinal = parseCudaDevice(name);
+  if (ordinal < 0)
+    throw Error("--device " + name + " is not a CUDA device");
+  device = std::make_unique<cuda::CudaDevice>(ordinal);
+  module = std::make_unique<cuda::CudaModule>(
+      *device, readManifest(host.module()), host.module().dir);
+  for (const TensorInfo &t : host.module().tensors)
+    if (t.aliasOf < 0)
+      upload(t.id);
+  synchronize();
+}
+
+CudaExecutor::~CudaExecutor() {
+  module.reset(); // before the device it lives on
+}
+
+std::string CudaExecutor::describe() const { return device->description(); }
+
+void CudaExecutor::upload(int id) {
+  const TensorInfo &t = host.module().tensor(id);
+  const float *slots = host.data(id);
+  if (t.dtype == DType::U8) {
+    std::vector<uint8_t> bytes(t.numel());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = static_cast<uint8_t>(slots[i]);
+    module->upload(id, bytes.data(), bytes.size());
+    return;
+  }
+  module->upload(id, slots, t.bytes());
+}
+
+void CudaExecutor::download(int id) {
+  const TensorInfo &t = host.module().tensor(id);
+  float *slots = host.data(id);
+  if (t.dtype == DType::U8) {
+    std::vector<uint8_t> bytes(t.numel());
+    module->download(id, bytes.data(), bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      slots[i] = bytes[i];
+    return;
+  }
+  module->download(id, slots, t.bytes());
+}
+
+void CudaExecutor::uploadLabels(const std::vector<int32_t> &labels) {
+  int id = host.module().labels;
+  if (id < 0)
+    throw Error(host.module().dir + ": the module has no labels tensor");
+  module->upload(id, labels.data(), labels.size() * sizeof(int32_t));
+}
+
+void CudaExecutor::downloadState() {
+  for (const TensorInfo &t : host.module().tensors)
+    if (t.aliasOf < 0 && (t.role == "param" || t.role == "buffer" ||
+                          t.role == "optimizer_state"))
+      download(t.id);
+}
+
+void CudaExecutor::run(const std::string &name, float learningRate,
+                       int64_t step, uint64_t seed) {
+  cuda::StepValues values;
+  values.learningRate = learningRate;
+  values.step = step;
+  values.seed = seed;
+  module->run(name, values);
+}
+
+void CudaExecutor::synchronize() { module->synchronize(); }
+
+std::vector<std::string>
+CudaExecutor::kernelsUsed(const std::string &name) const {
+  return module->kernelsUsed(name);
+}
+
+std::string CudaExecutor::compiledKernels() const {
+  return module->compiledKernels();
+}
