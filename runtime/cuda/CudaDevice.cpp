@@ -178,9 +178,9 @@ void CudaDevice::beginCapture(const std::string &where) {
 }
 
 CUgraphExec CudaDevice::endCapture(const std::string &where) {
-  isCapturing = false;
   CUgraph graph = nullptr;
   SNNRT_CU(driver().cuStreamEndCapture(cuStream, &graph), where);
+  isCapturing = false;
   CUgraphExec exec = nullptr;
   CUresult r = driver().cuGraphInstantiateWithFlags(&exec, graph, 0);
   driver().cuGraphDestroy(graph);
@@ -189,6 +189,8 @@ CUgraphExec CudaDevice::endCapture(const std::string &where) {
 }
 
 void CudaDevice::abortCapture() {
+  if (!isCapturing)
+    return;
   isCapturing = false;
   CUgraph graph = nullptr;
   driver().cuStreamEndCapture(cuStream, &graph);

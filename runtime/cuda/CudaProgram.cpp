@@ -82,10 +82,14 @@ void CudaProgram::run(const StepValues &values) {
   device.beginCapture(where);
   try {
     runEagerly(values);
-  } catch (...) {
-    device.abortCapture(); // keep the stream usable, then report
-    throw;
+    graph = device.endCapture(where);
+  } catch (const std::exception &) {
+    // A library call that cannot be captured: run this program eagerly from
+    // now on (a real error of an op shows again in the eager run).
+    device.abortCapture();
+    capturable = false;
+    runEagerly(values);
+    return;
   }
-  graph = device.endCapture(where);
   device.replay(graph, where);
 }

@@ -4,7 +4,8 @@
 // order on the device's stream. With CUDA graphs enabled, the second run of
 // a program is captured and every later run replays the graph: one launch
 // instead of one per op. Programs whose ops take per-step values by value
-// (the optimizers' learning rate and step, dropout's seed) are not captured.
+// (the optimizers' learning rate and step, dropout's seed) are not captured,
+// nor programs whose capture fails (they keep running op by op).
 //
 //===----------------------------------------------------------------------===//
 

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -221,4 +222,43 @@ TEST(CudaExecutor, RunsTheExecutorsModuleLikeTheCpu) {
                          1e-4, 1e-5),
               1.0);
   }
+}
+
+/// A module compiled by snn-opt --snn-compile="... target=cuda", named by
+/// SNNRT_CUDA_TEST_MODULE: its neuron ops must run the module's own cubin
+/// (or PTX) kernels and agree with the CPU.
+TEST(CudaExecutor, RunsACompiledModulesKernels) {
+  const char *dir = std::getenv("SNNRT_CUDA_TEST_MODULE");
+  if (!dir || !*dir)
+    GTEST_SKIP() << "set SNNRT_CUDA_TEST_MODULE to a compiled .snnmod";
+  snnrt::Executor cpu(snnrt::Module::load(dir), 11);
+  std::string whyNot;
+  if (!sharedDevice(whyNot))
+    GTEST_SKIP() << "no usable GPU: " << whyNot;
+  Random rnd;
+  SCOPED_TRACE("random seed " + std::to_string(rnd.seed()));
+  const snnrt::Module &m = cpu.module();
+  snnrt::CudaExecutor gpu(cpu, "cuda:0");
+  EXPECT_NE(gpu.compiledKernels(), "");
+  for (int step = 0; step < 3; ++step) {
+    std::vector<float> x = rnd.uniform(m.tensor(m.input).numel(), 0, 1);
+    std::copy(x.begin(), x.end(), cpu.data(m.input));
+    gpu.upload(m.input);
+    gpu.run("infer");
+    cpu.run("infer");
+    std::vector<float> want(cpu.data(m.output),
+                            cpu.data(m.output) + m.tensor(m.output).numel());
+    gpu.download(m.output);
+    std::vector<float> got(cpu.data(m.output),
+                           cpu.data(m.output) + want.size());
+    EXPECT_LE(worstError(got, std::vector<double>(want.begin(), want.end()),
+                         1e-4, 1e-5),
+              1.0);
+  }
+  const std::vector<snnrt::Op> &ops = m.program("infer");
+  std::vector<std::string> used = gpu.kernelsUsed("infer");
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == "neuron" && ops[i].attrs.contains("kernel"))
+      EXPECT_EQ(used.at(i).rfind("compiled kernel ", 0), 0u)
+          << ops[i].describe(i) << " ran " << used.at(i);
 }
