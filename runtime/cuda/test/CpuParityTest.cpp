@@ -108,6 +108,27 @@ json tensor(int id, const char *name, std::vector<int64_t> shape,
   return {{"id", id}, {"name", name}, {"shape", shape}, {"role", role}};
 }
 
+/// Three infer runs (eager, captured, replayed) on both executors with
+/// fresh inputs in [lo, hi): the outputs must agree.
+void compareInfer(snnrt::Executor &cpu, snnrt::CudaExecutor &gpu, Random &rnd,
+                  float lo, float hi) {
+  const snnrt::Module &m = cpu.module();
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("run " + std::to_string(step));
+    std::vector<float> x = rnd.uniform(m.tensor(m.input).numel(), lo, hi);
+    std::copy(x.begin(), x.end(), cpu.data(m.input));
+    gpu.upload(m.input);
+    gpu.run("infer");
+    cpu.run("infer");
+    std::vector<double> want(cpu.data(m.output),
+                             cpu.data(m.output) + m.tensor(m.output).numel());
+    gpu.download(m.output);
+    std::vector<float> got(cpu.data(m.output),
+                           cpu.data(m.output) + want.size());
+    EXPECT_LE(worstError(got, want, 1e-4, 1e-5), 1.0);
+  }
+}
+
 /// x[T=2, B=3, 2, 8, 8] through every forward op the CPU runs.
 json forwardManifest() {
   // x[T=2, B=3, 2, 8, 8] -> conv 3x3 -> bn (eval) -> lif -> avg pool 2
@@ -202,26 +223,9 @@ TEST(CudaExecutor, RunsTheExecutorsModuleLikeTheCpu) {
   }
   Random rnd;
   SCOPED_TRACE("random seed " + std::to_string(rnd.seed()));
-  const snnrt::Module &m = cpu.module();
-  std::vector<float> x = rnd.uniform(m.tensor(m.input).numel(), -1, 1);
-  std::copy(x.begin(), x.end(), cpu.data(m.input));
   snnrt::CudaExecutor gpu(cpu, "cuda:0");
   EXPECT_EQ(gpu.describe().rfind("cuda:0 (", 0), 0u) << gpu.describe();
-  for (int step = 0; step < 3; ++step) { // eager, captured, replayed
-    x = rnd.uniform(x.size(), -1, 1);
-    std::copy(x.begin(), x.end(), cpu.data(m.input));
-    gpu.upload(m.input);
-    gpu.run("infer");
-    cpu.run("infer");
-    std::vector<float> want(cpu.data(m.output),
-                            cpu.data(m.output) + m.tensor(m.output).numel());
-    gpu.download(m.output);
-    std::vector<float> got(cpu.data(m.output),
-                           cpu.data(m.output) + want.size());
-    EXPECT_LE(worstError(got, std::vector<double>(want.begin(), want.end()),
-                         1e-4, 1e-5),
-              1.0);
-  }
+  compareInfer(cpu, gpu, rnd, -1, 1);
 }
 
 /// A module compiled by snn-opt --snn-compile="... target=cuda", named by
@@ -240,21 +244,7 @@ TEST(CudaExecutor, RunsACompiledModulesKernels) {
   const snnrt::Module &m = cpu.module();
   snnrt::CudaExecutor gpu(cpu, "cuda:0");
   EXPECT_NE(gpu.compiledKernels(), "");
-  for (int step = 0; step < 3; ++step) {
-    std::vector<float> x = rnd.uniform(m.tensor(m.input).numel(), 0, 1);
-    std::copy(x.begin(), x.end(), cpu.data(m.input));
-    gpu.upload(m.input);
-    gpu.run("infer");
-    cpu.run("infer");
-    std::vector<float> want(cpu.data(m.output),
-                            cpu.data(m.output) + m.tensor(m.output).numel());
-    gpu.download(m.output);
-    std::vector<float> got(cpu.data(m.output),
-                           cpu.data(m.output) + want.size());
-    EXPECT_LE(worstError(got, std::vector<double>(want.begin(), want.end()),
-                         1e-4, 1e-5),
-              1.0);
-  }
+  compareInfer(cpu, gpu, rnd, 0, 1);
   const std::vector<snnrt::Op> &ops = m.program("infer");
   std::vector<std::string> used = gpu.kernelsUsed("infer");
   for (size_t i = 0; i < ops.size(); ++i)
