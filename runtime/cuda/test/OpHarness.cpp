@@ -10,19 +10,20 @@ using namespace snnrt::cuda;
 using namespace snnrt::cuda::test;
 
 CudaDevice *test::sharedDevice(std::string &whyNot) {
-  static std::unique_ptr<CudaDevice> device;
+  // Never destroyed: at exit the driver may already be shutting down.
+  static CudaDevice *device = nullptr;
   static std::string reason;
   static bool tried = false;
   if (!tried) {
     tried = true;
     try {
-      device = std::make_unique<CudaDevice>(0);
+      device = new CudaDevice(0);
     } catch (const std::exception &e) {
       reason = e.what();
     }
   }
   whyNot = reason;
-  return device.get();
+  return device;
 }
 
 OpHarness::~OpHarness() {
