@@ -60,7 +60,7 @@ bool runNeuronOp(CudaDevice &device, OpCall &call);
 bool runLayerOp(CudaDevice &device, OpCall &call);
 bool runTrainingOp(CudaDevice &device, OpCall &call);
 
-/// Attribute helpers: an error names the op and the attribute.
+/// Attribute accessors: an error names the op and the attribute.
 double attrNumber(const OpCall &call, const char *name);
 double attrNumber(const OpCall &call, const char *name, double fallback);
 bool attrBool(const OpCall &call, const char *name, bool fallback);

@@ -1,4 +1,4 @@
-//===- Common.cuh - helpers shared by the built-in kernels ------*- CUDA -*-===//
+//===- Common.cuh - utilities shared by the built-in kernels ------*- CUDA -*-===//
 
 #ifndef SNNRT_CUDA_KERNELS_COMMON_CUH
 #define SNNRT_CUDA_KERNELS_COMMON_CUH
