@@ -1,4 +1,4 @@
-//===- CudaOps.cpp - op dispatch and attribute helpers --------------------===//
+//===- CudaOps.cpp - op dispatch and attribute accessors ------------------===//
 
 #include "CudaOps.h"
 
