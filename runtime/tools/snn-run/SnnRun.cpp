@@ -12,11 +12,16 @@
 #include "snnrt/Executor.h"
 #include "snnrt/Formats.h"
 
+#ifdef SNNRT_HAVE_CUDA
+#include "CudaBackend.h"
+#endif
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <string>
 #include <sys/stat.h>
@@ -31,7 +36,8 @@ const char *kUsage = R"(usage: snn-run MODULE.snnmod infer [options]
 Runs a module compiled by `snn-opt --snn-compile`.
 
 options:
-  --device cpu|cuda|cuda:N   where to run (default cpu)
+  --device cpu|cuda|cuda:N   where to run (default cpu; cuda needs a build
+                             with the CUDA toolkit and an NVIDIA driver)
   --data PATH                an IDX directory (t10k-images-idx3-ubyte[.gz] and
                              t10k-labels-idx1-ubyte[.gz], e.g.
                              /usr/share/datasets/fashion-mnist), an IDX image
@@ -169,15 +175,27 @@ Dataset loadData(const Options &o, size_t sampleSize) {
 }
 
 int infer(const Options &o) {
-  if (o.device != "cpu")
-    throw Error("--device " + o.device +
-                ": this snn-run executes modules on the CPU only; the CUDA "
-                "executor is not wired into snn-run yet (use --device cpu)");
   Module module = Module::load(o.module);
   const std::vector<Op> &program = module.program("infer");
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+#ifdef SNNRT_HAVE_CUDA
+  std::unique_ptr<CudaExecutor> gpu;
+  if (o.device != "cpu") {
+    if (parseCudaDevice(o.device) < 0)
+      throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device +
+                  "'");
+    gpu = std::make_unique<CudaExecutor>(exec, o.device);
+    if (o.verbose)
+      std::cerr << gpu->describe() << "\n";
+  }
+#else
+  if (o.device != "cpu")
+    throw Error("--device " + o.device +
+                ": this snn-run was built without CUDA support; rebuild with "
+                "the CUDA toolkit installed, or use --device cpu");
+#endif
   const TensorInfo &in = module.tensor(module.input),
                    &out = module.tensor(module.output);
   if (in.shape.size() < 3)
@@ -224,7 +242,19 @@ int infer(const Options &o) {
           dst[i] = v;
         }
       }
+#ifdef SNNRT_HAVE_CUDA
+    if (gpu) {
+      gpu->upload(module.input);
+      gpu->run("infer");
+      gpu->download(module.output);
+      for (const auto &layer : module.spikeLayers)
+        gpu->download(layer.second);
+    } else {
+      exec.run("infer");
+    }
+#else
     exec.run("infer");
+#endif
     const float *y = exec.data(module.output);
     for (long t = 0; t < T; ++t)
       std::copy(y + (t * B) * outSample, y + (t * B + valid) * outSample,
@@ -254,8 +284,8 @@ int infer(const Options &o) {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
-  std::printf("snn-run: %ld samples in %.3f s: %.1f samples/s (cpu)\n", total,
-              seconds, total / seconds);
+  std::printf("snn-run: %ld samples in %.3f s: %.1f samples/s (%s)\n", total,
+              seconds, total / seconds, o.device.c_str());
   if (!data.labels.empty())
     std::printf("accuracy: %.4f (%ld / %ld)\n",
                 static_cast<double>(correct) / total, correct, total);
