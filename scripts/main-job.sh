@@ -8,9 +8,12 @@ build="${SNN_BUILD_DIR:-$root/build}"
 work="$build/main-job"
 mkdir -p "$work"
 
-target=cpu
+target=cpu device=cpu
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   target=all   # also write the MLIR-generated cubin/PTX neuron kernels
+  if grep -q "^SNN_ENABLE_CUDA:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+    device=cuda
+  fi
 fi
 
 echo "== compile examples/mlp-step.mlir (step form) -> $work/mlp.snnmod (target=$target)"
@@ -22,8 +25,8 @@ echo "== compile examples/convnet.mlir -> $work/convnet.snnmod"
 
 data=/usr/share/datasets/fashion-mnist
 for model in mlp convnet; do
-  echo "== snn-run $model.snnmod infer on Fashion-MNIST test images (CPU, seeded random weights)"
-  "$build/runtime/snn-run" "$work/$model.snnmod" infer --data "$data" \
-    --limit 1024 --output "$work/$model.out.npy"
+  echo "== snn-run $model.snnmod infer on Fashion-MNIST test images ($device, seeded random weights)"
+  "$build/runtime/snn-run" "$work/$model.snnmod" infer --device "$device" \
+    --data "$data" --limit 1024 --output "$work/$model.out.npy"
 done
 echo "main job done: outputs in $work (training is not available in snn-run yet)"
