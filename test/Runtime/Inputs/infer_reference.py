@@ -63,7 +63,7 @@ def make_inputs(module, d):
             fan_in = int(np.prod(shape[1:]))
             a = rng.normal(0.0, 2.5 / np.sqrt(fan_in), shape)
         else:
-            a = rng.normal(0.4, 0.3, shape)
+            a = rng.normal(1.0, 0.5, shape)  # biases, BN affine: keep every layer spiking
         w[name] = a.astype(np.float32)
     write_safetensors(f"{d}/w.safetensors", w)
     inp = m["tensors"][m["input"]]["shape"]
