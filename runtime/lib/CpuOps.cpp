@@ -1,13 +1,13 @@
-//===- CpuOps.cpp - the CPU implementation of the forward ops -------------===//
+//===- CpuOps.cpp - the CPU forward ops and the op dispatch ---------------===//
 //
 // Straightforward loops over contiguous rows, written so that the compiler
 // vectorizes the inner loops; GEMMs (linear, convolution via im2col) go
-// through CBLAS (OpenBLAS).
+// through CBLAS (OpenBLAS). Backward, loss, neuron and optimizer ops live in
+// their own files (CpuOpContext.h lists them).
 //
 //===----------------------------------------------------------------------===//
 
-#include "snnrt/CpuOps.h"
-#include "snnrt/Error.h"
+#include "CpuOpContext.h"
 
 #ifdef SNNRT_HAVE_CBLAS
 #include <cblas.h>
@@ -21,22 +21,22 @@
 using nlohmann::json;
 
 namespace snnrt {
-namespace {
+namespace cpu {
 
-/// C[m,n] = A[m,k] * op(B) with B either [k,n] (transB false) or [n,k]:
-/// CBLAS when the build found it, else plain loops (a build without BLAS,
-/// e.g. on a GPU server, stays correct, just slower on the CPU).
-void gemm(bool transB, int64_t m, int64_t n, int64_t k, const float *a,
-          const float *b, float *c) {
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, const float *b, float beta, float *c) {
 #ifdef SNNRT_HAVE_CBLAS
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              m, n, k, 1.0f, a, k, b, transB ? k : n, 0.0f, c, n);
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              transA ? m : k, b, transB ? k : n, beta, c, n);
 #else
+  // A build without BLAS (e.g. on a GPU server) stays correct, just slower.
   for (int64_t i = 0; i < m; ++i) {
     float *row = c + i * n;
-    std::fill(row, row + n, 0.0f);
+    for (int64_t j = 0; j < n; ++j)
+      row[j] = beta == 0.0f ? 0.0f : beta * row[j];
     for (int64_t p = 0; p < k; ++p) {
-      float av = a[i * k + p];
+      float av = transA ? a[p * m + i] : a[i * k + p];
       if (transB)
         for (int64_t j = 0; j < n; ++j)
           row[j] += av * b[j * k + p];
@@ -48,40 +48,170 @@ void gemm(bool transB, int64_t m, int64_t n, int64_t k, const float *a,
 #endif
 }
 
-struct Ctx {
-  const Module &m;
-  const Op &op;
-  size_t index;
-  const TensorLookup &get;
+const TensorInfo &Ctx::in(size_t i) const {
+  if (i >= op.in.size())
+    fail("needs at least " + std::to_string(i + 1) + " inputs, has " +
+         std::to_string(op.in.size()));
+  return m.tensor(op.in[i]);
+}
 
-  [[noreturn]] void fail(const std::string &what) const {
-    throw Error(m.dir + ": " + op.describe(index) + ": " + what);
-  }
-  const TensorInfo &in(size_t i) const { return m.tensor(op.in.at(i)); }
-  const TensorInfo &out(size_t i) const { return m.tensor(op.out.at(i)); }
-  float *inPtr(size_t i) const { return get(op.in.at(i)); }
-  float *outPtr(size_t i) const { return get(op.out.at(i)); }
-  template <typename T> T attr(const char *name, T fallback) const {
-    auto it = op.attrs.find(name);
-    return it == op.attrs.end() ? fallback : it->get<T>();
-  }
-  std::vector<int64_t> pair(const char *name, std::vector<int64_t> fallback) const {
-    auto it = op.attrs.find(name);
-    if (it == op.attrs.end())
-      return fallback;
-    auto v = it->get<std::vector<int64_t>>();
-    if (v.size() != 2)
-      fail(std::string("attribute '") + name + "' must have 2 values");
-    return v;
-  }
-};
+const TensorInfo &Ctx::out(size_t i) const {
+  if (i >= op.out.size())
+    fail("needs at least " + std::to_string(i + 1) + " outputs, has " +
+         std::to_string(op.out.size()));
+  return m.tensor(op.out[i]);
+}
+
+void Ctx::arity(size_t minIn, size_t maxIn, size_t minOut,
+                size_t maxOut) const {
+  auto range = [](size_t lo, size_t hi) {
+    return lo == hi ? std::to_string(lo)
+                    : std::to_string(lo) + " to " + std::to_string(hi);
+  };
+  if (op.in.size() < minIn || op.in.size() > maxIn)
+    fail("takes " + range(minIn, maxIn) + " inputs, got " +
+         std::to_string(op.in.size()));
+  if (op.out.size() < minOut || op.out.size() > maxOut)
+    fail("has " + range(minOut, maxOut) + " outputs, got " +
+         std::to_string(op.out.size()));
+}
+
+void Ctx::expectElements(const TensorInfo &t, size_t n,
+                         const char *what) const {
+  if (t.numel() != n)
+    fail("tensor '" + t.name + "' " + t.shapeString() + " has " +
+         std::to_string(t.numel()) + " elements, expected " +
+         std::to_string(n) + " (" + what + ")");
+}
+
+std::vector<int64_t> Ctx::pair(const char *name,
+                               std::vector<int64_t> fallback) const {
+  auto v = attr<std::vector<int64_t>>(name, fallback);
+  if (v.size() != 2)
+    fail(std::string("attribute '") + name + "' must have 2 values");
+  return v;
+}
+
+GradOut::GradOut(const Ctx &c, float *dst, size_t n)
+    : dst(dst), n(n), acc(c.accumulate()) {
+  if (acc)
+    tmp.assign(n, 0.0f);
+}
+
+void GradOut::commit() {
+  if (acc)
+    for (size_t i = 0; i < n; ++i)
+      dst[i] += tmp[i];
+}
+
+float counterUniform(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
+                           const TensorInfo &w, const TensorInfo &y) {
+  size_t r = x.shape.size();
+  if (r < 3 || w.shape.size() != 4 || y.shape.size() != r)
+    c.fail("expects x [..., C, H, W], w [O, C/groups, KH, KW] and y of x's "
+           "rank; got x " + x.shapeString() + ", w " + w.shapeString() +
+           ", y " + y.shapeString());
+  C = x.shape[r - 3], H = x.shape[r - 2], W = x.shape[r - 1];
+  O = w.shape[0], Cg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  OH = y.shape[r - 2], OW = y.shape[r - 1];
+  samples = static_cast<int64_t>(x.numel()) / (C * H * W);
+  stride = c.pair("stride", {1, 1});
+  pad = c.pair("padding", {0, 0});
+  dil = c.pair("dilation", {1, 1});
+  groups = c.attr<int64_t>("groups", 1);
+  if (groups <= 0 || C % groups || O % groups || C / groups != Cg ||
+      y.shape[r - 3] != O)
+    c.fail("channels do not match: x has " + std::to_string(C) +
+           ", w " + w.shapeString() + ", groups " + std::to_string(groups) +
+           ", y " + y.shapeString());
+  Og = O / groups;
+  auto expected = [](int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  };
+  if (OH != expected(H, KH, stride[0], pad[0], dil[0]) ||
+      OW != expected(W, KW, stride[1], pad[1], dil[1]))
+    c.fail("output " + y.shapeString() +
+           " does not match the input, kernel, stride, padding and dilation");
+}
+
+void im2col(const ConvGeometry &g, const float *x, int64_t group, float *col) {
+  int64_t cols = g.cols();
+  for (int64_t ch = 0; ch < g.Cg; ++ch)
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        float *dst = col + ((ch * g.KH + kh) * g.KW + kw) * cols;
+        const float *src = x + (group * g.Cg + ch) * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t iw = ow * g.stride[1] - g.pad[1] + kw * g.dil[1];
+            dst[oh * g.OW + ow] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
+                                      ? src[ih * g.W + iw]
+                                      : 0.0f;
+          }
+        }
+      }
+}
+
+void col2im(const ConvGeometry &g, const float *col, int64_t group,
+            float *gx) {
+  int64_t cols = g.cols();
+  for (int64_t ch = 0; ch < g.Cg; ++ch)
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const float *src = col + ((ch * g.KH + kh) * g.KW + kw) * cols;
+        float *dst = gx + (group * g.Cg + ch) * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
+          if (ih < 0 || ih >= g.H)
+            continue;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t iw = ow * g.stride[1] - g.pad[1] + kw * g.dil[1];
+            if (iw >= 0 && iw < g.W)
+              dst[ih * g.W + iw] += src[oh * g.OW + ow];
+          }
+        }
+      }
+}
+
+PoolGeometry::PoolGeometry(const Ctx &c, const TensorInfo &x,
+                           const TensorInfo &y) {
+  size_t r = x.shape.size();
+  if (r < 2 || y.shape.size() != r)
+    c.fail("expects x [..., H, W] and y of the same rank; got x " +
+           x.shapeString() + ", y " + y.shapeString());
+  H = x.shape[r - 2], W = x.shape[r - 1];
+  OH = y.shape[r - 2], OW = y.shape[r - 1];
+  planes = static_cast<int64_t>(x.numel()) / (H * W);
+  if (static_cast<size_t>(planes * OH * OW) != y.numel())
+    c.fail("x " + x.shapeString() + " and y " + y.shapeString() +
+           " differ in their leading dimensions");
+  kernel = c.pair("kernel", {1, 1});
+  stride = c.pair("stride", kernel);
+  pad = c.pair("padding", {0, 0});
+}
+
+namespace {
 
 void linear(const Ctx &c) {
+  c.arity(2, 3, 1, 1);
   const TensorInfo &x = c.in(0), &w = c.in(1);
+  if (w.shape.size() != 2)
+    c.fail("weight '" + w.name + "' must be [N, K], got " + w.shapeString());
   int64_t n = w.shape[0], k = w.shape[1];
   int64_t rows = static_cast<int64_t>(x.numel()) / k;
+  c.expectElements(x, static_cast<size_t>(rows * k), "rows of K inputs");
+  c.expectElements(c.out(0), static_cast<size_t>(rows * n), "rows of N outputs");
   float *y = c.outPtr(0);
-  gemm(/*transB=*/true, rows, n, k, c.inPtr(0), c.inPtr(1), y);
+  gemm(false, true, rows, n, k, c.inPtr(0), c.inPtr(1), 0.0f, y);
   if (c.attr("has_bias", false)) {
     const float *b = c.inPtr(2);
     for (int64_t r = 0; r < rows; ++r)
@@ -91,95 +221,104 @@ void linear(const Ctx &c) {
 }
 
 void conv2d(const Ctx &c) {
-  const TensorInfo &xi = c.in(0), &wi = c.in(1), &yi = c.out(0);
-  size_t r = xi.shape.size();
-  int64_t C = xi.shape[r - 3], H = xi.shape[r - 2], W = xi.shape[r - 1];
-  int64_t O = wi.shape[0], Cg = wi.shape[1], KH = wi.shape[2], KW = wi.shape[3];
-  int64_t OH = yi.shape[r - 2], OW = yi.shape[r - 1];
-  int64_t samples = static_cast<int64_t>(xi.numel()) / (C * H * W);
-  auto stride = c.pair("stride", {1, 1}), pad = c.pair("padding", {0, 0}),
-       dil = c.pair("dilation", {1, 1});
-  int64_t groups = c.attr<int64_t>("groups", 1), Og = O / groups;
-  int64_t cols = OH * OW, kdim = Cg * KH * KW;
+  c.arity(2, 3, 1, 1);
+  ConvGeometry g(c, c.in(0), c.in(1), c.out(0));
+  int64_t cols = g.cols(), kdim = g.kdim();
   std::vector<float> col(static_cast<size_t>(kdim * cols));
   const float *x = c.inPtr(0), *w = c.inPtr(1);
   float *y = c.outPtr(0);
   const float *b = c.attr("has_bias", false) ? c.inPtr(2) : nullptr;
-  for (int64_t s = 0; s < samples; ++s) {
-    for (int64_t g = 0; g < groups; ++g) {
-      // im2col of this sample's group: [Cg*KH*KW, OH*OW].
-      for (int64_t ch = 0; ch < Cg; ++ch)
-        for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            float *dst = &col[((ch * KH + kh) * KW + kw) * cols];
-            const float *src = x + (s * C + g * Cg + ch) * H * W;
-            for (int64_t oh = 0; oh < OH; ++oh) {
-              int64_t ih = oh * stride[0] - pad[0] + kh * dil[0];
-              for (int64_t ow = 0; ow < OW; ++ow) {
-                int64_t iw = ow * stride[1] - pad[1] + kw * dil[1];
-                dst[oh * OW + ow] = (ih >= 0 && ih < H && iw >= 0 && iw < W)
-                                        ? src[ih * W + iw]
-                                        : 0.0f;
-              }
-            }
-          }
-      gemm(/*transB=*/false, Og, cols, kdim, w + g * Og * kdim, col.data(),
-           y + (s * O + g * Og) * cols);
+  for (int64_t s = 0; s < g.samples; ++s) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      im2col(g, x + s * g.C * g.H * g.W, grp, col.data());
+      gemm(false, false, g.Og, cols, kdim, w + grp * g.Og * kdim, col.data(),
+           0.0f, y + (s * g.O + grp * g.Og) * cols);
     }
     if (b)
-      for (int64_t o = 0; o < O; ++o)
+      for (int64_t o = 0; o < g.O; ++o)
         for (int64_t i = 0; i < cols; ++i)
-          y[(s * O + o) * cols + i] += b[o];
+          y[(s * g.O + o) * cols + i] += b[o];
   }
 }
 
 void pool(const Ctx &c, const std::string &kind) {
-  const TensorInfo &xi = c.in(0), &yi = c.out(0);
-  size_t r = xi.shape.size();
-  int64_t H = xi.shape[r - 2], W = xi.shape[r - 1];
-  int64_t OH = yi.shape[r - 2], OW = yi.shape[r - 1];
-  int64_t planes = static_cast<int64_t>(xi.numel()) / (H * W);
-  auto kernel = c.pair("kernel", {1, 1});
-  auto stride = c.pair("stride", kernel), pad = c.pair("padding", {0, 0});
+  c.arity(1, 1, 1, 1);
+  PoolGeometry g(c, c.in(0), c.out(0));
   const float *x = c.inPtr(0);
   float *y = c.outPtr(0);
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
+  for (int64_t p = 0; p < g.planes; ++p)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
         float acc = kind == "max" ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (int64_t kh = 0; kh < kernel[0]; ++kh)
-          for (int64_t kw = 0; kw < kernel[1]; ++kw) {
-            int64_t ih = oh * stride[0] - pad[0] + kh,
-                    iw = ow * stride[1] - pad[1] + kw;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+        for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
+          for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+            int64_t ih = oh * g.stride[0] - g.pad[0] + kh,
+                    iw = ow * g.stride[1] - g.pad[1] + kw;
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
               continue; // padding: -inf for max, 0 for sums
-            float v = x[(p * H + ih) * W + iw];
+            float v = x[(p * g.H + ih) * g.W + iw];
             acc = kind == "max" ? std::max(acc, v) : acc + v;
           }
         if (kind == "avg")
-          acc /= static_cast<float>(kernel[0] * kernel[1]);
-        y[(p * OH + oh) * OW + ow] = acc;
+          acc /= static_cast<float>(g.kernel[0] * g.kernel[1]);
+        y[(p * g.OH + oh) * g.OW + ow] = acc;
       }
 }
 
+/// x viewed as [rows, C, spatial]; statistics per channel over rows*spatial.
 void batchNorm(const Ctx &c) {
-  if (c.attr("training", false))
-    c.fail("training-mode batch norm is not supported by the CPU runtime yet");
+  bool training = c.attr("training", false);
+  c.arity(5, 5, training ? 3 : 1, 3);
   const TensorInfo &xi = c.in(0), &gi = c.in(1);
-  int64_t C = gi.shape[0];
+  int64_t C = static_cast<int64_t>(gi.numel());
   int64_t spatial = 1;
   size_t r = xi.shape.size();
   int64_t rank = c.attr<int64_t>("spatial_rank", 2);
+  if (rank < 0 || static_cast<size_t>(rank) + 1 > r)
+    c.fail("'spatial_rank' " + std::to_string(rank) + " does not fit x " +
+           xi.shapeString());
   for (int64_t i = 0; i < rank; ++i)
     spatial *= xi.shape[r - 1 - i];
+  if (xi.shape[r - 1 - rank] != C)
+    c.fail("x " + xi.shapeString() + " does not have " + std::to_string(C) +
+           " channels before its " + std::to_string(rank) + " spatial dims");
   int64_t rows = static_cast<int64_t>(xi.numel()) / (C * spatial);
   double eps = c.attr("eps", 1e-5);
-  const float *x = c.inPtr(0), *g = c.inPtr(1), *b = c.inPtr(2),
-              *mean = c.inPtr(3), *var = c.inPtr(4);
+  const float *x = c.inPtr(0), *g = c.inPtr(1), *b = c.inPtr(2);
+  float *mean = c.inPtr(3), *var = c.inPtr(4);
   float *y = c.outPtr(0);
+  float *savedMean = training ? c.outPtr(1) : nullptr;
+  float *savedInvstd = training ? c.outPtr(2) : nullptr;
+  double momentum = c.attr("momentum", 0.1);
+  double count = static_cast<double>(rows * spatial);
   for (int64_t ch = 0; ch < C; ++ch) {
-    float scale = static_cast<float>(g[ch] / std::sqrt(double(var[ch]) + eps));
-    float shift = b[ch] - mean[ch] * scale;
+    double mu = mean[ch], sigma2 = var[ch];
+    if (training) {
+      double sum = 0.0, sq = 0.0;
+      for (int64_t row = 0; row < rows; ++row) {
+        const float *src = x + (row * C + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i)
+          sum += src[i];
+      }
+      mu = sum / count;
+      for (int64_t row = 0; row < rows; ++row) {
+        const float *src = x + (row * C + ch) * spatial;
+        for (int64_t i = 0; i < spatial; ++i)
+          sq += (src[i] - mu) * (src[i] - mu);
+      }
+      sigma2 = sq / count; // biased: normalization
+      double unbiased = count > 1 ? sq / (count - 1) : sigma2;
+      mean[ch] = static_cast<float>((1 - momentum) * mean[ch] + momentum * mu);
+      var[ch] =
+          static_cast<float>((1 - momentum) * var[ch] + momentum * unbiased);
+    }
+    double invstd = 1.0 / std::sqrt(sigma2 + eps);
+    if (training) {
+      savedMean[ch] = static_cast<float>(mu);
+      savedInvstd[ch] = static_cast<float>(invstd);
+    }
+    float scale = static_cast<float>(g[ch] * invstd);
+    float shift = static_cast<float>(b[ch] - mu * g[ch] * invstd);
     for (int64_t row = 0; row < rows; ++row) {
       const float *src = x + (row * C + ch) * spatial;
       float *dst = y + (row * C + ch) * spatial;
@@ -189,106 +328,63 @@ void batchNorm(const Ctx &c) {
   }
 }
 
-/// A neuron parameter: a number, or {"tensor": id} with one value per feature.
-struct Param {
-  float scalar = 0.0f;
-  const float *perNeuron = nullptr;
-  float at(int64_t feature) const {
-    return perNeuron ? perNeuron[feature] : scalar;
+void dropout(const Ctx &c) {
+  bool training = c.attr("training", false);
+  c.arity(1, 1, training ? 2 : 1, 2);
+  size_t n = c.in(0).numel();
+  c.expectElements(c.out(0), n, "like the input");
+  const float *x = c.inPtr(0);
+  float *y = c.outPtr(0);
+  if (!training) {
+    if (y != x)
+      std::copy(x, x + n, y);
+    return;
   }
-};
-
-Param param(const Ctx &c, const char *name, float fallback) {
-  Param p;
-  p.scalar = fallback;
-  auto it = c.op.attrs.find(name);
-  if (it == c.op.attrs.end() || it->is_null())
-    return p;
-  if (it->is_number()) {
-    p.scalar = it->get<float>();
-  } else if (it->is_object() && it->contains("tensor")) {
-    p.perNeuron = c.get(it->at("tensor").get<int>());
-  } else {
-    c.fail(std::string("neuron parameter '") + name +
-           "' must be a number or {\"tensor\": id}");
+  float p = c.attr("p", 0.5f);
+  if (!(p >= 0.0f && p < 1.0f))
+    c.fail("'p' must be in [0, 1), got " + std::to_string(p));
+  c.expectElements(c.out(1), n, "the mask, like the input");
+  float *mask = c.outPtr(1);
+  float keep = 1.0f - p;
+  uint64_t seed = opSeed(c.run.seed, c.index);
+  for (size_t i = 0; i < n; ++i) {
+    bool m = counterUniform(seed, i) < keep;
+    mask[i] = m ? 1.0f : 0.0f;
+    y[i] = m ? x[i] / keep : 0.0f;
   }
-  return p;
 }
 
-void neuron(const Ctx &c) {
-  std::string model = c.attr<std::string>("model", "lif");
-  const TensorInfo &xi = c.in(0);
-  int64_t T = xi.shape[0];
-  int64_t N = static_cast<int64_t>(xi.numel()) / T;
-  int64_t F = c.attr<int64_t>("features", N);
-  if (F <= 0 || N % F)
-    c.fail("'features' = " + std::to_string(F) + " does not divide the " +
-           std::to_string(N) + " neurons of each step");
-  bool soft = c.attr<std::string>("reset", "hard") == "soft";
-  bool strict = c.attr("strict", false);
-  bool li = model == "li", cuba = model == "cuba_lif";
-  Param k = param(c, "k", 0.5f), cin = param(c, "c", 0.5f),
-        vleak = param(c, "v_leak", 0.0f), vth = param(c, "v_th", 1.0f),
-        vreset = param(c, "v_reset", 0.0f), vinit = param(c, "v_init", 0.0f),
-        ksyn = param(c, "k_syn", 0.5f), csyn = param(c, "c_syn", 1.0f),
-        iinit = param(c, "i_init", 0.0f);
-  if (model == "if")
-    k = Param{}; // no leak
-  std::vector<float> plifK;
-  if (model == "plif") {
-    auto w = c.op.attrs.find("plif_w");
-    if (w == c.op.attrs.end() || !w->is_object())
-      c.fail("plif needs 'plif_w': {\"tensor\": id}");
-    const TensorInfo &wi = c.m.tensor(w->at("tensor").get<int>());
-    const float *wp = c.get(wi.id);
-    plifK.resize(static_cast<size_t>(F));
-    for (int64_t f = 0; f < F; ++f) {
-      float wv = wp[wi.numel() == 1 ? 0 : f];
-      plifK[f] = 1.0f / (1.0f + std::exp(-wv));
-    }
-    k = Param{0.0f, plifK.data()};
-    cin = c.attr("decay_input", true) ? k : Param{1.0f, nullptr};
-  }
+void elementwise(const Ctx &c) {
+  const std::string &k = c.op.kind;
+  c.arity(k == "scale" ? 1 : 2, k == "scale" ? 1 : 2, 1, 1);
+  size_t n = c.in(0).numel();
+  c.expectElements(c.out(0), n, "like the input");
   const float *x = c.inPtr(0);
-  float *out = c.outPtr(0);
-  float *saveH = c.attr("save_h", false) && c.op.out.size() > 1 ? c.outPtr(1)
-                                                                 : nullptr;
-  std::vector<float> v(static_cast<size_t>(N)), cur(static_cast<size_t>(N));
-  for (int64_t n = 0; n < N; ++n) {
-    v[n] = vinit.at(n % F);
-    cur[n] = iinit.at(n % F);
+  float *y = c.outPtr(0);
+  if (k == "scale") {
+    // Also the backward of scale: honours `accumulate`.
+    float s = c.attr("scale", 1.0f);
+    GradOut out(c, y, n);
+    float *o = out.data();
+    for (size_t i = 0; i < n; ++i)
+      o[i] = s * x[i];
+    out.commit();
+    return;
   }
-  for (int64_t t = 0; t < T; ++t) {
-    const float *xt = x + t * N;
-    float *ot = out + t * N;
-    for (int64_t n = 0; n < N; ++n) {
-      int64_t f = n % F;
-      float input = xt[n];
-      if (cuba) {
-        cur[n] = cur[n] - ksyn.at(f) * cur[n] + csyn.at(f) * input;
-        input = cur[n];
-      }
-      float h = v[n] + k.at(f) * (vleak.at(f) - v[n]) + cin.at(f) * input;
-      if (saveH)
-        saveH[t * N + n] = h;
-      if (li) {
-        v[n] = h;
-        ot[n] = h;
-        continue;
-      }
-      float th = vth.at(f);
-      float s = (strict ? h > th : h >= th) ? 1.0f : 0.0f;
-      v[n] = soft ? h - th * s : h * (1.0f - s) + vreset.at(f) * s;
-      ot[n] = s;
-    }
-  }
+  // add (forward) and accumulate (gradient fan-in).
+  c.expectElements(c.in(1), n, "like the first input");
+  const float *b = c.inPtr(1);
+  for (size_t i = 0; i < n; ++i)
+    y[i] = x[i] + b[i];
 }
 
 } // namespace
+} // namespace cpu
 
 void runCpuOp(const Module &module, const Op &op, size_t index,
-              const TensorLookup &tensor) {
-  Ctx c{module, op, index, tensor};
+              const TensorLookup &tensor, const RunContext &run) {
+  using namespace cpu;
+  Ctx c{module, op, index, tensor, run};
   const std::string &k = op.kind;
   if (k == "linear")
     return linear(c);
@@ -302,31 +398,25 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return pool(c, "max");
   if (k == "batch_norm")
     return batchNorm(c);
+  if (k == "dropout")
+    return dropout(c);
   if (k == "neuron")
-    return neuron(c);
-  size_t n = c.in(0).numel();
-  const float *x = c.inPtr(0);
-  float *y = c.outPtr(0);
-  if (k == "add") {
-    const float *b = c.inPtr(1);
-    for (size_t i = 0; i < n; ++i)
-      y[i] = x[i] + b[i];
-    return;
-  }
-  if (k == "scale") {
-    float s = c.attr("scale", 1.0f);
-    for (size_t i = 0; i < n; ++i)
-      y[i] = s * x[i];
-    return;
-  }
-  if (k == "dropout") {
-    if (c.attr("training", false))
-      c.fail("training-mode dropout is not supported by the CPU runtime yet");
-    if (y != x)
-      std::copy(x, x + n, y);
-    return;
-  }
-  c.fail("the CPU runtime does not implement this op yet");
+    return runNeuron(c);
+  if (k == "neuron_bwd")
+    return runNeuronBackward(c);
+  if (k == "add" || k == "scale" || k == "accumulate")
+    return elementwise(c);
+  if (k == "linear_bwd" || k == "conv2d_bwd" || k == "avg_pool2d_bwd" ||
+      k == "sum_pool2d_bwd" || k == "max_pool2d_bwd" ||
+      k == "batch_norm_bwd" || k == "dropout_bwd")
+    return runLayerBackward(c);
+  if (k.rfind("loss_", 0) == 0)
+    return runLoss(c);
+  if (k == "sgd" || k == "adam")
+    return runOptimizer(c);
+  c.fail("unknown op kind; this runtime implements the ops of "
+         "docs/artifact-format.md (recompile the module with a matching "
+         "snn-opt)");
 }
 
 } // namespace snnrt

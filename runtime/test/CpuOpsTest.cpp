@@ -172,12 +172,12 @@ TEST(CpuOps, LeakyIntegratorOutputsTheMembrane) {
 }
 
 TEST(CpuOps, UnsupportedOpIsAClearError) {
-  OneOp o("linear_bwd", {{2, 2}}, {{2, 2}}, json::object());
+  OneOp o("linear_fwd", {{2, 2}}, {{2, 2}}, json::object());
   try {
     o.run();
     FAIL() << "expected an error";
   } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find("op #0 (linear_bwd)"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("op #0 (linear_fwd)"), std::string::npos);
   }
 }
 

@@ -1,0 +1,232 @@
+//===- CpuLayerGrads.cpp - backward of the stateless layers on the CPU ----===//
+//
+// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx), pooling, training
+// batch norm and dropout. Every gradient output is overwritten, or added to
+// when the op says `accumulate: true`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuOpContext.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace snnrt {
+namespace cpu {
+namespace {
+
+/// The outputs gx?, gw, gb? of linear_bwd / conv2d_bwd.
+struct WeightGradOutputs {
+  float *gx = nullptr, *gw = nullptr, *gb = nullptr;
+  WeightGradOutputs(const Ctx &c, size_t xn, size_t wn, size_t bn) {
+    bool needGx = c.attr("need_gx", true), hasBias = c.attr("has_bias", false);
+    size_t count = 1 + needGx + hasBias;
+    c.arity(3, 3, count, count);
+    size_t o = 0;
+    if (needGx) {
+      c.expectElements(c.out(o), xn, "gx, like x");
+      gx = c.outPtr(o++);
+    }
+    c.expectElements(c.out(o), wn, "gw, like the weight");
+    gw = c.outPtr(o++);
+    if (hasBias) {
+      c.expectElements(c.out(o), bn, "gb, one per output channel");
+      gb = c.outPtr(o++);
+    }
+  }
+};
+
+/// gb[j] (+)= sum over rows r and positions i of gy[(r*n + j)*inner + i].
+void biasGrad(const float *gy, int64_t rows, int64_t n, int64_t inner,
+              bool accumulate, float *gb) {
+  std::vector<double> sum(static_cast<size_t>(n), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      const float *src = gy + (r * n + j) * inner;
+      double s = 0.0;
+      for (int64_t i = 0; i < inner; ++i)
+        s += src[i];
+      sum[j] += s;
+    }
+  for (int64_t j = 0; j < n; ++j)
+    gb[j] = static_cast<float>(sum[j]) + (accumulate ? gb[j] : 0.0f);
+}
+
+void linearBackward(const Ctx &c) {
+  const TensorInfo &w = c.in(2), &x = c.in(1);
+  if (w.shape.size() != 2)
+    c.fail("weight '" + w.name + "' must be [N, K], got " + w.shapeString());
+  int64_t n = w.shape[0], k = w.shape[1];
+  int64_t rows = static_cast<int64_t>(x.numel()) / k;
+  c.expectElements(c.in(0), static_cast<size_t>(rows * n), "gy, rows of N");
+  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(n));
+  const float *gy = c.inPtr(0);
+  float beta = c.accumulate() ? 1.0f : 0.0f;
+  if (g.gx) // gx[M,K] = gy[M,N] w[N,K]
+    gemm(false, false, rows, k, n, gy, c.inPtr(2), beta, g.gx);
+  // gw[N,K] = gy^T[N,M] x[M,K]
+  gemm(true, false, n, k, rows, gy, c.inPtr(1), beta, g.gw);
+  if (g.gb)
+    biasGrad(gy, rows, n, 1, c.accumulate(), g.gb);
+}
+
+void convBackward(const Ctx &c) {
+  const TensorInfo &x = c.in(1), &w = c.in(2), &gyInfo = c.in(0);
+  ConvGeometry geo(c, x, w, gyInfo);
+  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(geo.O));
+  int64_t cols = geo.cols(), kdim = geo.kdim();
+  bool acc = c.accumulate();
+  if (!acc) {
+    std::fill(g.gw, g.gw + w.numel(), 0.0f);
+    if (g.gx)
+      std::fill(g.gx, g.gx + x.numel(), 0.0f);
+  }
+  const float *gy = c.inPtr(0), *xp = c.inPtr(1), *wp = c.inPtr(2);
+  std::vector<float> col(static_cast<size_t>(kdim * cols));
+  for (int64_t s = 0; s < geo.samples; ++s)
+    for (int64_t grp = 0; grp < geo.groups; ++grp) {
+      const float *gys = gy + (s * geo.O + grp * geo.Og) * cols;
+      im2col(geo, xp + s * geo.C * geo.H * geo.W, grp, col.data());
+      // gw_g[Og, kdim] += gy_g[Og, cols] col^T[cols, kdim]
+      gemm(false, true, geo.Og, kdim, cols, gys, col.data(), 1.0f,
+           g.gw + grp * geo.Og * kdim);
+      if (g.gx) {
+        // gcol[kdim, cols] = w_g^T[kdim, Og] gy_g[Og, cols], then col2im.
+        gemm(true, false, kdim, cols, geo.Og, wp + grp * geo.Og * kdim, gys,
+             0.0f, col.data());
+        col2im(geo, col.data(), grp, g.gx + s * geo.C * geo.H * geo.W);
+      }
+    }
+  if (g.gb)
+    biasGrad(gy, geo.samples, geo.O, cols, acc, g.gb);
+}
+
+void poolBackward(const Ctx &c, const std::string &kind) {
+  bool isMax = kind == "max";
+  c.arity(isMax ? 2 : 1, 2, 1, 1);
+  const TensorInfo &gxInfo = c.out(0);
+  PoolGeometry g(c, gxInfo, c.in(0));
+  if (isMax)
+    c.expectElements(c.in(1), gxInfo.numel(), "x, like gx");
+  const float *gy = c.inPtr(0);
+  const float *x = isMax ? c.inPtr(1) : nullptr;
+  float *gx = c.outPtr(0);
+  if (!c.accumulate())
+    std::fill(gx, gx + gxInfo.numel(), 0.0f);
+  float area = static_cast<float>(g.kernel[0] * g.kernel[1]);
+  for (int64_t p = 0; p < g.planes; ++p)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float grad = gy[(p * g.OH + oh) * g.OW + ow];
+        int64_t best = -1;
+        float bestValue = 0.0f;
+        for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
+          for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+            int64_t ih = oh * g.stride[0] - g.pad[0] + kh,
+                    iw = ow * g.stride[1] - g.pad[1] + kw;
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
+              continue;
+            int64_t at = (p * g.H + ih) * g.W + iw;
+            if (!isMax)
+              gx[at] += kind == "avg" ? grad / area : grad;
+            else if (best < 0 || x[at] > bestValue) // the first maximum
+              best = at, bestValue = x[at];
+          }
+        if (isMax && best >= 0)
+          gx[best] += grad;
+      }
+}
+
+void batchNormBackward(const Ctx &c) {
+  c.arity(5, 5, 3, 3);
+  const TensorInfo &xi = c.in(1);
+  int64_t C = static_cast<int64_t>(c.in(2).numel());
+  int64_t rank = c.attr<int64_t>("spatial_rank", 2), spatial = 1;
+  size_t r = xi.shape.size();
+  if (rank < 0 || static_cast<size_t>(rank) + 1 > r ||
+      xi.shape[r - 1 - rank] != C)
+    c.fail("x " + xi.shapeString() + " does not have " + std::to_string(C) +
+           " channels before its " + std::to_string(rank) + " spatial dims");
+  for (int64_t i = 0; i < rank; ++i)
+    spatial *= xi.shape[r - 1 - i];
+  int64_t rows = static_cast<int64_t>(xi.numel()) / (C * spatial);
+  c.expectElements(c.in(0), xi.numel(), "gy, like x");
+  c.expectElements(c.out(0), xi.numel(), "gx, like x");
+  c.expectElements(c.out(1), static_cast<size_t>(C), "ggamma");
+  c.expectElements(c.out(2), static_cast<size_t>(C), "gbeta");
+  const float *gy = c.inPtr(0), *x = c.inPtr(1), *gamma = c.inPtr(2),
+              *mean = c.inPtr(3), *invstd = c.inPtr(4);
+  GradOut gxOut(c, c.outPtr(0), xi.numel()),
+      ggOut(c, c.outPtr(1), static_cast<size_t>(C)),
+      gbOut(c, c.outPtr(2), static_cast<size_t>(C));
+  float *gx = gxOut.data(), *gg = ggOut.data(), *gb = gbOut.data();
+  double count = static_cast<double>(rows * spatial);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    double mu = mean[ch], is = invstd[ch], sumGy = 0.0, sumGyXhat = 0.0;
+    for (int64_t row = 0; row < rows; ++row) {
+      const float *g = gy + (row * C + ch) * spatial,
+                  *xs = x + (row * C + ch) * spatial;
+      for (int64_t i = 0; i < spatial; ++i) {
+        sumGy += g[i];
+        sumGyXhat += g[i] * ((xs[i] - mu) * is);
+      }
+    }
+    gb[ch] = static_cast<float>(sumGy);
+    gg[ch] = static_cast<float>(sumGyXhat);
+    // gx = gamma invstd / n (n gy - sum gy - xhat sum(gy xhat))
+    double scale = gamma[ch] * is / count;
+    for (int64_t row = 0; row < rows; ++row) {
+      const float *g = gy + (row * C + ch) * spatial,
+                  *xs = x + (row * C + ch) * spatial;
+      float *dst = gx + (row * C + ch) * spatial;
+      for (int64_t i = 0; i < spatial; ++i) {
+        double xhat = (xs[i] - mu) * is;
+        dst[i] = static_cast<float>(
+            scale * (count * g[i] - sumGy - xhat * sumGyXhat));
+      }
+    }
+  }
+  gxOut.commit();
+  ggOut.commit();
+  gbOut.commit();
+}
+
+void dropoutBackward(const Ctx &c) {
+  c.arity(2, 2, 1, 1);
+  size_t n = c.in(0).numel();
+  c.expectElements(c.in(1), n, "the mask, like the gradient");
+  c.expectElements(c.out(0), n, "gx, like the gradient");
+  float p = c.attr("p", 0.5f);
+  if (!(p >= 0.0f && p < 1.0f))
+    c.fail("'p' must be in [0, 1), got " + std::to_string(p));
+  float keep = 1.0f - p;
+  const float *gy = c.inPtr(0), *mask = c.inPtr(1);
+  GradOut out(c, c.outPtr(0), n);
+  float *gx = out.data();
+  for (size_t i = 0; i < n; ++i)
+    gx[i] = mask[i] != 0.0f ? gy[i] / keep : 0.0f;
+  out.commit();
+}
+
+} // namespace
+
+void runLayerBackward(const Ctx &c) {
+  const std::string &k = c.op.kind;
+  if (k == "linear_bwd")
+    return linearBackward(c);
+  if (k == "conv2d_bwd")
+    return convBackward(c);
+  if (k == "avg_pool2d_bwd")
+    return poolBackward(c, "avg");
+  if (k == "sum_pool2d_bwd")
+    return poolBackward(c, "sum");
+  if (k == "max_pool2d_bwd")
+    return poolBackward(c, "max");
+  if (k == "batch_norm_bwd")
+    return batchNormBackward(c);
+  return dropoutBackward(c);
+}
+
+} // namespace cpu
+} // namespace snnrt

@@ -1,0 +1,318 @@
+//===- CpuNeuron.cpp - the neuron scan and its BPTT on the CPU ------------===//
+//
+// DESIGN §2: H[t] = V[t-1] + k (v_leak - V[t-1]) + c X[t], S = Θ(H - v_th),
+// hard/soft reset; the backward runs t = T-1..0 with a surrogate derivative.
+// Parameters are expanded to one value per feature once, so the inner loop
+// over features is branch-free and vectorizes; the state lives in a local
+// array across the time loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuOpContext.h"
+
+#include <cmath>
+#include <vector>
+
+namespace snnrt {
+namespace cpu {
+namespace {
+
+enum class Surrogate { Sigmoid, Atan, Triangle, FastSigmoid };
+
+/// Every attribute of a neuron / neuron_bwd op, parameters per feature.
+struct NeuronSpec {
+  std::string model;
+  int64_t T = 0, N = 0, F = 0;
+  bool li = false, cuba = false, plif = false, soft = false, strict = false;
+  bool detachReset = false, hasThetaGrad = false;
+  Surrogate surrogate = Surrogate::Sigmoid;
+  float alpha = 4.0f, thetaGrad = 0.0f;
+  // One value per feature.
+  std::vector<float> k, c, vleak, vth, vreset, vinit, ksyn, csyn, iinit;
+  // plif: the weight tensor and whether it is a scalar.
+  const TensorInfo *plifW = nullptr;
+};
+
+std::vector<float> perFeature(const Ctx &c, const char *name, float fallback,
+                              int64_t F) {
+  std::vector<float> v(static_cast<size_t>(F), fallback);
+  auto it = c.op.attrs.find(name);
+  if (it == c.op.attrs.end() || it->is_null())
+    return v;
+  if (it->is_number()) {
+    std::fill(v.begin(), v.end(), it->get<float>());
+    return v;
+  }
+  if (!it->is_object() || !it->contains("tensor") ||
+      !it->at("tensor").is_number_integer())
+    c.fail(std::string("neuron parameter '") + name +
+           "' must be a number or {\"tensor\": id}, got " + it->dump());
+  int id = it->at("tensor").get<int>();
+  if (id < 0 || id >= static_cast<int>(c.m.tensors.size()))
+    c.fail(std::string("neuron parameter '") + name + "' names tensor id " +
+           std::to_string(id) + ", which does not exist");
+  const TensorInfo &t = c.m.tensor(id);
+  if (t.numel() != 1 && t.numel() != static_cast<size_t>(F))
+    c.fail(std::string("neuron parameter '") + name + "' tensor '" + t.name +
+           "' has " + std::to_string(t.numel()) + " values; expected 1 or " +
+           std::to_string(F) + " (one per feature)");
+  const float *p = c.get(id);
+  for (int64_t f = 0; f < F; ++f)
+    v[f] = p[t.numel() == 1 ? 0 : f];
+  return v;
+}
+
+NeuronSpec readSpec(const Ctx &c) {
+  NeuronSpec s;
+  s.model = c.attr<std::string>("model", "lif");
+  if (s.model != "lif" && s.model != "if" && s.model != "plif" &&
+      s.model != "li" && s.model != "cuba_lif")
+    c.fail("unknown neuron model '" + s.model +
+           "' (expected lif, if, plif, li or cuba_lif)");
+  const TensorInfo &x = c.in(0);
+  if (x.shape.empty() || x.shape[0] <= 0)
+    c.fail("the input " + x.shapeString() + " has no time dimension");
+  s.T = x.shape[0];
+  s.N = static_cast<int64_t>(x.numel()) / s.T;
+  s.F = c.attr<int64_t>("features", s.N);
+  if (s.F <= 0 || s.N % s.F)
+    c.fail("'features' = " + std::to_string(s.F) + " does not divide the " +
+           std::to_string(s.N) + " neurons of each step");
+  s.li = s.model == "li";
+  s.cuba = s.model == "cuba_lif";
+  s.plif = s.model == "plif";
+  std::string reset = c.attr<std::string>("reset", "hard");
+  if (reset != "hard" && reset != "soft")
+    c.fail("'reset' must be hard or soft, not '" + reset + "'");
+  s.soft = reset == "soft";
+  s.strict = c.attr("strict", false);
+  s.detachReset = c.attr("detach_reset", false);
+  int64_t F = s.F;
+  s.k = perFeature(c, "k", 0.5f, F);
+  s.c = perFeature(c, "c", 0.5f, F);
+  s.vleak = perFeature(c, "v_leak", 0.0f, F);
+  s.vth = perFeature(c, "v_th", 1.0f, F);
+  s.vreset = perFeature(c, "v_reset", 0.0f, F);
+  s.vinit = perFeature(c, "v_init", 0.0f, F);
+  s.ksyn = perFeature(c, "k_syn", 0.5f, F);
+  s.csyn = perFeature(c, "c_syn", 1.0f, F);
+  s.iinit = perFeature(c, "i_init", 0.0f, F);
+  if (s.model == "if")
+    std::fill(s.k.begin(), s.k.end(), 0.0f);
+  if (s.plif) {
+    auto w = c.op.attrs.find("plif_w");
+    if (w == c.op.attrs.end() || !w->is_object() || !w->contains("tensor"))
+      c.fail("plif needs 'plif_w': {\"tensor\": id}");
+    s.plifW = &c.m.tensor(w->at("tensor").get<int>());
+    s.k = perFeature(c, "plif_w", 0.0f, F);
+    for (float &k : s.k)
+      k = 1.0f / (1.0f + std::exp(-k));
+    if (c.attr("decay_input", true))
+      s.c = s.k;
+    else
+      std::fill(s.c.begin(), s.c.end(), 1.0f);
+  }
+  auto sg = c.op.attrs.find("surrogate");
+  std::string kind = "sigmoid";
+  nlohmann::json sgAttrs = nlohmann::json::object();
+  if (sg != c.op.attrs.end() && sg->is_object()) {
+    sgAttrs = *sg;
+    kind = sg->value("kind", "sigmoid");
+  } else if (sg != c.op.attrs.end() && sg->is_string()) {
+    kind = sg->get<std::string>();
+  }
+  float defaultAlpha;
+  if (kind == "sigmoid")
+    s.surrogate = Surrogate::Sigmoid, defaultAlpha = 4.0f;
+  else if (kind == "atan")
+    s.surrogate = Surrogate::Atan, defaultAlpha = 2.0f;
+  else if (kind == "triangle")
+    s.surrogate = Surrogate::Triangle, defaultAlpha = 1.0f;
+  else if (kind == "fast_sigmoid")
+    s.surrogate = Surrogate::FastSigmoid, defaultAlpha = 10.0f;
+  else
+    c.fail("unknown surrogate '" + kind +
+           "' (expected sigmoid, atan, triangle or fast_sigmoid)");
+  auto alpha = sgAttrs.find("alpha");
+  s.alpha = alpha != sgAttrs.end() && alpha->is_number() ? alpha->get<float>()
+                                                          : defaultAlpha;
+  auto theta = sgAttrs.find("theta_grad");
+  if (theta != sgAttrs.end() && theta->is_number()) {
+    s.hasThetaGrad = true;
+    s.thetaGrad = theta->get<float>();
+  }
+  return s;
+}
+
+inline bool fires(const NeuronSpec &s, float h, float vth) {
+  return s.strict ? h > vth : h >= vth;
+}
+
+/// V[t] from H[t] (the reset).
+inline float afterReset(const NeuronSpec &s, float h, float vth, float vreset) {
+  if (s.li)
+    return h;
+  float spike = fires(s, h, vth) ? 1.0f : 0.0f;
+  return s.soft ? h - vth * spike : h * (1.0f - spike) + vreset * spike;
+}
+
+inline float surrogateGrad(const NeuronSpec &s, float h, float vth) {
+  if (s.hasThetaGrad && h < s.thetaGrad)
+    return 0.0f;
+  float u = h - vth, a = s.alpha;
+  switch (s.surrogate) {
+  case Surrogate::Sigmoid: {
+    float z = 1.0f / (1.0f + std::exp(-a * u));
+    return (1.0f - z) * z * a;
+  }
+  case Surrogate::Atan: {
+    float w = (3.14159265358979323846f / 2.0f * a) * u;
+    return (a / 2.0f) / (1.0f + w * w);
+  }
+  case Surrogate::Triangle:
+    return (1.0f / a) * std::fmax(0.0f, 1.0f - std::fabs(u) / a);
+  case Surrogate::FastSigmoid: {
+    float d = a * std::fabs(u) + 1.0f;
+    return 1.0f / (d * d);
+  }
+  }
+  return 0.0f;
+}
+
+} // namespace
+
+void runNeuron(const Ctx &c) {
+  NeuronSpec s = readSpec(c);
+  bool saveH = c.attr("save_h", false);
+  c.arity(1, c.op.in.size(), saveH ? 2 : 1, s.cuba ? 3 : 2);
+  size_t total = static_cast<size_t>(s.T * s.N);
+  c.expectElements(c.out(0), total, s.li ? "H, like the input"
+                                         : "the spikes, like the input");
+  float *hOut = saveH && c.op.out.size() > 1 ? c.outPtr(1) : nullptr;
+  float *iOut = saveH && s.cuba && c.op.out.size() > 2 ? c.outPtr(2) : nullptr;
+  if (hOut)
+    c.expectElements(c.out(1), total, "saved H, like the input");
+  if (iOut)
+    c.expectElements(c.out(2), total, "saved I, like the input");
+  const float *x = c.inPtr(0);
+  float *out = c.outPtr(0);
+  int64_t F = s.F, B = s.N / s.F;
+  std::vector<float> v(static_cast<size_t>(s.N)), cur(static_cast<size_t>(s.N));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < F; ++f) {
+      v[b * F + f] = s.vinit[f];
+      cur[b * F + f] = s.iinit[f];
+    }
+  const float *k = s.k.data(), *cin = s.c.data(), *vleak = s.vleak.data(),
+              *vth = s.vth.data(), *vreset = s.vreset.data(),
+              *ksyn = s.ksyn.data(), *csyn = s.csyn.data();
+  for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t base = t * s.N + b * F;
+      float *vb = v.data() + b * F, *ib = cur.data() + b * F;
+      for (int64_t f = 0; f < F; ++f) {
+        float input = x[base + f];
+        if (s.cuba) {
+          ib[f] = (ib[f] - ksyn[f] * ib[f]) + csyn[f] * input;
+          input = ib[f];
+          if (iOut)
+            iOut[base + f] = ib[f];
+        }
+        float h = (vb[f] + k[f] * (vleak[f] - vb[f])) + cin[f] * input;
+        if (hOut)
+          hOut[base + f] = h;
+        if (s.li) {
+          vb[f] = h;
+          out[base + f] = h;
+          continue;
+        }
+        bool spike = fires(s, h, vth[f]);
+        vb[f] = afterReset(s, h, vth[f], vreset[f]);
+        out[base + f] = spike ? 1.0f : 0.0f;
+      }
+    }
+}
+
+void runNeuronBackward(const Ctx &c) {
+  NeuronSpec s = readSpec(c);
+  c.arity(2, c.op.in.size(), 1, 2);
+  size_t total = static_cast<size_t>(s.T * s.N);
+  c.expectElements(c.in(1), total, "saved H, like the gradient");
+  c.expectElements(c.out(0), total, "gx, like the gradient");
+  const float *gs = c.inPtr(0), *hs = c.inPtr(1);
+  GradOut gxOut(c, c.outPtr(0), total);
+  float *gx = gxOut.data();
+  int64_t F = s.F, B = s.N / s.F;
+  // dL/dk per feature (plif), reduced over T and the batch in double.
+  std::vector<double> gk(s.plif ? static_cast<size_t>(F) : 0, 0.0);
+  std::vector<float> gv(static_cast<size_t>(s.N), 0.0f),
+      gi(static_cast<size_t>(s.N), 0.0f);
+  const float *k = s.k.data(), *cin = s.c.data(), *vth = s.vth.data(),
+              *vreset = s.vreset.data(), *ksyn = s.ksyn.data(),
+              *csyn = s.csyn.data(), *vleak = s.vleak.data(),
+              *vinit = s.vinit.data();
+  bool decayInput = c.attr("decay_input", true);
+  for (int64_t t = s.T - 1; t >= 0; --t)
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t base = t * s.N + b * F;
+      float *gvb = gv.data() + b * F, *gib = gi.data() + b * F;
+      for (int64_t f = 0; f < F; ++f) {
+        float h = hs[base + f], gh;
+        if (s.li) {
+          gh = gs[base + f] + gvb[f]; // the output is H, never reset
+        } else {
+          float sg = surrogateGrad(s, h, vth[f]);
+          bool spike = fires(s, h, vth[f]);
+          float dvdh;
+          if (!s.soft) {
+            dvdh = spike ? 0.0f : 1.0f;
+            if (!s.detachReset)
+              dvdh += (vreset[f] - h) * sg;
+          } else {
+            dvdh = s.detachReset ? 1.0f : 1.0f - vth[f] * sg;
+          }
+          gh = gs[base + f] * sg + gvb[f] * dvdh;
+        }
+        if (s.plif) {
+          // dH/dk with V[t-1] recomputed from H[t-1].
+          float vPrev = t > 0 ? afterReset(s, hs[base - s.N + f], vth[f],
+                                           vreset[f])
+                              : vinit[f];
+          float dk = decayInput ? (h - vPrev) / k[f] : vleak[f] - vPrev;
+          gk[f] += static_cast<double>(gh) * dk;
+        }
+        float gin = cin[f] * gh;
+        gvb[f] = gh * (1.0f - k[f]);
+        if (s.cuba) {
+          float g = gin + gib[f];
+          gin = csyn[f] * g;
+          gib[f] = g * (1.0f - ksyn[f]);
+        }
+        gx[base + f] = gin;
+      }
+    }
+  gxOut.commit();
+  if (!s.plif)
+    return;
+  if (c.op.out.size() < 2)
+    c.fail("plif needs a second output for the gradient of 'plif_w'");
+  const TensorInfo &gwInfo = c.out(1);
+  size_t wn = s.plifW->numel();
+  c.expectElements(gwInfo, wn, "like plif_w");
+  GradOut gwOut(c, c.outPtr(1), wn);
+  float *gw = gwOut.data();
+  double total0 = 0.0;
+  for (int64_t f = 0; f < F; ++f) {
+    double d = gk[f] * k[f] * (1.0 - k[f]); // sigmoid'
+    if (wn == 1)
+      total0 += d;
+    else
+      gw[f] = static_cast<float>(d);
+  }
+  if (wn == 1)
+    gw[0] = static_cast<float>(total0);
+  gwOut.commit();
+}
+
+} // namespace cpu
+} // namespace snnrt

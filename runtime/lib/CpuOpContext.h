@@ -1,0 +1,129 @@
+//===- CpuOpContext.h - shared pieces of the CPU op implementations -*- C++ -*-===//
+//
+// Internal to libsnnrt: the view of one op (its tensors, attributes and the
+// step's run values) that the CPU op files share, and the GEMM they use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_LIB_CPUOPCONTEXT_H
+#define SNNRT_LIB_CPUOPCONTEXT_H
+
+#include "snnrt/CpuOps.h"
+#include "snnrt/Error.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace snnrt {
+namespace cpu {
+
+/// C[m,n] = op(A) op(B) + beta C, row-major; op(A) is [m,k], op(B) is [k,n].
+/// CBLAS when the build found it, else plain loops.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, const float *b, float beta, float *c);
+
+struct Ctx {
+  const Module &m;
+  const Op &op;
+  size_t index;
+  const TensorLookup &get;
+  const RunContext &run;
+
+  [[noreturn]] void fail(const std::string &what) const {
+    throw Error(m.dir + ": " + op.describe(index) + ": " + what);
+  }
+  const TensorInfo &in(size_t i) const;
+  const TensorInfo &out(size_t i) const;
+  float *inPtr(size_t i) const { return get(in(i).id); }
+  float *outPtr(size_t i) const { return get(out(i).id); }
+  /// Fails unless the op has between min and max inputs resp. outputs.
+  void arity(size_t minIn, size_t maxIn, size_t minOut, size_t maxOut) const;
+  /// Fails unless tensor `t` has `n` elements.
+  void expectElements(const TensorInfo &t, size_t n, const char *what) const;
+  template <typename T> T attr(const char *name, T fallback) const {
+    auto it = op.attrs.find(name);
+    if (it == op.attrs.end() || it->is_null())
+      return fallback;
+    try {
+      return it->get<T>();
+    } catch (const nlohmann::json::exception &) {
+      fail(std::string("attribute '") + name + "' has the wrong type: " +
+           it->dump());
+    }
+  }
+  std::vector<int64_t> pair(const char *name,
+                            std::vector<int64_t> fallback) const;
+  bool accumulate() const { return attr("accumulate", false); }
+};
+
+/// A gradient output honouring the op's `accumulate` flag: kernels write
+/// into data(), commit() adds it to the tensor when accumulating.
+class GradOut {
+public:
+  GradOut(const Ctx &c, float *dst, size_t n);
+  float *data() { return acc ? tmp.data() : dst; }
+  void commit();
+
+private:
+  float *dst;
+  size_t n;
+  bool acc;
+  std::vector<float> tmp;
+};
+
+/// conv2d's geometry, read from the op's tensors and attributes (shared by
+/// conv2d and conv2d_bwd; x is in(xIndex), w is in(wIndex)).
+struct ConvGeometry {
+  int64_t samples, C, H, W, O, Cg, KH, KW, OH, OW, groups, Og;
+  std::vector<int64_t> stride, pad, dil;
+  int64_t cols() const { return OH * OW; }
+  int64_t kdim() const { return Cg * KH * KW; }
+  ConvGeometry(const Ctx &c, const TensorInfo &x, const TensorInfo &w,
+               const TensorInfo &y);
+};
+/// col[Cg*KH*KW, OH*OW] of one sample's group `g` (x points at the sample).
+void im2col(const ConvGeometry &g, const float *x, int64_t group, float *col);
+/// The adjoint of im2col: adds col into gx of one sample's group.
+void col2im(const ConvGeometry &g, const float *col, int64_t group, float *gx);
+
+/// A pooling op's window geometry over [planes, H, W] -> [planes, OH, OW].
+struct PoolGeometry {
+  int64_t planes, H, W, OH, OW;
+  std::vector<int64_t> kernel, stride, pad;
+  PoolGeometry(const Ctx &c, const TensorInfo &x, const TensorInfo &y);
+};
+
+// The op families, one file each.
+void runNeuron(const Ctx &c);
+void runNeuronBackward(const Ctx &c);
+void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm/dropout
+void runLoss(const Ctx &c);
+void runOptimizer(const Ctx &c);
+
+/// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane) on
+/// the time mean of y[T, B, C] for the first `valid` samples (the rest are
+/// padding). Writes gy (when not null, for all B samples, 0 for padding) and
+/// returns the mean loss; `correct` counts argmax hits. Labels outside
+/// [0, C) throw via `fail`.
+struct LossValue {
+  double loss = 0.0;
+  int64_t correct = 0;
+};
+LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
+                   int64_t B, int64_t C, const int32_t *labels, int64_t valid,
+                   float *gy, const std::function<void(const std::string &)> &fail);
+
+/// The counter-based uniform [0, 1) of dropout, identical to the CUDA
+/// backend's (so both draw the same masks for the same seed).
+float counterUniform(uint64_t seed, uint64_t index);
+/// The seed of op #index in a step with run seed `seed` (as the CUDA backend).
+inline uint64_t opSeed(uint64_t seed, size_t index) {
+  return seed * 0x100000001B3ull + index;
+}
+
+} // namespace cpu
+} // namespace snnrt
+
+#endif // SNNRT_LIB_CPUOPCONTEXT_H
