@@ -54,6 +54,7 @@ void biasGrad(const float *gy, int64_t rows, int64_t n, int64_t inner,
 }
 
 void linearBackward(const Ctx &c) {
+  c.arity(3, 3, 1, 3);
   const TensorInfo &w = c.in(2), &x = c.in(1);
   if (w.shape.size() != 2)
     c.fail("weight '" + w.name + "' must be [N, K], got " + w.shapeString());
@@ -72,6 +73,7 @@ void linearBackward(const Ctx &c) {
 }
 
 void convBackward(const Ctx &c) {
+  c.arity(3, 3, 1, 3);
   const TensorInfo &x = c.in(1), &w = c.in(2), &gyInfo = c.in(0);
   ConvGeometry geo(c, x, w, gyInfo);
   WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(geo.O));

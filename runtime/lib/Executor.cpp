@@ -5,6 +5,7 @@
 #include "snnrt/Error.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sys/stat.h>
 
@@ -83,18 +84,38 @@ void Executor::initialize(uint64_t seed) {
   }
 }
 
+static bool persisted(const TensorInfo &t, bool optimizerState) {
+  return t.role == "param" || t.role == "buffer" ||
+         (optimizerState && t.role == "optimizer_state");
+}
+
 void Executor::loadWeights(const std::string &path) {
-  auto weights = readSafetensors(path);
+  loadState(readSafetensors(path), path, /*optimizerState=*/false);
+}
+
+std::map<std::string, HostArray> Executor::state() {
+  std::map<std::string, HostArray> out;
+  for (const TensorInfo &t : module_.tensors)
+    if (persisted(t, true)) {
+      const float *p = data(t.id);
+      out[t.name] = HostArray{t.shape, std::vector<float>(p, p + t.numel())};
+    }
+  return out;
+}
+
+void Executor::loadState(const std::map<std::string, HostArray> &tensors,
+                         const std::string &path, bool optimizerState) {
   for (const TensorInfo &t : module_.tensors) {
-    if (t.role != "param" && t.role != "buffer")
+    if (!persisted(t, optimizerState))
       continue;
-    auto it = weights.find(t.name);
-    if (it == weights.end()) {
+    auto it = tensors.find(t.name);
+    if (it == tensors.end()) {
       std::string have;
-      for (auto &[name, _] : weights)
+      for (auto &[name, _] : tensors)
         have += (have.empty() ? "" : ", ") + name;
-      throw Error(path + ": has no tensor '" + t.name +
-                  "' that the model needs (the file has: " + have + ")");
+      throw Error(path + ": has no tensor '" + t.name + "' that the model" +
+                  (t.role == "optimizer_state" ? "'s optimizer" : "") +
+                  " needs (the file has: " + have + ")");
     }
     if (it->second.shape != t.shape) {
       TensorInfo got;
@@ -103,15 +124,26 @@ void Executor::loadWeights(const std::string &path) {
                   got.shapeString() + " but the model expects " +
                   t.shapeString());
     }
-    storage_[owner_[t.id]] = it->second.data;
+    std::copy(it->second.data.begin(), it->second.data.end(), data(t.id));
   }
 }
 
-void Executor::run(const std::string &program) {
+void Executor::setLabels(const int32_t *labels, size_t count) {
+  if (module_.labels < 0)
+    throw Error(module_.dir + ": the module has no labels tensor");
+  const TensorInfo &t = module_.tensor(module_.labels);
+  if (t.numel() != count)
+    throw Error(module_.dir + ": the labels tensor '" + t.name + "' takes " +
+                std::to_string(t.numel()) + " labels, got " +
+                std::to_string(count));
+  std::memcpy(data(t.id), labels, count * sizeof(int32_t)); // i32 bits
+}
+
+void Executor::run(const std::string &program, const RunContext &ctx) {
   const auto &ops = module_.program(program);
   TensorLookup lookup = [this](int id) { return data(id); };
   for (size_t i = 0; i < ops.size(); ++i)
-    runCpuOp(module_, ops[i], i, lookup);
+    runCpuOp(module_, ops[i], i, lookup, ctx);
 }
 
 } // namespace snnrt

@@ -198,7 +198,9 @@ static float halfToFloat(uint16_t h) {
   return f;
 }
 
-std::map<std::string, HostArray> readSafetensors(const std::string &path) {
+std::map<std::string, HostArray>
+readSafetensors(const std::string &path,
+                std::map<std::string, std::string> *metadata) {
   std::string bytes = readAll(path);
   if (bytes.size() < 8)
     throw Error(path + ": truncated safetensors file (no header length)");
@@ -220,8 +222,19 @@ std::map<std::string, HostArray> readSafetensors(const std::string &path) {
   size_t dataSize = bytes.size() - 8 - headerLen;
   std::map<std::string, HostArray> result;
   for (auto &[name, info] : header.items()) {
-    if (name == "__metadata__")
+    if (name == "__metadata__") {
+      if (!metadata)
+        continue;
+      if (!info.is_object())
+        throw Error(path + ": __metadata__ must be an object of strings");
+      for (auto &[key, value] : info.items()) {
+        if (!value.is_string())
+          throw Error(path + ": __metadata__ entry '" + key +
+                      "' is not a string");
+        (*metadata)[key] = value.get<std::string>();
+      }
       continue;
+    }
     HostArray a;
     std::string dtype;
     size_t begin, end;

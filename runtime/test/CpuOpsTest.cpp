@@ -1,6 +1,6 @@
 //===- CpuOpsTest.cpp - CPU ops against naive float64 references ----------===//
 
-#include "snnrt/CpuOps.h"
+#include "OpTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -8,46 +8,10 @@
 #include <random>
 
 using namespace snnrt;
+using namespace snnrt::test;
 using nlohmann::json;
 
 namespace {
-
-/// A one-op module over tensors with the given shapes.
-struct OneOp {
-  Module m;
-  std::vector<std::vector<float>> data;
-  Op op;
-
-  OneOp(const std::string &kind, std::vector<std::vector<int64_t>> ins,
-        std::vector<std::vector<int64_t>> outs, json attrs) {
-    m.dir = "test";
-    for (auto &s : ins)
-      add(s, op.in);
-    for (auto &s : outs)
-      add(s, op.out);
-    op.kind = kind;
-    op.attrs = std::move(attrs);
-  }
-  void add(const std::vector<int64_t> &shape, std::vector<int> &ids) {
-    TensorInfo t;
-    t.id = static_cast<int>(m.tensors.size());
-    t.shape = shape;
-    m.tensors.push_back(t);
-    data.emplace_back(t.numel());
-    ids.push_back(t.id);
-  }
-  std::vector<float> &in(size_t i) { return data[op.in[i]]; }
-  std::vector<float> &out(size_t i) { return data[op.out[i]]; }
-  void run() {
-    runCpuOp(m, op, 0, [this](int id) { return data[id].data(); });
-  }
-};
-
-void fillRandom(std::vector<float> &v, std::mt19937 &rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float &x : v)
-    x = d(rng);
-}
 
 TEST(CpuOps, LinearMatchesNaiveProduct) {
   std::mt19937 rng(1);

@@ -3,6 +3,7 @@
 #ifndef SNNRT_EXECUTOR_H
 #define SNNRT_EXECUTOR_H
 
+#include "snnrt/CpuOps.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Manifest.h"
 
@@ -24,7 +25,17 @@ public:
   /// Overwrites parameters from a safetensors file; a missing tensor or a
   /// shape mismatch is an error naming the tensor.
   void loadWeights(const std::string &path);
-  void run(const std::string &program);
+  /// Every persisted tensor (param, buffer, optimizer_state) by name: what a
+  /// training checkpoint stores.
+  std::map<std::string, HostArray> state();
+  /// Overwrites params and buffers (and the optimizer state when
+  /// `optimizerState`) from `tensors`, read from `path` (for messages).
+  void loadState(const std::map<std::string, HostArray> &tensors,
+                 const std::string &path, bool optimizerState);
+  /// Writes the labels tensor (i32 bits in its slots).
+  void setLabels(const int32_t *labels, size_t count);
+  /// Runs every op of `program` on the CPU.
+  void run(const std::string &program, const RunContext &ctx = {});
 
 private:
   void initialize(uint64_t seed);

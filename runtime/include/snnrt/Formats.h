@@ -22,8 +22,11 @@ HostArray readNpy(const std::string &path);
 void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
               const float *data);
 
-/// safetensors: every tensor converted to float32 (F32/F64/F16/BF16).
-std::map<std::string, HostArray> readSafetensors(const std::string &path);
+/// safetensors: every tensor converted to float32 (F32/F64/F16/BF16);
+/// `metadata`, when given, receives the __metadata__ strings.
+std::map<std::string, HostArray>
+readSafetensors(const std::string &path,
+                std::map<std::string, std::string> *metadata = nullptr);
 /// Writes F32 tensors atomically (path.tmp, fsync, rename).
 void writeSafetensors(const std::string &path,
                       const std::map<std::string, HostArray> &tensors,

@@ -1,28 +1,27 @@
 //===- SnnRun.cpp - the snn-run launcher -----------------------------------===//
 //
 //   snn-run MODULE.snnmod infer [options]
+//   snn-run MODULE.snnmod train [options]
 //
-// Runs a compiled module (docs/artifact-format.md) on a dataset or on seeded
-// random input, writes the outputs as .npy and prints samples/s, accuracy and
-// the spike rate of every spiking layer.
+// Runs a compiled module (docs/artifact-format.md): inference over a dataset
+// (outputs as .npy, samples/s, accuracy, spike rates) or training with
+// per-epoch evaluation, metrics, checkpoints and exact resume.
 //
 //===----------------------------------------------------------------------===//
 
+#include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Formats.h"
+#include "snnrt/Trainer.h"
 
 #ifdef SNNRT_HAVE_CUDA
 #include "CudaBackend.h"
 #endif
 
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -31,35 +30,83 @@ using namespace snnrt;
 
 namespace {
 
-const char *kUsage = R"(usage: snn-run MODULE.snnmod infer [options]
+const char *kUsage = R"(usage: snn-run MODULE.snnmod infer|train [options]
 
 Runs a module compiled by `snn-opt --snn-compile`.
 
-options:
-  --device cpu|cuda|cuda:N   where to run (default cpu; cuda needs a build
-                             with the CUDA toolkit and an NVIDIA driver)
-  --data PATH                an IDX directory (t10k-images-idx3-ubyte[.gz] and
-                             t10k-labels-idx1-ubyte[.gz], e.g.
+common options:
+  --device cpu|cuda|cuda:N   where to run (default: cuda:0 when this build has
+                             CUDA and a GPU answers, else cpu)
+  --seed N                   seed of initialization, data order, encoders and
+                             dropout (default 0)
+  --weights FILE             params and buffers from a safetensors file
+  --verbose                  print the module, the device and each program
+data:
+  --data PATH                an IDX directory (train-/t10k-images-idx3-ubyte
+                             [.gz] and their labels, e.g.
                              /usr/share/datasets/fashion-mnist), an IDX image
-                             file, or a .npy array [N, sample...]; default:
-                             seeded random input
-  --labels FILE              labels (.npy or IDX) for the accuracy
-  --encoder direct|rate      direct: the same input at every step; rate:
-                             Bernoulli spikes with p = input (default direct)
+                             file, or a .npy array [N, sample...] or
+                             pre-encoded [T, N, sample...]; infer without
+                             --data: one batch of seeded random input
+  --labels FILE              labels (.npy or IDX) of a --data file
+  --test-data FILE           train: evaluation samples (a --data directory
+  --test-labels FILE         uses its t10k split)
+  --encoder direct|rate      direct: the input at every step (IDX bytes / 255);
+                             rate: Bernoulli spikes with p = input (default
+                             direct)
+infer:
   --limit N                  use the first N samples
-  --weights FILE             parameters from a safetensors checkpoint
   --output FILE.npy          write the outputs [T, N, ...] (atomically)
-  --seed N                   seed of initialization and encoders (default 0)
-  --verbose                  print the module and each program's ops
+train:
+  --epochs E                 (default 1)
+  --lr LR                    (default: the module's optimizer.lr)
+  --lr-schedule const|step|cosine  (--lr-step-size S, --lr-gamma G for step)
+  --no-shuffle               keep the data order (default: seeded shuffle)
+  --limit-train N, --limit-test N  use the first N samples of each split
+  --metrics FILE.jsonl       one JSON object per epoch
+  --checkpoint FILE          write a checkpoint (safetensors) every epoch
+  --resume FILE              continue a run from its checkpoint, exactly as
+                             if it had not stopped (same --seed)
+  --no-progress              no progress bar on stderr
 )";
 
 struct Options {
-  std::string module, command, device = "cpu", data, labels, encoder = "direct",
-                               weights, output;
-  long limit = -1;
+  std::string module, command, device, data, labels, testData, testLabels,
+      encoder = "direct", weights, output, metrics, checkpoint, resume,
+      schedule = "const";
+  int64_t limit = -1, limitTest = -1, limitTrain = -1, epochs = 1,
+          stepSize = 1;
+  float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
-  bool verbose = false;
+  bool verbose = false, shuffle = true, progress = true;
 };
+
+int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(v, &used);
+  } catch (const std::logic_error &) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || n < min)
+    throw Error(option + " expects an integer >= " + std::to_string(min) +
+                ", not '" + v + "'");
+  return n;
+}
+
+float toFloat(const std::string &option, const std::string &v) {
+  size_t used = 0;
+  float f = 0;
+  try {
+    f = std::stof(v, &used);
+  } catch (const std::logic_error &) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty())
+    throw Error(option + " expects a number, not '" + v + "'");
+  return f;
+}
 
 Options parse(int argc, char **argv) {
   Options o;
@@ -80,16 +127,48 @@ Options parse(int argc, char **argv) {
       o.data = value();
     } else if (a == "--labels") {
       o.labels = value();
+    } else if (a == "--test-data") {
+      o.testData = value();
+    } else if (a == "--test-labels") {
+      o.testLabels = value();
     } else if (a == "--encoder") {
       o.encoder = value();
     } else if (a == "--limit") {
-      o.limit = std::stol(value());
+      o.limit = toInt(a, value(), 0);
+    } else if (a == "--limit-test") {
+      o.limitTest = toInt(a, value(), 0);
+    } else if (a == "--limit-train") {
+      o.limitTrain = toInt(a, value(), 0);
     } else if (a == "--weights") {
       o.weights = value();
     } else if (a == "--output") {
       o.output = value();
     } else if (a == "--seed") {
-      o.seed = std::stoull(value());
+      o.seed = static_cast<uint64_t>(toInt(a, value(), 0));
+    } else if (a == "--epochs") {
+      o.epochs = toInt(a, value(), 1);
+    } else if (a == "--lr") {
+      o.lr = toFloat(a, value());
+      if (!(o.lr > 0))
+        throw Error("--lr must be positive");
+    } else if (a == "--lr-schedule") {
+      o.schedule = value();
+    } else if (a == "--lr-step-size") {
+      o.stepSize = toInt(a, value(), 1);
+    } else if (a == "--lr-gamma") {
+      o.gamma = toFloat(a, value());
+    } else if (a == "--metrics") {
+      o.metrics = value();
+    } else if (a == "--checkpoint") {
+      o.checkpoint = value();
+    } else if (a == "--resume") {
+      o.resume = value();
+    } else if (a == "--shuffle") {
+      o.shuffle = true;
+    } else if (a == "--no-shuffle") {
+      o.shuffle = false;
+    } else if (a == "--no-progress") {
+      o.progress = false;
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -99,17 +178,14 @@ Options parse(int argc, char **argv) {
     }
   }
   if (positional.size() != 2)
-    throw Error("expected MODULE and a command (infer); see snn-run --help");
+    throw Error("expected MODULE and a command (infer or train); see "
+                "snn-run --help");
   o.module = positional[0];
   o.command = positional[1];
-  if (o.encoder != "direct" && o.encoder != "rate")
-    throw Error("--encoder must be direct or rate, not '" + o.encoder + "'");
+  if (o.command != "infer" && o.command != "train")
+    throw Error("unknown command '" + o.command + "' (expected infer or train)");
+  parseEncoder(o.encoder); // validates
   return o;
-}
-
-bool exists(const std::string &p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0;
 }
 
 bool isDir(const std::string &p) {
@@ -117,186 +193,195 @@ bool isDir(const std::string &p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+#ifdef SNNRT_HAVE_CUDA
+/// The CUDA backend's mirror of the host Executor as a ProgramRunner.
+class CudaRunner : public ProgramRunner {
+public:
+  CudaRunner(Executor &exec, const std::string &device) : gpu(exec, device) {}
+  void upload(int id) override { gpu.upload(id); }
+  void download(int id) override { gpu.download(id); }
+  void downloadState() override { gpu.downloadState(); }
+  void run(const std::string &program, const RunContext &ctx) override {
+    gpu.run(program, ctx.learningRate, ctx.step, ctx.seed);
+  }
+  std::string describe() const override { return gpu.describe(); }
+
+private:
+  CudaExecutor gpu;
+};
+#endif
+
+/// The runner for --device; without --device, CUDA when a GPU answers.
+std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
+  if (o.device == "cpu")
+    return std::make_unique<CpuRunner>(exec);
+#ifdef SNNRT_HAVE_CUDA
+  if (o.device.empty()) {
+    try {
+      return std::make_unique<CudaRunner>(exec, "cuda:0");
+    } catch (const Error &e) {
+      std::fprintf(stderr, "snn-run: no usable GPU (%s): running on the CPU\n",
+                   e.what());
+      return std::make_unique<CpuRunner>(exec);
+    }
+  }
+  if (parseCudaDevice(o.device) < 0)
+    throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
+  return std::make_unique<CudaRunner>(exec, o.device);
+#else
+  if (o.device.empty())
+    return std::make_unique<CpuRunner>(exec);
+  if (o.device != "cuda" && o.device.rfind("cuda:", 0) != 0)
+    throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
+  throw Error("--device " + o.device +
+              ": this snn-run was built without CUDA support; rebuild with "
+              "the CUDA toolkit installed, or use --device cpu");
+#endif
 }
 
-HostArray readArray(const std::string &path) {
-  return endsWith(path, ".npy") ? readNpy(path) : readIdx(path);
-}
-
-std::string findIdx(const std::string &dir, const std::string &stem) {
-  for (std::string name : {stem, stem + ".gz"})
-    if (exists(dir + "/" + name))
-      return dir + "/" + name;
-  throw Error(dir + ": no " + stem + "[.gz] in this IDX directory");
-}
-
-/// The samples as [N, sampleSize] (values scaled to [0, 1] for IDX bytes).
-struct Dataset {
-  std::vector<float> samples;
-  std::vector<int> labels;
-  long count = 0;
+struct ModuleShape {
+  int64_t T, B;
+  size_t sample;
 };
 
-Dataset loadData(const Options &o, size_t sampleSize) {
-  Dataset d;
-  if (o.data.empty())
-    return d;
-  std::string images = o.data, labels = o.labels;
-  if (isDir(o.data)) {
-    images = findIdx(o.data, "t10k-images-idx3-ubyte");
-    if (labels.empty())
-      labels = findIdx(o.data, "t10k-labels-idx1-ubyte");
+ModuleShape shapeOf(const Module &m) {
+  const TensorInfo &in = m.tensor(m.input);
+  if (in.shape.size() < 3)
+    throw Error(m.dir + ": the input must be [T, B, sample...], got " +
+                in.shapeString());
+  return {in.shape[0], in.shape[1],
+          in.numel() / static_cast<size_t>(in.shape[0] * in.shape[1])};
+}
+
+void describe(const Module &m, const ProgramRunner &runner,
+              const std::vector<std::string> &programs) {
+  std::cerr << "module " << m.dir << ": input "
+            << m.tensor(m.input).shapeString() << ", output "
+            << m.tensor(m.output).shapeString() << ", on "
+            << runner.describe() << "\n";
+  for (const std::string &name : programs) {
+    const auto &ops = m.program(name);
+    std::cerr << "program '" << name << "': " << ops.size() << " ops\n";
+    for (size_t i = 0; i < ops.size(); ++i)
+      std::cerr << "  " << ops[i].describe(i) << "\n";
   }
-  HostArray a = readArray(images);
-  if (a.shape.empty())
-    throw Error(images + ": a scalar is not a dataset");
-  size_t per = a.data.size() / static_cast<size_t>(a.shape[0]);
-  if (per != sampleSize)
-    throw Error(images + ": samples have " + std::to_string(per) +
-                " values but the model's input takes " +
-                std::to_string(sampleSize) + " per sample");
-  d.count = a.shape[0];
-  d.samples = std::move(a.data);
-  if (!endsWith(images, ".npy"))
-    for (float &v : d.samples)
-      v /= 255.0f;
-  if (!labels.empty()) {
-    HostArray l = readArray(labels);
-    if (static_cast<long>(l.data.size()) != d.count)
-      throw Error(labels + ": " + std::to_string(l.data.size()) +
-                  " labels for " + std::to_string(d.count) + " samples");
-    for (float v : l.data)
-      d.labels.push_back(static_cast<int>(v));
-  }
-  return d;
+}
+
+void printSpikeRates(const Module &m, const EvalResult &r) {
+  for (size_t l = 0; l < m.spikeLayers.size(); ++l)
+    std::printf("spike rate %-12s %.4f\n", m.spikeLayers[l].first.c_str(),
+                r.spikeRates[l]);
 }
 
 int infer(const Options &o) {
   Module module = Module::load(o.module);
-  const std::vector<Op> &program = module.program("infer");
+  module.program("infer");
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
-#ifdef SNNRT_HAVE_CUDA
-  std::unique_ptr<CudaExecutor> gpu;
-  if (o.device != "cpu") {
-    if (parseCudaDevice(o.device) < 0)
-      throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device +
-                  "'");
-    gpu = std::make_unique<CudaExecutor>(exec, o.device);
-    if (o.verbose)
-      std::cerr << gpu->describe() << "\n";
-  }
-#else
-  if (o.device != "cpu")
-    throw Error("--device " + o.device +
-                ": this snn-run was built without CUDA support; rebuild with "
-                "the CUDA toolkit installed, or use --device cpu");
-#endif
-  const TensorInfo &in = module.tensor(module.input),
-                   &out = module.tensor(module.output);
-  if (in.shape.size() < 3)
-    throw Error(o.module + ": the input must be [T, B, sample...], got " +
-                in.shapeString());
-  long T = in.shape[0], B = in.shape[1];
-  size_t sample = in.numel() / static_cast<size_t>(T * B);
-  size_t outSample = out.numel() / static_cast<size_t>(T * B);
-  if (o.verbose) {
-    std::cerr << "module " << o.module << ": T=" << T << " B=" << B
-              << ", input " << in.shapeString() << ", output "
-              << out.shapeString() << ", " << program.size()
-              << " ops in 'infer' (CPU executor)\n";
-    for (size_t i = 0; i < program.size(); ++i)
-      std::cerr << "  " << program[i].describe(i) << "\n";
-  }
-  Dataset data = loadData(o, sample);
-  long total = data.count ? data.count : B;
-  if (o.limit >= 0)
-    total = std::min(total, o.limit);
-  if (!data.count)
+  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (o.verbose)
+    describe(exec.module(), *runner, {"infer"});
+  ModuleShape s = shapeOf(exec.module());
+  Dataset data;
+  if (o.data.empty()) {
     std::cerr << "snn-run: no --data: running one batch of seeded random "
                  "input in [0, 1)\n";
-
-  std::mt19937_64 rng(o.seed ^ 0x5eedULL);
-  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  std::vector<float> outputs(static_cast<size_t>(T) * total * outSample);
-  std::vector<double> spikeSum(module.spikeLayers.size(), 0.0);
-  long correct = 0;
-  float *x = exec.data(module.input);
-  auto start = std::chrono::steady_clock::now();
-  for (long first = 0; first < total; first += B) {
-    long valid = std::min(B, total - first);
-    for (long t = 0; t < T; ++t)
-      for (long b = 0; b < B; ++b) {
-        float *dst = x + (t * B + b) * sample;
-        for (size_t i = 0; i < sample; ++i) {
-          float v = 0.0f; // padding rows of the last batch
-          if (b < valid)
-            v = data.count ? data.samples[(first + b) * sample + i]
-                           : uniform(rng);
-          if (o.encoder == "rate" && b < valid)
-            v = uniform(rng) < v ? 1.0f : 0.0f;
-          dst[i] = v;
-        }
-      }
-#ifdef SNNRT_HAVE_CUDA
-    if (gpu) {
-      gpu->upload(module.input);
-      gpu->run("infer");
-      gpu->download(module.output);
-      for (const auto &layer : module.spikeLayers)
-        gpu->download(layer.second);
-    } else {
-      exec.run("infer");
-    }
-#else
-    exec.run("infer");
-#endif
-    const float *y = exec.data(module.output);
-    for (long t = 0; t < T; ++t)
-      std::copy(y + (t * B) * outSample, y + (t * B + valid) * outSample,
-                outputs.begin() + (t * total + first) * outSample);
-    for (long b = 0; b < valid && !data.labels.empty(); ++b) {
-      size_t best = 0;
-      std::vector<double> score(outSample, 0.0);
-      for (long t = 0; t < T; ++t)
-        for (size_t j = 0; j < outSample; ++j)
-          score[j] += y[(t * B + b) * outSample + j];
-      for (size_t j = 1; j < outSample; ++j)
-        if (score[j] > score[best])
-          best = j;
-      correct += static_cast<long>(best) == data.labels[first + b];
-    }
-    for (size_t l = 0; l < module.spikeLayers.size(); ++l) {
-      const TensorInfo &s = module.tensor(module.spikeLayers[l].second);
-      const float *p = exec.data(s.id);
-      size_t per = s.numel() / static_cast<size_t>(T * B);
-      double sum = 0.0;
-      for (long t = 0; t < T; ++t)
-        for (size_t i = 0; i < valid * per; ++i)
-          sum += p[(t * B) * per + i];
-      spikeSum[l] += sum / static_cast<double>(per * T);
-    }
+    data = randomDataset(s.B, s.sample, o.seed);
+  } else if (isDir(o.data)) {
+    data = loadIdxSplit(o.data, "t10k", s.sample, s.T);
+  } else {
+    data = loadDataset(o.data, o.labels, s.sample, s.T);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  std::printf("snn-run: %ld samples in %.3f s: %.1f samples/s (%s)\n", total,
-              seconds, total / seconds, o.device.c_str());
+  limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
+  std::vector<float> outputs;
+  EvalResult r = evaluate(exec, *runner, data, parseEncoder(o.encoder),
+                          o.seed, o.output.empty() ? nullptr : &outputs);
+  std::printf("snn-run: %lld samples in %.3f s: %.1f samples/s (%s)\n",
+              static_cast<long long>(r.samples), r.seconds,
+              r.samples / r.seconds, runner->describe().c_str());
   if (!data.labels.empty())
-    std::printf("accuracy: %.4f (%ld / %ld)\n",
-                static_cast<double>(correct) / total, correct, total);
-  for (size_t l = 0; l < module.spikeLayers.size(); ++l)
-    std::printf("spike rate %-12s %.4f\n", module.spikeLayers[l].first.c_str(),
-                spikeSum[l] / total);
+    std::printf("accuracy: %.4f (%lld / %lld)\n",
+                double(r.correct) / r.samples,
+                static_cast<long long>(r.correct),
+                static_cast<long long>(r.samples));
+  printSpikeRates(exec.module(), r);
   if (!o.output.empty()) {
-    std::vector<int64_t> shape = out.shape;
-    shape[1] = total;
+    std::vector<int64_t> shape = exec.module().tensor(module.output).shape;
+    shape[1] = r.samples;
     writeNpy(o.output, shape, outputs.data());
   }
+  return 0;
+}
+
+int train(const Options &o) {
+  Module module = Module::load(o.module);
+  for (const char *program : {"train_forward", "backward", "update"})
+    if (!module.programs.count(program))
+      throw Error("'train' is not available for " + o.module +
+                  ": it has no '" + program +
+                  "' program; compile the model with a loss and an optimizer "
+                  "(after --snn-autodiff) to train it");
+  if (o.data.empty())
+    throw Error("train needs --data (an IDX directory, or a .npy/IDX file "
+                "with --labels)");
+  if (!o.resume.empty() && !o.weights.empty())
+    throw Error("--resume and --weights exclude each other: a checkpoint "
+                "already holds the weights");
+  Executor exec(module, o.seed);
+  if (!o.weights.empty())
+    exec.loadWeights(o.weights);
+  TrainPosition from;
+  if (!o.resume.empty())
+    from = Trainer::loadCheckpoint(exec, o.resume, o.seed);
+  ModuleShape s = shapeOf(exec.module());
+  Dataset trainData, testData;
+  if (isDir(o.data)) {
+    trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
+    testData = loadIdxSplit(o.data, "t10k", s.sample, s.T);
+  } else {
+    trainData = loadDataset(o.data, o.labels, s.sample, s.T);
+    if (!o.testData.empty())
+      testData = loadDataset(o.testData, o.testLabels, s.sample, s.T);
+  }
+  limitDataset(trainData, o.limitTrain);
+  limitDataset(testData, o.limitTest);
+  // The device mirror copies the host tensors: after weights/resume.
+  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (o.verbose)
+    describe(exec.module(), *runner, {"train_forward", "backward", "update"});
+  TrainConfig config;
+  config.epochs = o.epochs;
+  config.lr = o.lr;
+  config.schedule = o.schedule;
+  config.stepSize = o.stepSize;
+  config.gamma = o.gamma;
+  config.shuffle = o.shuffle;
+  config.seed = o.seed;
+  config.encoder = parseEncoder(o.encoder);
+  config.checkpoint = o.checkpoint;
+  config.metrics = o.metrics;
+  config.progress = o.progress;
+  Trainer trainer(exec, *runner, config);
+  if (from.epoch > 0)
+    std::fprintf(stderr, "snn-run: resuming after epoch %lld (step %lld)\n",
+                 static_cast<long long>(from.epoch),
+                 static_cast<long long>(from.step));
+  trainer.fit(trainData, testData, from, [&](const EpochResult &r) {
+    std::printf("epoch %lld/%lld: train loss %.4f acc %.4f", 
+                static_cast<long long>(r.epoch),
+                static_cast<long long>(o.epochs), r.trainLoss, r.trainAcc);
+    if (r.tested) {
+      if (r.test.hasLoss)
+        std::printf(" | test loss %.4f", r.test.loss);
+      std::printf(" acc %.4f", double(r.test.correct) / r.test.samples);
+    }
+    std::printf(" | %.1f samples/s, lr %g (%s)\n", r.samplesPerSecond, r.lr,
+                runner->describe().c_str());
+    if (r.tested)
+      printSpikeRates(exec.module(), r.test);
+    std::fflush(stdout);
+  });
   return 0;
 }
 
@@ -305,16 +390,7 @@ int infer(const Options &o) {
 int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
-    if (o.command == "infer")
-      return infer(o);
-    if (o.command == "train")
-      throw Error("'train' is not available in this snn-run yet: the module "
-                  "format has training programs, but the runtime does not "
-                  "execute backward and optimizer ops yet");
-    throw Error("unknown command '" + o.command + "' (expected infer)");
-  } catch (const Error &e) {
-    std::fprintf(stderr, "snn-run: error: %s\n", e.what());
-    return 1;
+    return o.command == "infer" ? infer(o) : train(o);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "snn-run: error: %s\n", e.what());
     return 1;

@@ -1,0 +1,130 @@
+//===- Trainer.h - evaluation and training loops of snn-run ---*- C++ -*-===//
+//
+// The loops behind `snn-run infer` and `snn-run train`, independent of where
+// the programs run: the host Executor holds every tensor, a ProgramRunner
+// runs programs on it (CPU) or on a device mirror (CUDA) and moves tensors.
+//
+// Resume is exact: the data order, rate-coded input and dropout masks are
+// pure functions of (seed, epoch, batch, step), and a checkpoint stores every
+// param, buffer and optimizer tensor plus epoch, step and seed in its
+// safetensors __metadata__.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNNRT_TRAINER_H
+#define SNNRT_TRAINER_H
+
+#include "snnrt/Dataset.h"
+#include "snnrt/Executor.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace snnrt {
+
+/// Runs programs on the tensors of a host Executor.
+class ProgramRunner {
+public:
+  virtual ~ProgramRunner();
+  /// Host -> device and back for one tensor (no-ops on the CPU).
+  virtual void upload(int id) = 0;
+  virtual void download(int id) = 0;
+  /// Brings params, buffers and optimizer state back to the host.
+  virtual void downloadState() = 0;
+  virtual void run(const std::string &program, const RunContext &ctx) = 0;
+  /// "cpu", "cuda:0 (...)".
+  virtual std::string describe() const = 0;
+};
+
+/// The Executor itself.
+class CpuRunner : public ProgramRunner {
+public:
+  explicit CpuRunner(Executor &exec) : exec(exec) {}
+  void upload(int) override {}
+  void download(int) override {}
+  void downloadState() override {}
+  void run(const std::string &program, const RunContext &ctx) override {
+    exec.run(program, ctx);
+  }
+  std::string describe() const override { return "cpu"; }
+
+private:
+  Executor &exec;
+};
+
+struct EvalResult {
+  int64_t samples = 0;
+  double seconds = 0.0;
+  bool hasLoss = false;   ///< labels and a loss op in the module
+  double loss = 0.0;      ///< mean over samples
+  int64_t correct = 0;    ///< argmax of the time-mean output == label
+  std::vector<double> spikeRates; ///< per module().spikeLayers entry
+};
+
+/// Runs the `infer` program over `data` in batches (the last one padded).
+/// `encoderSeed` seeds rate coding; `outputs`, when not null, receives the
+/// output tensor [T, N, ...] of all samples.
+EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
+                    Encoder encoder, uint64_t encoderSeed,
+                    std::vector<float> *outputs = nullptr);
+
+struct TrainConfig {
+  int64_t epochs = 1;
+  float lr = -1.0f; ///< < 0: the manifest's optimizer.lr
+  std::string schedule = "const"; ///< const | step | cosine
+  int64_t stepSize = 1;
+  float gamma = 0.1f;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  Encoder encoder = Encoder::Direct;
+  std::string checkpoint; ///< written after every epoch when not empty
+  std::string metrics;    ///< JSON lines, one per epoch, when not empty
+  bool progress = true;   ///< a progress bar (plain lines off a TTY) on stderr
+};
+
+struct EpochResult {
+  int64_t epoch = 0; ///< 1-based
+  double trainLoss = 0.0, trainAcc = 0.0, samplesPerSecond = 0.0, lr = 0.0;
+  bool tested = false;
+  EvalResult test;
+};
+
+/// Where a run stands: the number of finished epochs and optimizer steps.
+struct TrainPosition {
+  int64_t epoch = 0;
+  int64_t step = 0;
+};
+
+class Trainer {
+public:
+  Trainer(Executor &exec, ProgramRunner &runner, TrainConfig config);
+
+  /// Loads a checkpoint written by a run of the same module and seed into
+  /// the host Executor (before a device mirror is made). Errors name the
+  /// file and what does not match.
+  static TrainPosition loadCheckpoint(Executor &exec, const std::string &path,
+                                      uint64_t seed);
+
+  /// Trains from `from` to config.epochs, evaluating on `test` (when not
+  /// empty) after every epoch; `onEpoch` sees each epoch's results.
+  void fit(const Dataset &train, const Dataset &test, TrainPosition from,
+           const std::function<void(const EpochResult &)> &onEpoch = {});
+
+  /// The learning rate of 0-based epoch `epoch` under the schedule.
+  double learningRate(int64_t epoch) const;
+
+private:
+  void writeCheckpoint(const TrainPosition &pos);
+  Executor &exec;
+  ProgramRunner &runner;
+  TrainConfig config;
+  double baseLr;
+};
+
+/// A 64-bit FNV-1a hash of the module's manifest.json, as 16 hex digits.
+std::string manifestHash(const Module &module);
+
+} // namespace snnrt
+
+#endif // SNNRT_TRAINER_H

@@ -1,0 +1,366 @@
+//===- Trainer.cpp - evaluation and training loops ------------------------===//
+
+#include "snnrt/Trainer.h"
+#include "snnrt/Error.h"
+
+#include "CpuOpContext.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using nlohmann::json;
+
+namespace snnrt {
+
+ProgramRunner::~ProgramRunner() = default;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The module's loss op kind ("" when it has none).
+std::string lossKind(const Module &m) {
+  for (auto &[name, ops] : m.programs)
+    for (const Op &op : ops)
+      if (op.kind.rfind("loss_", 0) == 0)
+        return op.kind;
+  return "";
+}
+
+struct BatchShape {
+  int64_t T, B;
+  size_t sample, outSample;
+};
+
+BatchShape batchShape(const Module &m) {
+  const TensorInfo &in = m.tensor(m.input), &out = m.tensor(m.output);
+  if (in.shape.size() < 3 || out.shape.size() < 3)
+    throw Error(m.dir + ": the input and output must be [T, B, ...], got " +
+                in.shapeString() + " and " + out.shapeString());
+  BatchShape s;
+  s.T = in.shape[0];
+  s.B = in.shape[1];
+  s.sample = in.numel() / static_cast<size_t>(s.T * s.B);
+  s.outSample = out.numel() / static_cast<size_t>(s.T * s.B);
+  return s;
+}
+
+void checkData(const Module &m, const BatchShape &s, const Dataset &d) {
+  if (d.sampleSize != s.sample)
+    throw Error(d.source + ": samples have " + std::to_string(d.sampleSize) +
+                " values but the model's input takes " +
+                std::to_string(s.sample) + " per sample");
+  if (d.timeMajor && d.steps != s.T)
+    throw Error(d.source + ": holds " + std::to_string(d.steps) +
+                " time steps but " + m.dir + " was compiled for " +
+                std::to_string(s.T));
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// A progress line on stderr: redrawn in place on a terminal, a plain line
+/// per ~10% otherwise (logs stay readable).
+class Progress {
+public:
+  Progress(bool enabled, int64_t epoch, int64_t epochs, int64_t batches)
+      : enabled(enabled), tty(::isatty(2)), epoch(epoch), epochs(epochs),
+        batches(batches), start(Clock::now()) {}
+  void update(int64_t done, double loss, double acc, int64_t samples) {
+    if (!enabled)
+      return;
+    int64_t every = std::max<int64_t>(1, batches / 10);
+    if (!tty && done % every && done != batches)
+      return;
+    double t = secondsSince(start);
+    double eta = done ? t / done * (batches - done) : 0.0;
+    char line[256];
+    int width = 24, filled = static_cast<int>(width * done / batches);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(static_cast<size_t>(width), '.');
+    std::snprintf(line, sizeof line,
+                  "epoch %lld/%lld [%s] %lld/%lld loss %.4f acc %.4f "
+                  "%.0f samples/s ETA %.0fs",
+                  static_cast<long long>(epoch), static_cast<long long>(epochs),
+                  bar.c_str(), static_cast<long long>(done),
+                  static_cast<long long>(batches), loss, acc,
+                  t > 0 ? samples / t : 0.0, eta);
+    std::fprintf(stderr, tty ? "\r%s\033[K" : "%s\n", line);
+    if (tty && done == batches)
+      std::fputc('\n', stderr);
+  }
+
+private:
+  bool enabled, tty;
+  int64_t epoch, epochs, batches;
+  Clock::time_point start;
+};
+
+} // namespace
+
+std::string manifestHash(const Module &module) {
+  std::ifstream in(module.dir + "/manifest.json", std::ios::binary);
+  if (!in)
+    throw Error(module.dir + "/manifest.json: cannot read the manifest");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : ss.str())
+    h = (h ^ c) * 0x100000001b3ull;
+  return hex(h);
+}
+
+EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
+                    Encoder encoder, uint64_t encoderSeed,
+                    std::vector<float> *outputs) {
+  const Module &m = exec.module();
+  BatchShape s = batchShape(m);
+  checkData(m, s, data);
+  std::string kind = lossKind(m);
+  bool labeled = !data.labels.empty();
+  EvalResult r;
+  r.samples = data.count;
+  r.hasLoss = labeled && !kind.empty();
+  r.spikeRates.assign(m.spikeLayers.size(), 0.0);
+  if (outputs)
+    outputs->assign(static_cast<size_t>(s.T * data.count) * s.outSample, 0.0f);
+  std::vector<int64_t> order = epochOrder(data.count, 0, 0, false);
+  float *x = exec.data(m.input);
+  double lossSum = 0.0;
+  auto start = Clock::now();
+  for (int64_t first = 0, batch = 0; first < data.count;
+       first += s.B, ++batch) {
+    int64_t valid = std::min(s.B, data.count - first);
+    encodeBatch(data, order, first, valid, s.T, s.B, encoder,
+                mixSeed({encoderSeed, 0xe7a1ULL, uint64_t(batch)}), x);
+    runner.upload(m.input);
+    runner.run("infer", RunContext{});
+    runner.download(m.output);
+    for (const auto &layer : m.spikeLayers)
+      runner.download(layer.second);
+    const float *y = exec.data(m.output);
+    if (outputs)
+      for (int64_t t = 0; t < s.T; ++t)
+        std::copy(y + (t * s.B) * s.outSample,
+                  y + (t * s.B + valid) * s.outSample,
+                  outputs->begin() + (t * data.count + first) * s.outSample);
+    if (labeled) {
+      cpu::LossValue v = cpu::rateLoss(
+          kind.empty() ? "loss_ce_rate" : kind, y, s.T, s.B,
+          static_cast<int64_t>(s.outSample), data.labels.data() + first,
+          valid, nullptr, [&](const std::string &msg) {
+            throw Error(data.source + ": " + msg);
+          });
+      lossSum += v.loss * valid;
+      r.correct += v.correct;
+    }
+    for (size_t l = 0; l < m.spikeLayers.size(); ++l) {
+      const TensorInfo &st = m.tensor(m.spikeLayers[l].second);
+      const float *p = exec.data(st.id);
+      size_t per = st.numel() / static_cast<size_t>(s.T * s.B);
+      double sum = 0.0;
+      for (int64_t t = 0; t < s.T; ++t)
+        for (size_t i = 0; i < static_cast<size_t>(valid) * per; ++i)
+          sum += p[static_cast<size_t>(t * s.B) * per + i];
+      r.spikeRates[l] += sum / static_cast<double>(per * s.T);
+    }
+  }
+  r.seconds = secondsSince(start);
+  if (data.count) {
+    r.loss = lossSum / data.count;
+    for (double &rate : r.spikeRates)
+      rate /= data.count;
+  }
+  return r;
+}
+
+Trainer::Trainer(Executor &exec, ProgramRunner &runner, TrainConfig config)
+    : exec(exec), runner(runner), config(std::move(config)) {
+  const Module &m = exec.module();
+  for (const char *program : {"train_forward", "backward", "update"})
+    m.program(program); // a clear error when the module cannot train
+  if (m.labels < 0 || m.loss < 0)
+    throw Error(m.dir + ": the module has no labels or loss tensor; compile "
+                        "it with a loss to train");
+  baseLr = this->config.lr;
+  if (baseLr < 0) {
+    if (!m.optimizer.is_object() || !m.optimizer.contains("lr"))
+      throw Error(m.dir + ": the module's optimizer has no learning rate; "
+                          "pass --lr");
+    baseLr = m.optimizer.at("lr").get<double>();
+  }
+  if (this->config.schedule != "const" && this->config.schedule != "step" &&
+      this->config.schedule != "cosine")
+    throw Error("--lr-schedule must be const, step or cosine, not '" +
+                this->config.schedule + "'");
+  if (this->config.stepSize <= 0)
+    throw Error("--lr-step-size must be positive");
+}
+
+double Trainer::learningRate(int64_t epoch) const {
+  if (config.schedule == "step") // torch.optim.lr_scheduler.StepLR
+    return baseLr * std::pow(double(config.gamma), double(epoch / config.stepSize));
+  if (config.schedule == "cosine") // CosineAnnealingLR, T_max = epochs
+    return baseLr * 0.5 *
+           (1.0 + std::cos(M_PI * double(epoch) / double(config.epochs)));
+  return baseLr;
+}
+
+TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
+                                      uint64_t seed) {
+  std::map<std::string, std::string> meta;
+  auto tensors = readSafetensors(path, &meta);
+  auto field = [&](const char *key) -> const std::string & {
+    auto it = meta.find(key);
+    if (it == meta.end())
+      throw Error(path + ": not a training checkpoint of snn-run (no '" +
+                  std::string(key) + "' in its __metadata__)");
+    return it->second;
+  };
+  if (field("manifest_hash") != manifestHash(exec.module()))
+    throw Error(path + ": was written for a different module than " +
+                exec.module().dir + "; resume with the module it came from");
+  if (field("seed") != std::to_string(seed))
+    throw Error(path + ": was trained with --seed " + field("seed") +
+                ", not " + std::to_string(seed) +
+                "; resume with the same seed (data order and encoders "
+                "derive from it)");
+  TrainPosition pos;
+  try {
+    pos.epoch = std::stoll(field("epoch"));
+    pos.step = std::stoll(field("step"));
+  } catch (const std::logic_error &) {
+    throw Error(path + ": malformed epoch/step in its __metadata__");
+  }
+  exec.loadState(tensors, path, /*optimizerState=*/true);
+  return pos;
+}
+
+void Trainer::writeCheckpoint(const TrainPosition &pos) {
+  runner.downloadState();
+  std::map<std::string, std::string> meta = {
+      {"format", "snn-checkpoint"},
+      {"epoch", std::to_string(pos.epoch)},
+      {"step", std::to_string(pos.step)},
+      {"seed", std::to_string(config.seed)},
+      {"rng", "derived from (seed, epoch, batch, step)"},
+      {"manifest_hash", manifestHash(exec.module())}};
+  writeSafetensors(config.checkpoint, exec.state(), meta);
+}
+
+void Trainer::fit(const Dataset &train, const Dataset &test,
+                  TrainPosition from,
+                  const std::function<void(const EpochResult &)> &onEpoch) {
+  const Module &m = exec.module();
+  BatchShape s = batchShape(m);
+  checkData(m, s, train);
+  if (train.labels.empty())
+    throw Error(train.source + ": training needs labels (--labels)");
+  int64_t batches = train.count / s.B; // the incomplete last batch is dropped
+  if (batches == 0)
+    throw Error(train.source + ": " + std::to_string(train.count) +
+                " training samples, fewer than one batch of " +
+                std::to_string(s.B));
+  if (from.epoch >= config.epochs)
+    std::fprintf(stderr, "snn-run: the checkpoint already has %lld of %lld "
+                         "epochs: nothing to train\n",
+                 static_cast<long long>(from.epoch),
+                 static_cast<long long>(config.epochs));
+  std::ofstream metrics;
+  if (!config.metrics.empty()) {
+    metrics.open(config.metrics, from.epoch > 0 ? std::ios::app
+                                                : std::ios::trunc);
+    if (!metrics)
+      throw Error(config.metrics + ": cannot write the metrics file");
+  }
+  float *x = exec.data(m.input);
+  std::vector<int32_t> labels(static_cast<size_t>(s.B));
+  TrainPosition pos = from;
+  for (int64_t epoch = from.epoch; epoch < config.epochs; ++epoch) {
+    double lr = learningRate(epoch);
+    std::vector<int64_t> order =
+        epochOrder(train.count, config.seed, epoch, config.shuffle);
+    Progress progress(config.progress, epoch + 1, config.epochs, batches);
+    double lossSum = 0.0;
+    int64_t correct = 0;
+    auto start = Clock::now();
+    for (int64_t b = 0; b < batches; ++b) {
+      int64_t first = b * s.B;
+      encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
+                  mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x);
+      for (int64_t i = 0; i < s.B; ++i)
+        labels[i] = train.labels[order[first + i]];
+      exec.setLabels(labels.data(), labels.size());
+      runner.upload(m.input);
+      runner.upload(m.labels);
+      ++pos.step;
+      RunContext ctx;
+      ctx.learningRate = static_cast<float>(lr);
+      ctx.step = pos.step;
+      ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
+      runner.run("train_forward", ctx);
+      runner.run("backward", ctx);
+      runner.run("update", ctx);
+      runner.download(m.loss);
+      float loss = *exec.data(m.loss);
+      if (!std::isfinite(loss))
+        throw Error("the training loss became " + std::to_string(loss) +
+                    " at epoch " + std::to_string(epoch + 1) + ", batch " +
+                    std::to_string(b + 1) + "; lower the learning rate");
+      lossSum += loss;
+      if (m.correct >= 0) {
+        runner.download(m.correct);
+        correct += static_cast<int64_t>(*exec.data(m.correct));
+      }
+      progress.update(b + 1, lossSum / (b + 1),
+                      double(correct) / double((b + 1) * s.B), (b + 1) * s.B);
+    }
+    EpochResult r;
+    r.epoch = epoch + 1;
+    r.trainLoss = lossSum / batches;
+    r.trainAcc = double(correct) / double(batches * s.B);
+    r.samplesPerSecond = double(batches * s.B) / secondsSince(start);
+    r.lr = lr;
+    if (!test.empty()) {
+      r.tested = true;
+      r.test = evaluate(exec, runner, test, config.encoder,
+                        mixSeed({config.seed, 0x7e57ULL, uint64_t(epoch)}));
+    }
+    pos.epoch = epoch + 1;
+    if (!config.checkpoint.empty())
+      writeCheckpoint(pos);
+    if (metrics.is_open()) {
+      json line = {{"epoch", r.epoch},
+                   {"train_loss", r.trainLoss},
+                   {"train_acc", r.trainAcc},
+                   {"samples_per_s", r.samplesPerSecond},
+                   {"lr", r.lr},
+                   {"step", pos.step}};
+      line["test_loss"] = r.tested && r.test.hasLoss ? json(r.test.loss) : json();
+      line["test_acc"] = r.tested && r.test.samples
+                             ? json(double(r.test.correct) / r.test.samples)
+                             : json();
+      json rates = json::object();
+      for (size_t l = 0; r.tested && l < m.spikeLayers.size(); ++l)
+        rates[m.spikeLayers[l].first] = r.test.spikeRates[l];
+      line["spike_rates"] = rates;
+      metrics << line.dump() << "\n" << std::flush;
+    }
+    if (onEpoch)
+      onEpoch(r);
+  }
+}
+
+} // namespace snnrt

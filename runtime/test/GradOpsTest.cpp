@@ -1,0 +1,368 @@
+//===- GradOpsTest.cpp - backward, loss and training-mode ops ------------===//
+//
+// Each backward op against central finite differences of an independent
+// float64 forward written here (naive loops), on small shapes with fresh
+// random inputs and a random upstream gradient gy: d/dθ sum(gy * f(θ)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace snnrt;
+using namespace snnrt::test;
+using nlohmann::json;
+
+namespace {
+
+void expectGrad(const std::vector<float> &got, const std::vector<double> &want,
+                const std::string &what, double tol = 2e-4) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i])))
+        << what << "[" << i << "]";
+}
+
+std::vector<double> linearRef(const std::vector<double> &x,
+                              const std::vector<double> &w,
+                              const std::vector<double> &b, int M, int N,
+                              int K) {
+  std::vector<double> y(M * N);
+  for (int r = 0; r < M; ++r)
+    for (int j = 0; j < N; ++j) {
+      double s = b[j];
+      for (int k = 0; k < K; ++k)
+        s += x[r * K + k] * w[j * K + k];
+      y[r * N + j] = s;
+    }
+  return y;
+}
+
+TEST(GradOps, LinearBackwardMatchesFiniteDifferences) {
+  std::mt19937 rng(11);
+  const int M = 6, N = 4, K = 5;
+  OneOp f("linear", {{3, 2, K}, {N, K}, {N}}, {{3, 2, N}}, {});
+  for (int i = 0; i < 3; ++i)
+    fillRandom(f.in(i), rng, -1, 1);
+  std::vector<float> gy(M * N);
+  fillRandom(gy, rng, -1, 1);
+  OneOp o("linear_bwd", {{3, 2, N}, {3, 2, K}, {N, K}},
+          {{3, 2, K}, {N, K}, {N}}, {{"has_bias", true}, {"need_gx", true}});
+  o.in(0) = gy, o.in(1) = f.in(0), o.in(2) = f.in(1);
+  o.run();
+  auto X = toDouble(f.in(0)), W = toDouble(f.in(1)), B = toDouble(f.in(2));
+  expectGrad(o.out(0), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, linearRef(v, W, B, M, N, K));
+             }, X), "gx");
+  expectGrad(o.out(1), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, linearRef(X, v, B, M, N, K));
+             }, W), "gw");
+  expectGrad(o.out(2), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, linearRef(X, W, v, M, N, K));
+             }, B), "gb");
+
+  // accumulate: the gradients are added to what the outputs hold.
+  OneOp a = o;
+  a.op.attrs["accumulate"] = true;
+  std::vector<std::vector<float>> before;
+  for (size_t i = 0; i < 3; ++i) {
+    fillRandom(a.out(i), rng, -1, 1);
+    before.push_back(a.out(i));
+  }
+  a.run();
+  for (size_t i = 0; i < 3; ++i)
+    for (size_t j = 0; j < before[i].size(); ++j)
+      EXPECT_NEAR(a.out(i)[j], before[i][j] + o.out(i)[j], 1e-5);
+}
+
+struct ConvShape {
+  int N, C, H, W, O, Cg, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, groups;
+};
+
+std::vector<double> convRef(const ConvShape &s, const std::vector<double> &x,
+                            const std::vector<double> &w,
+                            const std::vector<double> &b) {
+  std::vector<double> y(s.N * s.O * s.OH * s.OW);
+  int Og = s.O / s.groups;
+  for (int n = 0; n < s.N; ++n)
+    for (int o = 0; o < s.O; ++o)
+      for (int oh = 0; oh < s.OH; ++oh)
+        for (int ow = 0; ow < s.OW; ++ow) {
+          double acc = b[o];
+          int g = o / Og;
+          for (int c = 0; c < s.Cg; ++c)
+            for (int kh = 0; kh < s.KH; ++kh)
+              for (int kw = 0; kw < s.KW; ++kw) {
+                int ih = oh * s.sh - s.ph + kh * s.dh,
+                    iw = ow * s.sw - s.pw + kw * s.dw;
+                if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
+                  continue;
+                acc += x[((n * s.C + g * s.Cg + c) * s.H + ih) * s.W + iw] *
+                       w[((o * s.Cg + c) * s.KH + kh) * s.KW + kw];
+              }
+          y[((n * s.O + o) * s.OH + oh) * s.OW + ow] = acc;
+        }
+  return y;
+}
+
+TEST(GradOps, GroupedDilatedConvBackwardMatchesFiniteDifferences) {
+  std::mt19937 rng(12);
+  ConvShape s{2, 4, 7, 6, 6, 2, 3, 3, 4, 6, 2, 1, 1, 2, 1, 2, 2};
+  json attrs = {{"has_bias", true},  {"stride", {2, 1}}, {"padding", {1, 2}},
+                {"dilation", {1, 2}}, {"groups", 2},     {"need_gx", true}};
+  std::vector<int64_t> xs{s.N, s.C, s.H, s.W}, ws{s.O, s.Cg, s.KH, s.KW},
+      ys{s.N, s.O, s.OH, s.OW};
+  OneOp fwd("conv2d", {xs, ws, {s.O}}, {ys}, attrs);
+  for (int i = 0; i < 3; ++i)
+    fillRandom(fwd.in(i), rng, -1, 1);
+  fwd.run();
+  auto X = toDouble(fwd.in(0)), W = toDouble(fwd.in(1)), B = toDouble(fwd.in(2));
+  expectGrad(fwd.out(0), convRef(s, X, W, B), "forward y", 1e-5);
+  std::vector<float> gy(fwd.out(0).size());
+  fillRandom(gy, rng, -1, 1);
+  OneOp o("conv2d_bwd", {ys, xs, ws}, {xs, ws, {s.O}}, attrs);
+  o.in(0) = gy, o.in(1) = fwd.in(0), o.in(2) = fwd.in(1);
+  o.run();
+  expectGrad(o.out(0), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, convRef(s, v, W, B));
+             }, X), "gx");
+  expectGrad(o.out(1), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, convRef(s, X, v, B));
+             }, W), "gw");
+  expectGrad(o.out(2), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, convRef(s, X, W, v));
+             }, B), "gb");
+}
+
+std::vector<double> poolRef(const std::string &kind,
+                            const std::vector<double> &x, int planes, int H,
+                            int W, int OH, int OW, int k, int st, int pad) {
+  std::vector<double> y(planes * OH * OW);
+  for (int p = 0; p < planes; ++p)
+    for (int oh = 0; oh < OH; ++oh)
+      for (int ow = 0; ow < OW; ++ow) {
+        double acc = kind == "max" ? -1e300 : 0;
+        for (int a = 0; a < k; ++a)
+          for (int b = 0; b < k; ++b) {
+            int ih = oh * st - pad + a, iw = ow * st - pad + b;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+              continue;
+            double v = x[(p * H + ih) * W + iw];
+            acc = kind == "max" ? std::max(acc, v) : acc + v;
+          }
+        y[(p * OH + oh) * OW + ow] = kind == "avg" ? acc / (k * k) : acc;
+      }
+  return y;
+}
+
+TEST(GradOps, PoolBackwardsMatchFiniteDifferences) {
+  std::mt19937 rng(13);
+  for (std::string kind : {"avg", "sum", "max"}) {
+    // [2, 3, 5, 5], kernel 3, stride 2, padding 1 -> [2, 3, 3, 3].
+    json attrs = {{"kernel", {3, 3}}, {"stride", {2, 2}}, {"padding", {1, 1}},
+                  {"input_shape", {2, 3, 5, 5}}};
+    std::vector<float> x(2 * 3 * 25), gy(2 * 3 * 9);
+    fillRandom(x, rng, -1, 1);
+    fillRandom(gy, rng, -1, 1);
+    std::vector<std::vector<int64_t>> ins = {{2, 3, 3, 3}};
+    if (kind == "max")
+      ins.push_back({2, 3, 5, 5});
+    OneOp o(kind + "_pool2d_bwd", ins, {{2, 3, 5, 5}}, attrs);
+    o.in(0) = gy;
+    if (kind == "max")
+      o.in(1) = x;
+    o.run();
+    expectGrad(o.out(0), finiteDifferences([&](const std::vector<double> &v) {
+                 return dot(gy, poolRef(kind, v, 6, 5, 5, 3, 3, 3, 2, 1));
+               }, toDouble(x)), kind);
+  }
+}
+
+/// Training-mode batch norm over x [rows, C, S] in double.
+std::vector<double> batchNormRef(const std::vector<double> &x,
+                                 const std::vector<double> &g,
+                                 const std::vector<double> &b, int rows, int C,
+                                 int S, double eps,
+                                 std::vector<double> *mean = nullptr,
+                                 std::vector<double> *var = nullptr) {
+  std::vector<double> y(x.size());
+  for (int c = 0; c < C; ++c) {
+    double mu = 0, v = 0, n = rows * S;
+    for (int r = 0; r < rows; ++r)
+      for (int i = 0; i < S; ++i)
+        mu += x[(r * C + c) * S + i];
+    mu /= n;
+    for (int r = 0; r < rows; ++r)
+      for (int i = 0; i < S; ++i)
+        v += (x[(r * C + c) * S + i] - mu) * (x[(r * C + c) * S + i] - mu);
+    v /= n;
+    if (mean)
+      (*mean)[c] = mu, (*var)[c] = v;
+    for (int r = 0; r < rows; ++r)
+      for (int i = 0; i < S; ++i) {
+        int at = (r * C + c) * S + i;
+        y[at] = (x[at] - mu) / std::sqrt(v + eps) * g[c] + b[c];
+      }
+  }
+  return y;
+}
+
+TEST(GradOps, TrainingBatchNormForwardAndBackward) {
+  std::mt19937 rng(14);
+  const int rows = 6, C = 3, S = 4; // x [3, 2, 3, 2, 2]: T*B = 6
+  std::vector<int64_t> xs{3, 2, C, 2, 2};
+  json attrs = {{"eps", 1e-5}, {"momentum", 0.1}, {"training", true}};
+  OneOp f("batch_norm", {xs, {C}, {C}, {C}, {C}}, {xs, {C}, {C}}, attrs);
+  fillRandom(f.in(0), rng, -2, 3);
+  fillRandom(f.in(1), rng, 0.5, 1.5);
+  fillRandom(f.in(2), rng, -0.5, 0.5);
+  fillRandom(f.in(3), rng, -0.2, 0.2);
+  fillRandom(f.in(4), rng, 0.8, 1.2);
+  std::vector<float> runMean = f.in(3), runVar = f.in(4);
+  f.run();
+  auto X = toDouble(f.in(0)), G = toDouble(f.in(1)), Bt = toDouble(f.in(2));
+  std::vector<double> mean(C), var(C);
+  expectGrad(f.out(0), batchNormRef(X, G, Bt, rows, C, S, 1e-5, &mean, &var),
+             "y", 1e-5);
+  double n = rows * S;
+  for (int c = 0; c < C; ++c) {
+    EXPECT_NEAR(f.out(1)[c], mean[c], 1e-5);
+    EXPECT_NEAR(f.out(2)[c], 1 / std::sqrt(var[c] + 1e-5), 1e-4);
+    // PyTorch: running stats take the unbiased variance.
+    EXPECT_NEAR(f.in(3)[c], 0.9 * runMean[c] + 0.1 * mean[c], 1e-6);
+    EXPECT_NEAR(f.in(4)[c], 0.9 * runVar[c] + 0.1 * var[c] * n / (n - 1), 1e-6);
+  }
+  std::vector<float> gy(X.size());
+  fillRandom(gy, rng, -1, 1);
+  OneOp o("batch_norm_bwd", {xs, xs, {C}, {C}, {C}}, {xs, {C}, {C}}, attrs);
+  o.in(0) = gy, o.in(1) = f.in(0), o.in(2) = f.in(1), o.in(3) = f.out(1),
+  o.in(4) = f.out(2);
+  o.run();
+  expectGrad(o.out(0), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, batchNormRef(v, G, Bt, rows, C, S, 1e-5));
+             }, X), "gx", 5e-4);
+  expectGrad(o.out(1), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, batchNormRef(X, v, Bt, rows, C, S, 1e-5));
+             }, G), "ggamma");
+  expectGrad(o.out(2), finiteDifferences([&](const std::vector<double> &v) {
+               return dot(gy, batchNormRef(X, G, v, rows, C, S, 1e-5));
+             }, Bt), "gbeta");
+}
+
+TEST(GradOps, DropoutIsSeededAndItsBackwardUsesTheMask) {
+  std::mt19937 rng(15);
+  const int n = 4000;
+  json attrs = {{"p", 0.3}, {"training", true}};
+  OneOp a("dropout", {{n}}, {{n}, {n}}, attrs);
+  fillRandom(a.in(0), rng, -1, 1);
+  a.ctx.seed = 7;
+  OneOp b = a;
+  a.run();
+  b.run();
+  EXPECT_EQ(a.out(1), b.out(1)); // same seed, same mask
+  b.ctx.seed = 8;
+  b.run();
+  EXPECT_NE(a.out(1), b.out(1));
+  double kept = 0;
+  for (int i = 0; i < n; ++i) {
+    kept += a.out(1)[i];
+    EXPECT_FLOAT_EQ(a.out(0)[i], a.out(1)[i] ? a.in(0)[i] / 0.7f : 0.0f);
+  }
+  EXPECT_NEAR(kept / n, 0.7, 0.03);
+  OneOp g("dropout_bwd", {{n}, {n}}, {{n}}, {{"p", 0.3}});
+  fillRandom(g.in(0), rng, -1, 1);
+  g.in(1) = a.out(1);
+  g.run();
+  for (int i = 0; i < n; ++i)
+    EXPECT_FLOAT_EQ(g.out(0)[i], a.out(1)[i] ? g.in(0)[i] / 0.7f : 0.0f);
+  OneOp e("dropout", {{n}}, {{n}}, {{"p", 0.3}, {"training", false}});
+  e.in(0) = a.in(0);
+  e.run();
+  EXPECT_EQ(e.out(0), e.in(0));
+}
+
+double lossRef(const std::string &kind, const std::vector<double> &y, int T,
+               int B, int C, const std::vector<int32_t> &labels) {
+  double total = 0;
+  for (int b = 0; b < B; ++b) {
+    std::vector<double> m(C, 0.0);
+    for (int t = 0; t < T; ++t)
+      for (int c = 0; c < C; ++c)
+        m[c] += y[(t * B + b) * C + c] / T;
+    if (kind == "loss_mse_rate") {
+      for (int c = 0; c < C; ++c)
+        total += std::pow(m[c] - (c == labels[b]), 2) / (B * C);
+    } else {
+      double z = 0;
+      for (int c = 0; c < C; ++c)
+        z += std::exp(m[c]);
+      total += (std::log(z) - m[labels[b]]) / B;
+    }
+  }
+  return total;
+}
+
+TEST(GradOps, LossesMatchFiniteDifferences) {
+  std::mt19937 rng(16);
+  const int T = 3, B = 4, C = 5;
+  std::vector<int32_t> labels = {2, 0, 4, 2};
+  for (std::string kind :
+       {"loss_ce_rate", "loss_mse_rate", "loss_ce_membrane"}) {
+    OneOp o(kind, {{T, B, C}, {B}}, {{}, {T, B, C}, {}}, {});
+    o.m.tensors[o.op.in[1]].dtype = DType::I32;
+    std::memcpy(o.in(1).data(), labels.data(), sizeof(int32_t) * B);
+    fillRandom(o.in(0), rng, kind == "loss_ce_membrane" ? -3 : 0, 1);
+    o.run();
+    auto Y = toDouble(o.in(0));
+    EXPECT_NEAR(o.out(0)[0], lossRef(kind, Y, T, B, C, labels), 1e-5) << kind;
+    expectGrad(o.out(1), finiteDifferences([&](const std::vector<double> &v) {
+                 return lossRef(kind, v, T, B, C, labels);
+               }, Y), kind);
+    int correct = 0;
+    for (int b = 0; b < B; ++b) {
+      int best = 0;
+      std::vector<double> m(C, 0.0);
+      for (int t = 0; t < T; ++t)
+        for (int c = 0; c < C; ++c)
+          m[c] += Y[(t * B + b) * C + c];
+      for (int c = 1; c < C; ++c)
+        if (m[c] > m[best])
+          best = c;
+      correct += best == labels[b];
+    }
+    EXPECT_EQ(o.out(2)[0], correct) << kind;
+  }
+}
+
+TEST(GradOps, LabelOutOfRangeIsAClearError) {
+  OneOp o("loss_ce_rate", {{2, 1, 3}, {1}}, {{}, {2, 1, 3}, {}}, {});
+  o.m.tensors[o.op.in[1]].dtype = DType::I32;
+  int32_t bad = 7;
+  std::memcpy(o.in(1).data(), &bad, 4);
+  try {
+    o.run();
+    FAIL() << "expected an error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("label 7 of sample 0 is outside [0, 3)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GradOps, WrongArityIsAClearError) {
+  OneOp o("linear_bwd", {{2, 2}, {2, 2}}, {{2, 2}}, {});
+  try {
+    o.run();
+    FAIL() << "expected an error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("op #0 (linear_bwd): takes 3 inputs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace
