@@ -1,0 +1,207 @@
+"""Stateless layers and their gradients, in float64, with PyTorch's
+conventions (NCHW, cross-correlation, count_include_pad=True average pooling,
+biased batch variance for normalization and unbiased for running_var).
+
+Leading dims the op does not interpret are rows: callers pass x as
+[M, ...] with M = T*B.
+"""
+
+import numpy as np
+
+from .errors import RefError
+
+
+def _pair(v, name):
+    if isinstance(v, (int, float)):
+        return int(v), int(v)
+    if len(v) != 2:
+        raise RefError(f"'{name}' must have 2 values, got {v!r}")
+    return int(v[0]), int(v[1])
+
+
+# -- linear ------------------------------------------------------------------
+def linear(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+def linear_bwd(gy, x, w, has_bias=False):
+    return gy @ w, gy.T @ x, (gy.sum(axis=0) if has_bias else None)
+
+
+# -- windows shared by conv and pooling ----------------------------------------
+class Window:
+    """Output geometry of a 2-D window op over x[M, C, H, W]."""
+
+    def __init__(self, in_hw, kernel, stride, padding, dilation=(1, 1)):
+        self.kh, self.kw = _pair(kernel, "kernel")
+        self.sh, self.sw = _pair(stride, "stride")
+        self.ph, self.pw = _pair(padding, "padding")
+        self.dh, self.dw = _pair(dilation, "dilation")
+        H, W = in_hw
+        self.oh = (H + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1
+        self.ow = (W + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1
+        if min(self.sh, self.sw, self.dh, self.dw, self.kh, self.kw) < 1 or \
+                min(self.ph, self.pw) < 0 or self.oh < 1 or self.ow < 1:
+            raise RefError(f"window kernel {[self.kh, self.kw]} stride "
+                           f"{[self.sh, self.sw]} padding {[self.ph, self.pw]} "
+                           f"dilation {[self.dh, self.dw]} does not fit a "
+                           f"{H}x{W} input")
+
+    def pad(self, x, value=0.0):
+        return np.pad(x, ((0, 0), (0, 0), (self.ph, self.ph), (self.pw, self.pw)),
+                      constant_values=value)
+
+    def taps(self):
+        """(i, j, slice of the padded input that tap (i, j) reads)."""
+        for i in range(self.kh):
+            for j in range(self.kw):
+                r0, c0 = i * self.dh, j * self.dw
+                yield i, j, (slice(None), slice(None),
+                             slice(r0, r0 + self.sh * (self.oh - 1) + 1, self.sh),
+                             slice(c0, c0 + self.sw * (self.ow - 1) + 1, self.sw))
+
+    def unpad(self, xp):
+        H, W = xp.shape[2] - 2 * self.ph, xp.shape[3] - 2 * self.pw
+        return xp[:, :, self.ph:self.ph + H, self.pw:self.pw + W]
+
+
+# -- conv2d ----------------------------------------------------------------
+def _conv_geometry(x, w, groups):
+    M, C, H, W = x.shape
+    O, Cg = w.shape[0], w.shape[1]
+    if groups < 1 or C % groups or O % groups or C // groups != Cg:
+        raise RefError(f"conv2d: x has {C} channels and w {list(w.shape)} with "
+                       f"groups={groups}: need C = groups * w.shape[1] and "
+                       "O divisible by groups")
+    return O // groups, Cg
+
+
+def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    og, cg = _conv_geometry(x, w, groups)
+    win = Window(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    xp = win.pad(x)
+    y = np.zeros((x.shape[0], w.shape[0], win.oh, win.ow))
+    for i, j, sl in win.taps():
+        xs = xp[sl]
+        for g in range(groups):
+            y[:, g * og:(g + 1) * og] += np.einsum(
+                "mcij,oc->moij", xs[:, g * cg:(g + 1) * cg],
+                w[g * og:(g + 1) * og, :, i, j])
+    if b is not None:
+        y += b[None, :, None, None]
+    return y
+
+
+def conv2d_bwd(gy, x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+               groups=1, has_bias=False):
+    og, cg = _conv_geometry(x, w, groups)
+    win = Window(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    xp = win.pad(x)
+    gxp = np.zeros_like(xp)
+    gw = np.zeros_like(w, dtype=np.float64)
+    for i, j, sl in win.taps():
+        for g in range(groups):
+            go, gc = slice(g * og, (g + 1) * og), slice(g * cg, (g + 1) * cg)
+            gw[go, :, i, j] = np.einsum("moij,mcij->oc", gy[:, go], xp[sl][:, gc])
+            view = gxp[sl]
+            view[:, gc] += np.einsum("moij,oc->mcij", gy[:, go], w[go, :, i, j])
+    gb = gy.sum(axis=(0, 2, 3)) if has_bias else None
+    return win.unpad(gxp), gw, gb
+
+
+# -- pooling -------------------------------------------------------------------
+def pool2d(kind, x, kernel, stride, padding):
+    win = Window(x.shape[2:], kernel, stride, padding)
+    if kind == "max":
+        xp = win.pad(x, -np.inf)
+        y = np.full(x.shape[:2] + (win.oh, win.ow), -np.inf)
+        for _, _, sl in win.taps():
+            y = np.maximum(y, xp[sl])
+        return y
+    xp = win.pad(x)
+    y = np.zeros(x.shape[:2] + (win.oh, win.ow))
+    for _, _, sl in win.taps():
+        y += xp[sl]
+    return y / (win.kh * win.kw) if kind == "avg" else y
+
+
+def pool2d_bwd(kind, gy, input_shape, kernel, stride, padding, x=None):
+    """Max pooling sends the gradient to the first maximum of each window in
+    row-major tap order (PyTorch's CPU rule)."""
+    win = Window(tuple(input_shape[2:]), kernel, stride, padding)
+    gxp = np.zeros(tuple(input_shape[:2]) + (input_shape[2] + 2 * win.ph,
+                                             input_shape[3] + 2 * win.pw))
+    if kind == "max":
+        xp = win.pad(x, -np.inf)
+        best = np.full(gy.shape, -np.inf)
+        for _, _, sl in win.taps():
+            best = np.maximum(best, xp[sl])
+        taken = np.zeros(gy.shape, dtype=bool)
+        for _, _, sl in win.taps():
+            hit = (xp[sl] == best) & ~taken
+            taken |= hit
+            view = gxp[sl]
+            view += np.where(hit, gy, 0.0)
+        return win.unpad(gxp)
+    g = gy / (win.kh * win.kw) if kind == "avg" else gy
+    for _, _, sl in win.taps():
+        view = gxp[sl]
+        view += g
+    return win.unpad(gxp)
+
+
+# -- batch norm ----------------------------------------------------------------
+def _bn_view(x, C, spatial_rank):
+    r = x.ndim
+    if spatial_rank < 0 or spatial_rank + 1 > r or x.shape[r - 1 - spatial_rank] != C:
+        raise RefError(f"batch_norm: x {list(x.shape)} does not have {C} "
+                       f"channels before its {spatial_rank} spatial dims")
+    S = int(np.prod(x.shape[r - spatial_rank:], dtype=np.int64))
+    return x.reshape(-1, C, S)
+
+
+def batch_norm(x, gamma, beta, running_mean, running_var, eps=1e-5,
+               momentum=0.1, training=False, spatial_rank=2):
+    """Returns (y, new_running_mean, new_running_var, saved_mean, saved_invstd);
+    the last two are None in eval mode."""
+    C = gamma.size
+    xv = _bn_view(x, C, spatial_rank)
+    if training:
+        n = xv.shape[0] * xv.shape[2]
+        mean = xv.mean(axis=(0, 2))
+        var = ((xv - mean[None, :, None]) ** 2).mean(axis=(0, 2))
+        unbiased = var * n / (n - 1) if n > 1 else var
+        rm = (1 - momentum) * running_mean + momentum * mean
+        rv = (1 - momentum) * running_var + momentum * unbiased
+    else:
+        mean, var = running_mean, running_var
+        rm, rv = running_mean, running_var
+    invstd = 1.0 / np.sqrt(var + eps)
+    y = (xv - mean[None, :, None]) * (invstd * gamma)[None, :, None] + beta[None, :, None]
+    saved = (mean, invstd) if training else (None, None)
+    return (y.reshape(x.shape), rm, rv) + saved
+
+
+def batch_norm_bwd(gy, x, gamma, saved_mean, saved_invstd, spatial_rank=2):
+    C = gamma.size
+    xv, gv = _bn_view(x, C, spatial_rank), _bn_view(gy, C, spatial_rank)
+    n = xv.shape[0] * xv.shape[2]
+    xhat = (xv - saved_mean[None, :, None]) * saved_invstd[None, :, None]
+    gbeta = gv.sum(axis=(0, 2))
+    ggamma = (gv * xhat).sum(axis=(0, 2))
+    gx = (gamma * saved_invstd)[None, :, None] / n * (
+        n * gv - gbeta[None, :, None] - xhat * ggamma[None, :, None])
+    return gx.reshape(x.shape), ggamma, gbeta
+
+
+# -- elementwise ---------------------------------------------------------------
+def dropout(x, mask, p):
+    """Training-mode dropout with a given keep mask (1 = kept)."""
+    if not 0.0 <= p < 1.0:
+        raise RefError(f"dropout: 'p' must be in [0, 1), got {p}")
+    return x * mask / (1.0 - p)
+
+
+def dropout_bwd(gy, mask, p):
+    return gy * mask / (1.0 - p)

@@ -1,0 +1,46 @@
+"""Rate / membrane losses over the time mean m[b, c] = mean_t y[t, b, c]:
+
+    loss_ce_rate, loss_ce_membrane: mean_b [ logsumexp(m_b) - m_b[label_b] ]
+    loss_mse_rate:                  mean_{b,c} (m_b[c] - onehot_b[c])^2
+    correct = #{b : argmax_c m_b = label_b}  (first maximum on ties)
+
+Returns (loss, gy, correct); gy spreads dL/dm evenly over the T steps.
+"""
+
+import numpy as np
+
+from .errors import RefError
+
+KINDS = ("loss_ce_rate", "loss_mse_rate", "loss_ce_membrane")
+
+
+def rate_loss(kind, y, labels):
+    if kind not in KINDS:
+        raise RefError(f"unknown loss '{kind}' (expected {', '.join(KINDS)})")
+    y = np.asarray(y, dtype=np.float64)
+    T, B = y.shape[:2]
+    y = y.reshape(T, B, -1)
+    C = y.shape[2]
+    labels = np.asarray(labels).reshape(-1).astype(np.int64)
+    if labels.size != B:
+        raise RefError(f"{kind}: {labels.size} labels for a batch of {B}")
+    bad = (labels < 0) | (labels >= C)
+    if bad.any():
+        b = int(np.argmax(bad))
+        raise RefError(f"{kind}: label {labels[b]} of sample {b} is outside "
+                       f"[0, {C}): the labels do not match the {C} outputs")
+    m = y.mean(axis=0)
+    onehot = np.eye(C)[labels]
+    correct = float((np.argmax(m, axis=1) == labels).sum())
+    if kind == "loss_mse_rate":
+        d = m - onehot
+        loss = (d ** 2).sum() / (B * C)
+        gm = 2.0 * d / (B * C)
+    else:
+        mx = m.max(axis=1, keepdims=True)
+        e = np.exp(m - mx)
+        lse = np.log(e.sum(axis=1)) + mx[:, 0]
+        loss = (lse - m[np.arange(B), labels]).mean()
+        gm = (e / e.sum(axis=1, keepdims=True) - onehot) / B
+    gy = np.broadcast_to(gm / T, (T, B, C)).copy()
+    return float(loss), gy, correct

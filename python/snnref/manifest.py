@@ -1,0 +1,456 @@
+"""The manifest interpreter: loads a compiled module (docs/artifact-format.md)
+and runs its programs op by op in float64.
+
+Storage follows the contract: a tensor with `alias_of` shares the storage of
+the tensor it names; gradients overwrite their outputs unless the op says
+`accumulate: true`. Dropout in training mode takes its keep mask from the
+caller (`masks`), since the runtime's random stream is not part of the spec.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import layers, losses, optim
+from .errors import RefError
+from .neuron import Neuron
+from .tensorio import read_safetensors
+
+PROGRAMS = ("infer", "train_forward", "backward", "update")
+NEURON_PARAMS = ("k", "c", "v_leak", "v_th", "v_reset", "v_init",
+                 "k_syn", "c_syn", "i_init")
+
+
+class OpError(RefError):
+    pass
+
+
+class Module:
+    def __init__(self, source):
+        """source: a .snnmod directory, a manifest.json path or a dict."""
+        self.dir = None
+        if isinstance(source, dict):
+            m, where = source, "<manifest>"
+        else:
+            path = source
+            if os.path.isdir(path):
+                self.dir, path = path, os.path.join(path, "manifest.json")
+            else:
+                self.dir = os.path.dirname(path)
+            where = path
+            try:
+                with open(path) as f:
+                    m = json.load(f)
+            except OSError as e:
+                raise RefError(f"{path}: cannot read the manifest: {e.strerror}"
+                               " (is this a compiled .snnmod directory?)") from None
+            except json.JSONDecodeError as e:
+                raise RefError(f"{path}: not valid JSON: {e}") from None
+        self.where = where
+        if m.get("format") != "snn-module" or m.get("version") != 1:
+            raise RefError(f"{where}: expected format 'snn-module' version 1, "
+                           f"got {m.get('format')!r} version {m.get('version')!r}")
+        self.m = m
+        self.tensors = {}
+        for t in m.get("tensors", []):
+            try:
+                tid, shape = int(t["id"]), [int(d) for d in t["shape"]]
+            except (KeyError, TypeError, ValueError):
+                raise RefError(f"{where}: tensor entry {t!r} needs an integer "
+                               "'id' and a 'shape' list") from None
+            if tid in self.tensors:
+                raise RefError(f"{where}: tensor id {tid} appears twice")
+            self.tensors[tid] = dict(t, shape=shape)
+        self.by_name = {t["name"]: i for i, t in self.tensors.items() if "name" in t}
+        for tid, t in self.tensors.items():
+            root = self.root(tid)
+            if self.numel(root) != self.numel(tid):
+                raise RefError(f"{where}: tensor '{t.get('name')}' aliases "
+                               f"tensor {root} with a different element count")
+        self.programs = m.get("programs", {})
+        self.store = {}
+        self.masks = {}
+        self.step = 0
+
+    # -- tensors -----------------------------------------------------------
+    def info(self, tid):
+        if tid not in self.tensors:
+            raise RefError(f"{self.where}: no tensor with id {tid}")
+        return self.tensors[tid]
+
+    def root(self, tid):
+        seen = set()
+        while "alias_of" in self.info(tid):
+            if tid in seen:
+                raise RefError(f"{self.where}: alias_of cycle at tensor {tid}")
+            seen.add(tid)
+            tid = int(self.tensors[tid]["alias_of"])
+        return tid
+
+    def numel(self, tid):
+        return int(np.prod(self.info(tid)["shape"], dtype=np.int64))
+
+    def id_of(self, key):
+        if isinstance(key, (int, np.integer)):
+            self.info(int(key))
+            return int(key)
+        if key in ("input", "output", "labels", "loss", "correct") and key in self.m \
+                and key not in self.by_name:
+            return int(self.m[key])
+        if key not in self.by_name:
+            raise RefError(f"{self.where}: no tensor named '{key}'")
+        return self.by_name[key]
+
+    def get(self, key):
+        tid = self.id_of(key)
+        root = self.root(tid)
+        if root not in self.store:
+            t = self.info(tid)
+            raise RefError(f"{self.where}: tensor '{t.get('name', tid)}' "
+                           f"(id {tid}, role {t.get('role')}) is read before "
+                           "it has a value")
+        return self.store[root].reshape(self.info(tid)["shape"])
+
+    def set(self, key, value, accumulate=False):
+        tid = self.id_of(key)
+        t, root = self.info(tid), self.root(tid)
+        v = np.asarray(value, dtype=np.float64)
+        if v.size != self.numel(tid):
+            raise RefError(f"{self.where}: tensor '{t.get('name', tid)}' has "
+                           f"shape {t['shape']}; a value of shape "
+                           f"{list(v.shape)} does not fit")
+        v = v.reshape(self.info(root)["shape"])
+        if accumulate and root in self.store:
+            v = self.store[root] + v
+        self.store[root] = v.copy()
+
+    # -- initial values ------------------------------------------------------
+    def initialize(self, weights=None, seed=0, require_given=False):
+        """Every param/buffer/constant/optimizer_state from `weights` (by name)
+        when given there, else from its `init`. With require_given, a random
+        init is an error (the runtime's random stream cannot be reproduced)."""
+        weights = dict(weights or {})
+        file_values = None
+        rng = np.random.default_rng(seed)
+        for tid in sorted(self.tensors):
+            t = self.tensors[tid]
+            if "alias_of" in t or t.get("role") not in (
+                    "param", "buffer", "constant", "optimizer_state"):
+                continue
+            name = t.get("name", str(tid))
+            if name in weights:
+                self.set(tid, weights.pop(name))
+                continue
+            init = t.get("init", {"kind": "zeros"})
+            kind, shape = init.get("kind"), t["shape"]
+            if kind == "file":
+                if file_values is None:
+                    file_values = self._init_file()
+                if name not in file_values:
+                    raise RefError(f"{self.where}: tensor '{name}' has init "
+                                   "'file' but init.safetensors has no tensor "
+                                   "of that name (recompile the module)")
+                self.set(tid, file_values[name])
+            elif kind == "zeros":
+                self.set(tid, np.zeros(shape))
+            elif kind == "ones":
+                self.set(tid, np.ones(shape))
+            elif kind == "constant":
+                self.set(tid, np.full(shape, float(init["value"])))
+            elif kind in ("uniform", "kaiming_uniform", "normal"):
+                if require_given:
+                    raise RefError(f"{self.where}: tensor '{name}' is randomly "
+                                   f"initialized ({kind}); pass the weights the "
+                                   "runtime used (a snn-run checkpoint, "
+                                   "--weights) so both sides compute with the "
+                                   "same values")
+                if kind == "normal":
+                    self.set(tid, rng.normal(0.0, float(init["std"]), shape))
+                else:
+                    b = float(init["bound"]) if kind == "uniform" else \
+                        1.0 / np.sqrt(float(init["fan_in"]))
+                    self.set(tid, rng.uniform(-b, b, shape))
+            else:
+                raise RefError(f"{self.where}: tensor '{name}': unknown init "
+                               f"kind {kind!r}")
+        unused = [n for n in weights if n not in self.by_name]
+        if unused:
+            raise RefError(f"{self.where}: the weights name tensors the module "
+                           f"does not have: {', '.join(sorted(unused)[:5])}")
+        for n, v in weights.items():
+            self.set(n, v)
+
+    def _init_file(self):
+        path = os.path.join(self.dir or ".", "init.safetensors")
+        if not os.path.exists(path):
+            raise RefError(f"{path}: missing; the manifest has tensors with "
+                           "init 'file' (recompile the module)")
+        return read_safetensors(path)[0]
+
+    # -- programs ------------------------------------------------------------
+    def run(self, program, lr=None, step=None, smooth=False, masks=None):
+        """Runs one program. `lr` is needed by `update`; `step` is the 1-based
+        optimizer step (default: one more than the last update). `masks` maps
+        a dropout mask tensor (id or name) to its keep mask."""
+        if program not in self.programs:
+            raise RefError(f"{self.where}: the module has no program "
+                           f"'{program}' (it has: {', '.join(self.programs)})")
+        for k, v in (masks or {}).items():
+            self.set(k, v)
+        if program == "update":
+            self.step = self.step + 1 if step is None else int(step)
+            if lr is None:
+                raise RefError("the update program needs a learning rate")
+        for index, op in enumerate(self.programs[program]):
+            try:
+                _run_op(self, op, lr=lr, smooth=smooth)
+            except OpError as e:
+                raise RefError(f"{self.where}: program '{program}' op #{index} "
+                               f"({op.get('op')}): {e}") from None
+
+    def neuron_of(self, op):
+        """The Neuron of a neuron/neuron_bwd op, parameters resolved."""
+        return _neuron(self, op)
+
+
+# -- ops ---------------------------------------------------------------------
+def _ids(op, key, lo, hi, what):
+    ids = op.get(key, [])
+    if not (lo <= len(ids) <= hi):
+        raise OpError(f"expects {lo}..{hi} {what}, got {len(ids)}")
+    return [int(i) for i in ids]
+
+
+def _param_value(mod, op, name, default):
+    v = op.get(name, default)
+    if isinstance(v, dict):
+        if "tensor" not in v:
+            raise OpError(f"neuron parameter '{name}' must be a number or "
+                          f"{{\"tensor\": id}}, got {v!r}")
+        return mod.get(int(v["tensor"]))
+    if v is not None and not isinstance(v, (int, float)):
+        raise OpError(f"neuron parameter '{name}' must be a number or "
+                      f"{{\"tensor\": id}}, got {v!r}")
+    return v
+
+
+def _neuron(mod, op):
+    x = mod.info(int(op["in"][0]))
+    n = int(np.prod(x["shape"][1:], dtype=np.int64))
+    F = int(op.get("features", n))
+    if F <= 0 or n % F:
+        raise OpError(f"'features' = {F} does not divide the {n} neurons of "
+                      "each step")
+    kw = {name: _param_value(mod, op, name, None) for name in NEURON_PARAMS}
+    kw = {k: v for k, v in kw.items() if v is not None}
+    plif_w = None
+    if op.get("model") == "plif":
+        w = op.get("plif_w")
+        if not isinstance(w, dict) or "tensor" not in w:
+            raise OpError("plif needs 'plif_w': {\"tensor\": id}")
+        plif_w = mod.get(int(w["tensor"]))
+    try:
+        return Neuron(model=op.get("model", "lif"), features=F,
+                      reset=op.get("reset", "hard"), strict=op.get("strict", False),
+                      detach_reset=op.get("detach_reset", False),
+                      surrogate=op.get("surrogate"), plif_w=plif_w,
+                      decay_input=op.get("decay_input", True), **kw)
+    except RefError as e:
+        raise OpError(str(e)) from None
+
+
+def _rows(mod, tid, inner):
+    """x viewed as [rows, *inner]."""
+    return mod.get(tid).reshape((-1,) + tuple(inner))
+
+
+def _window_attrs(op):
+    kernel = op.get("kernel")
+    if kernel is None:
+        raise OpError("needs 'kernel'")
+    return kernel, op.get("stride", kernel), op.get("padding", [0, 0])
+
+
+def _run_op(mod, op, lr, smooth):
+    kind = op.get("op")
+    acc = bool(op.get("accumulate", False))
+    out = [int(i) for i in op.get("out", [])]
+
+    def put(i, value, grad=False):
+        mod.set(out[i], value, accumulate=acc and grad)
+
+    try:
+        if kind == "linear":
+            ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
+            w = mod.get(ins[1])
+            b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None
+            put(0, layers.linear(_rows(mod, ins[0], [w.shape[1]]), w, b))
+        elif kind == "linear_bwd":
+            ins = _ids(op, "in", 3, 3, "inputs (gy, x, w)")
+            w = mod.get(ins[2])
+            has_bias, need_gx = op.get("has_bias", False), op.get("need_gx", True)
+            gx, gw, gb = layers.linear_bwd(_rows(mod, ins[0], [w.shape[0]]),
+                                           _rows(mod, ins[1], [w.shape[1]]), w,
+                                           has_bias)
+            _put_grads(op, out, put, gx if need_gx else None, gw, gb)
+        elif kind in ("conv2d", "conv2d_bwd"):
+            _conv(mod, op, kind, put, out)
+        elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
+            ins = _ids(op, "in", 1, 1, "input")
+            x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
+            put(0, layers.pool2d(kind.split("_")[0], x, *_window_attrs(op)))
+        elif kind in ("avg_pool2d_bwd", "sum_pool2d_bwd", "max_pool2d_bwd"):
+            pool = kind.split("_")[0]
+            ins = _ids(op, "in", 2 if pool == "max" else 1, 2, "inputs")
+            xshape = mod.info(out[0])["shape"][-3:]
+            gyshape = mod.info(ins[0])["shape"][-3:]
+            gy = _rows(mod, ins[0], gyshape)
+            x = _rows(mod, ins[1], xshape) if pool == "max" else None
+            gx = layers.pool2d_bwd(pool, gy, (gy.shape[0],) + tuple(xshape),
+                                   *_window_attrs(op), x=x)
+            put(0, gx, grad=True)
+        elif kind == "batch_norm":
+            _batch_norm(mod, op, put, out)
+        elif kind == "batch_norm_bwd":
+            ins = _ids(op, "in", 5, 5, "inputs (gy, x, gamma, mean, invstd)")
+            gy, x, g, mu, inv = (mod.get(i) for i in ins)
+            gx, gg, gb = layers.batch_norm_bwd(gy, x, g, mu, inv,
+                                               int(op.get("spatial_rank", 2)))
+            for i, v in enumerate((gx, gg, gb)):
+                put(i, v, grad=True)
+        elif kind in ("add", "accumulate"):
+            ins = _ids(op, "in", 2, 2, "inputs")
+            a, b = mod.get(ins[0]), mod.get(ins[1])
+            if a.size != b.size:
+                raise OpError(f"adds {list(a.shape)} and {list(b.shape)}")
+            put(0, a + b.reshape(a.shape), grad=kind == "accumulate")
+        elif kind == "scale":
+            ins = _ids(op, "in", 1, 1, "input")
+            put(0, float(op.get("scale", 1.0)) * mod.get(ins[0]), grad=True)
+        elif kind == "dropout":
+            ins = _ids(op, "in", 1, 1, "input")
+            x = mod.get(ins[0])
+            if not op.get("training", False):
+                put(0, x)
+            else:
+                if len(out) < 2:
+                    raise OpError("training dropout needs a mask output")
+                mask = _mask(mod, out[1])
+                put(0, layers.dropout(x, mask.reshape(x.shape), float(op.get("p", 0.5))))
+        elif kind == "dropout_bwd":
+            ins = _ids(op, "in", 2, 2, "inputs (gy, mask)")
+            gy = mod.get(ins[0])
+            put(0, layers.dropout_bwd(gy, mod.get(ins[1]).reshape(gy.shape),
+                                      float(op.get("p", 0.5))), grad=True)
+        elif kind == "neuron":
+            nrn = _neuron(mod, op)
+            s, h, i = nrn.forward(mod.get(int(op["in"][0])), smooth=smooth)
+            put(0, h if nrn.model == "li" else s)
+            if len(out) > 1:
+                put(1, h)
+            if len(out) > 2 and i is not None:
+                put(2, i)
+        elif kind == "neuron_bwd":
+            ins = _ids(op, "in", 2, 16, "inputs (gs, h, ...)")
+            nrn = _neuron(mod, op)
+            gx, gw = nrn.backward(mod.get(ins[0]), mod.get(ins[1]), smooth=smooth)
+            put(0, gx, grad=True)
+            if nrn.model == "plif":
+                if len(out) < 2:
+                    raise OpError("plif backward needs outputs (gx, gw)")
+                put(1, gw, grad=True)
+        elif kind in losses.KINDS:
+            ins = _ids(op, "in", 2, 2, "inputs (y, labels)")
+            loss, gy, correct = losses.rate_loss(kind, mod.get(ins[0]),
+                                                 mod.get(ins[1]))
+            put(0, loss)
+            put(1, gy, grad=True)
+            if len(out) > 2:
+                put(2, correct)
+        elif kind == "sgd":
+            ins = _ids(op, "in", 2, 3, "inputs (param, grad, momentum_buf?)")
+            buf = mod.get(ins[2]) if len(ins) > 2 else None
+            p, buf = optim.sgd(mod.get(ins[0]), mod.get(ins[1]), buf, lr, mod.step,
+                               momentum=float(op.get("momentum", 0.0)),
+                               dampening=float(op.get("dampening", 0.0)),
+                               weight_decay=float(op.get("weight_decay", 0.0)),
+                               nesterov=bool(op.get("nesterov", False)))
+            put(0, p)
+            if buf is not None and len(out) > 1:
+                put(1, buf)
+        elif kind == "adam":
+            ins = _ids(op, "in", 4, 4, "inputs (param, grad, m, v)")
+            p, m, v = optim.adam(*(mod.get(i) for i in ins), lr=lr, step=mod.step,
+                                 beta1=float(op.get("beta1", 0.9)),
+                                 beta2=float(op.get("beta2", 0.999)),
+                                 eps=float(op.get("eps", 1e-8)),
+                                 weight_decay=float(op.get("weight_decay", 0.0)),
+                                 decoupled=bool(op.get("decoupled", False)))
+            for i, val in enumerate((p, m, v)):
+                put(i, val)
+        else:
+            raise OpError(f"unknown op kind {kind!r}; snnref implements the ops "
+                          "of docs/artifact-format.md")
+    except RefError as e:
+        if isinstance(e, OpError):
+            raise
+        raise OpError(str(e)) from None
+    except IndexError:
+        raise OpError(f"has too few outputs ({len(out)})") from None
+
+
+def _put_grads(op, out, put, gx, gw, gb):
+    vals = [v for v in (gx, gw, gb) if v is not None]
+    if len(out) != len(vals):
+        raise OpError(f"expects {len(vals)} outputs (gx if need_gx, gw, gb if "
+                      f"has_bias), got {len(out)}")
+    for i, v in enumerate(vals):
+        put(i, v, grad=True)
+
+
+def _conv(mod, op, kind, put, out):
+    geo = dict(stride=op.get("stride", [1, 1]), padding=op.get("padding", [0, 0]),
+               dilation=op.get("dilation", [1, 1]), groups=int(op.get("groups", 1)))
+    if kind == "conv2d":
+        ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
+        x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
+        w = mod.get(ins[1])
+        b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None
+        put(0, layers.conv2d(x, w, b, **geo))
+        return
+    ins = _ids(op, "in", 3, 3, "inputs (gy, x, w)")
+    x = _rows(mod, ins[1], mod.info(ins[1])["shape"][-3:])
+    w = mod.get(ins[2])
+    gy = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
+    has_bias, need_gx = op.get("has_bias", False), op.get("need_gx", True)
+    gx, gw, gb = layers.conv2d_bwd(gy, x, w, has_bias=has_bias, **geo)
+    _put_grads(op, out, put, gx if need_gx else None, gw, gb)
+
+
+def _batch_norm(mod, op, put, out):
+    ins = _ids(op, "in", 5, 5, "inputs (x, gamma, beta, running_mean, running_var)")
+    training = bool(op.get("training", False))
+    x, g, b, rm, rv = (mod.get(i) for i in ins)
+    y, rm2, rv2, mu, inv = layers.batch_norm(
+        x, g, b, rm, rv, eps=float(op.get("eps", 1e-5)),
+        momentum=float(op.get("momentum", 0.1)), training=training,
+        spatial_rank=int(op.get("spatial_rank", 2)))
+    put(0, y)
+    if training:
+        mod.set(ins[3], rm2)
+        mod.set(ins[4], rv2)
+        if len(out) < 3:
+            raise OpError("training batch_norm needs outputs (y, saved_mean, "
+                          "saved_invstd)")
+        put(1, mu)
+        put(2, inv)
+
+
+def _mask(mod, tid):
+    root = mod.root(tid)
+    if root not in mod.store:
+        name = mod.info(tid).get("name", tid)
+        raise OpError(f"training dropout needs its keep mask '{name}': pass it "
+                      "in `masks` (e.g. the runtime's mask tensor)")
+    return mod.store[root]

@@ -1,0 +1,181 @@
+"""The neuron scan and its BPTT (DESIGN §2), in float64.
+
+    H[t] = V[t-1] + k (v_leak - V[t-1]) + c X[t]
+    S[t] = Θ(H[t] - v_th)            (H >= v_th, or H > v_th when strict)
+    hard: V[t] = H[t] (1 - S[t]) + v_reset S[t];   soft: V[t] = H[t] - v_th S[t]
+    V[-1] = v_init (default v_reset for hard reset, 0 for soft)
+
+`if` is lif with k = 0; `li` outputs H and never resets; `cuba_lif` feeds
+I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t] (I[-1] = i_init) in as X;
+`plif` has k = sigmoid(w) and c = k (decay_input) or 1.
+
+Backward, t = T-1..0, sg = σ'(H - v_th) (0 where H < theta_grad):
+    dV/dH = hard: (1 - S) + (v_reset - H) sg;  soft: 1 - v_th sg
+            (detach_reset: 1 - S, resp. 1)
+    gH = gS sg + gV dV/dH;  gX = c gH;  gV <- gH (1 - k)
+
+`smooth=True` replaces Θ by the surrogate's primitive σ in the forward, so
+that the same backward is the exact gradient (finite-difference checks);
+`reset_spikes` freezes the S used by the reset (what detach_reset means).
+"""
+
+import numpy as np
+
+from .errors import RefError
+from .surrogate import Surrogate
+
+MODELS = ("lif", "if", "plif", "li", "cuba_lif")
+
+
+def _sigmoid(w):
+    return 1.0 / (1.0 + np.exp(-w))
+
+
+class Neuron:
+    """One neuron layer's parameters, each a float64 array of F values."""
+
+    def __init__(self, model="lif", features=1, k=0.5, c=0.5, v_leak=0.0,
+                 v_th=1.0, v_reset=0.0, v_init=None, reset="hard",
+                 strict=False, detach_reset=False, surrogate=None,
+                 k_syn=0.5, c_syn=1.0, i_init=0.0, plif_w=None,
+                 decay_input=True):
+        if model not in MODELS:
+            raise RefError(f"unknown neuron model '{model}' (expected "
+                           + ", ".join(MODELS) + ")")
+        if reset not in ("hard", "soft"):
+            raise RefError(f"'reset' must be hard or soft, not '{reset}'")
+        self.model, self.F = model, int(features)
+        self.reset, self.strict = reset, bool(strict)
+        self.detach_reset = bool(detach_reset)
+        self.surrogate = surrogate if isinstance(surrogate, Surrogate) \
+            else Surrogate.from_attr(surrogate)
+        self.decay_input = bool(decay_input)
+        p = self._per_feature
+        self.v_leak, self.v_th, self.v_reset = p(v_leak), p(v_th), p(v_reset)
+        if v_init is None:
+            v_init = self.v_reset if reset == "hard" else 0.0
+        self.v_init = p(v_init)
+        self.k_syn, self.c_syn, self.i_init = p(k_syn), p(c_syn), p(i_init)
+        self.plif_w = None
+        if model == "plif":
+            if plif_w is None:
+                raise RefError("plif needs its weight plif_w (k = sigmoid(w))")
+            self.plif_w = np.asarray(plif_w, dtype=np.float64).reshape(-1)
+            if self.plif_w.size not in (1, self.F):
+                raise RefError(f"plif_w has {self.plif_w.size} values; "
+                               f"expected 1 or {self.F}")
+            self.k = p(_sigmoid(self.plif_w))
+            self.c = self.k.copy() if self.decay_input else p(1.0)
+        else:
+            self.k = p(0.0 if model == "if" else k)
+            self.c = p(c)
+
+    def _per_feature(self, v):
+        a = np.asarray(v, dtype=np.float64).reshape(-1)
+        if a.size == 1:
+            return np.full(self.F, a[0])
+        if a.size != self.F:
+            raise RefError(f"a neuron parameter has {a.size} values; expected "
+                           f"1 or {self.F} (one per feature)")
+        return a.copy()
+
+    # -- pieces shared by forward and backward --------------------------------
+    def spikes(self, h, smooth=False):
+        u = h - self.v_th
+        if smooth:
+            return self.surrogate.primitive(u)
+        return (u > 0 if self.strict else u >= 0).astype(np.float64)
+
+    def after_reset(self, h, s):
+        if self.reset == "hard":
+            return h * (1.0 - s) + self.v_reset * s
+        return h - self.v_th * s
+
+    def _view(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        T = x.shape[0]
+        n = x.size // max(T, 1)
+        if T == 0 or n % self.F:
+            raise RefError(f"neuron: input {list(x.shape)} is not [T, B*{self.F}]")
+        return x.reshape(T, n // self.F, self.F)
+
+    # -- forward ---------------------------------------------------------------
+    def forward(self, x, smooth=False, reset_spikes=None):
+        """Returns (out, h, i): out = S (H for li), h = H, i = I (cuba) or None,
+        all shaped like x."""
+        shape = np.shape(x)
+        x = self._view(x)
+        T, B, F = x.shape
+        v = np.broadcast_to(self.v_init, (B, F)).copy()
+        cur = np.broadcast_to(self.i_init, (B, F)).copy()
+        out, hs = np.empty_like(x), np.empty_like(x)
+        isaved = np.empty_like(x) if self.model == "cuba_lif" else None
+        rs = None if reset_spikes is None else self._view(reset_spikes)
+        for t in range(T):
+            inp = x[t]
+            if isaved is not None:
+                cur = cur - self.k_syn * cur + self.c_syn * inp
+                isaved[t] = cur
+                inp = cur
+            h = v + self.k * (self.v_leak - v) + self.c * inp
+            hs[t] = h
+            if self.model == "li":
+                out[t] = v = h
+                continue
+            s = self.spikes(h, smooth)
+            out[t] = s
+            v = self.after_reset(h, s if rs is None else rs[t])
+        i_out = None if isaved is None else isaved.reshape(shape)
+        return out.reshape(shape), hs.reshape(shape), i_out
+
+    # -- backward --------------------------------------------------------------
+    def backward(self, gs, h, smooth=False):
+        """BPTT from the output gradient gs and the saved H. Returns (gx, gw):
+        gw is the gradient of plif_w (same size), None for other models."""
+        shape = np.shape(h)
+        gs, h = self._view(gs), self._view(h)
+        T, B, F = h.shape
+        gx = np.empty_like(h)
+        gv = np.zeros((B, F))
+        gi = np.zeros((B, F))
+        gk = np.zeros(F)
+        for t in range(T - 1, -1, -1):
+            ht = h[t]
+            if self.model == "li":
+                gh = gs[t] + gv
+            else:
+                sg = self.surrogate.grad(ht - self.v_th, ht)
+                s = self.spikes(ht, smooth)
+                if self.reset == "hard":
+                    dvdh = 1.0 - s
+                    if not self.detach_reset:
+                        dvdh = dvdh + (self.v_reset - ht) * sg
+                else:
+                    dvdh = np.ones_like(ht) if self.detach_reset \
+                        else 1.0 - self.v_th * sg
+                gh = gs[t] * sg + gv * dvdh
+            if self.model == "plif":
+                if t > 0:
+                    hp = h[t - 1]
+                    vprev = self.after_reset(hp, self.spikes(hp, smooth))
+                else:
+                    vprev = np.broadcast_to(self.v_init, (B, F))
+                # ∂H/∂k with V[t-1] fixed: (v_leak - V) + X (decay_input) or
+                # (v_leak - V); with decay_input c X = H - V - k (v_leak - V).
+                dk = self.v_leak - vprev
+                if self.decay_input:
+                    dk = dk + (ht - vprev - self.k * (self.v_leak - vprev)) / self.k
+                gk += (gh * dk).sum(axis=0)
+            gin = self.c * gh
+            gv = gh * (1.0 - self.k)
+            if self.model == "cuba_lif":
+                g = gin + gi
+                gin = self.c_syn * g
+                gi = g * (1.0 - self.k_syn)
+            gx[t] = gin
+        gw = None
+        if self.model == "plif":
+            gw = gk * self.k * (1.0 - self.k)
+            if self.plif_w.size == 1:
+                gw = np.array([gw.sum()])
+        return gx.reshape(shape), gw
