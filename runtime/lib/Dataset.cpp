@@ -85,9 +85,9 @@ static std::string findIdx(const std::string &dir, const std::string &stem) {
 
 Dataset loadIdxSplit(const std::string &dir, const std::string &split,
                      size_t sampleSize, int64_t steps) {
-  return loadDataset(findIdx(dir, split + "-images-idx3-ubyte"),
-                     findIdx(dir, split + "-labels-idx1-ubyte"), sampleSize,
-                     steps);
+  std::string images = findIdx(dir, split + "-images-idx3-ubyte");
+  std::string labels = findIdx(dir, split + "-labels-idx1-ubyte");
+  return loadDataset(images, labels, sampleSize, steps);
 }
 
 Dataset randomDataset(int64_t count, size_t sampleSize, uint64_t seed) {
