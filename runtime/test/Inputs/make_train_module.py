@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Writes a trainable compiled module by hand (docs/artifact-format.md).
+
+An MLP of LIF layers with a leaky-integrator readout, cross-entropy on the
+mean membrane and SGD or Adam: input [T, B, IN] -> linear -> LIF -> ...
+-> linear -> LI. It exercises `snn-run train` (CPU or --device cuda) on
+Fashion-MNIST or toy data until the compiler emits training programs.
+
+    make_train_module.py OUT.snnmod [--in 784] [--hidden 256] [--out 10]
+        [--steps 4] [--batch 64] [--optimizer sgd|adam] [--lr 0.1]
+        [--dropout 0.0]
+"""
+
+import argparse
+import json
+import math
+import os
+
+
+class Module:
+    def __init__(self):
+        self.tensors = []
+
+    def tensor(self, name, shape, role, **extra):
+        entry = {"id": len(self.tensors), "name": name, "shape": shape,
+                 "role": role}
+        entry.update(extra)
+        self.tensors.append(entry)
+        return entry["id"]
+
+    def shape(self, tid):
+        return self.tensors[tid]["shape"]
+
+
+def op(kind, ins, outs, **attrs):
+    entry = {"op": kind, "in": ins, "out": outs}
+    entry.update(attrs)
+    return entry
+
+
+def build(args):
+    m = Module()
+    T, B = args.steps, args.batch
+    sizes = [args.inputs] + args.hidden + [args.outputs]
+    x = m.tensor("input", [T, B, sizes[0]], "input")
+    lif = {"model": "lif", "k": 0.5, "c": 1.0, "v_th": 0.5, "v_reset": 0.0,
+           "v_init": 0.0, "reset": "hard",
+           "surrogate": {"kind": "atan", "alpha": 2.0}}
+    li = {"model": "li", "k": 0.5, "c": 0.5, "v_init": 0.0}
+    # infer and train_forward share activations (programs run one at a time).
+    infer, forward, layers, spike_layers = [], [], [], []
+    cur_infer = cur_train = x
+    for i in range(len(sizes) - 1):
+        fan_in, width = sizes[i], sizes[i + 1]
+        last = i == len(sizes) - 2
+        w = m.tensor(f"fc{i + 1}.weight", [width, fan_in], "param",
+                     init={"kind": "kaiming_uniform", "fan_in": fan_in},
+                     trainable=True)
+        b = m.tensor(f"fc{i + 1}.bias", [width], "param",
+                     init={"kind": "uniform", "bound": 1 / math.sqrt(fan_in)},
+                     trainable=True)
+        shape = [T, B, width]
+        a = m.tensor(f"%a{i + 1}", shape, "activation")
+        s = m.tensor(f"%s{i + 1}", shape, "activation")
+        neuron = dict(li if last else lif, features=width)
+        infer += [op("linear", [cur_infer, w, b], [a], has_bias=True),
+                  op("neuron", [a], [s], **neuron)]
+        layer = {"w": w, "b": b, "x": cur_train, "a": a, "s": s,
+                 "neuron": neuron, "h": None, "mask": None, "drop": None}
+        forward.append(op("linear", [cur_train, w, b], [a], has_bias=True))
+        if last:
+            forward.append(op("neuron", [a], [s], **neuron))
+        else:
+            h = m.tensor(f"%h{i + 1}", shape, "saved")
+            layer["h"] = h
+            forward.append(op("neuron", [a], [s, h], save_h=True, **neuron))
+            spike_layers.append({"name": f"lif{i + 1}", "tensor": s})
+        out = s
+        if not last and args.dropout > 0:
+            d = m.tensor(f"%d{i + 1}", shape, "activation")
+            mask = m.tensor(f"%mask{i + 1}", shape, "saved", dtype="u8")
+            forward.append(op("dropout", [s], [d, mask], p=args.dropout,
+                              training=True))
+            layer["drop"], layer["mask"], out = d, mask, d
+        layers.append(layer)
+        cur_infer, cur_train = s, out
+    y = layers[-1]["s"]
+    labels = m.tensor("labels", [B], "label", dtype="i32")
+    loss = m.tensor("loss", [], "loss")
+    correct = m.tensor("correct", [], "metric")
+    g = m.tensor("%grad.y", m.shape(y), "grad")
+    backward = [op("loss_ce_membrane", [y, labels], [loss, g, correct])]
+    update = []
+    for i in reversed(range(len(layers))):
+        L = layers[i]
+        ga = m.tensor(f"%grad.a{i + 1}", m.shape(L["a"]), "grad")
+        saved = y if L["h"] is None else L["h"]
+        backward.append(op("neuron_bwd", [g, saved], [ga], **L["neuron"]))
+        gw = m.tensor(f"grad:fc{i + 1}.weight", m.shape(L["w"]), "grad")
+        gb = m.tensor(f"grad:fc{i + 1}.bias", m.shape(L["b"]), "grad")
+        need_gx = i > 0
+        outs = [gw, gb]
+        if need_gx:
+            gx = m.tensor(f"%grad.x{i + 1}", m.shape(L["x"]), "grad")
+            outs = [gx] + outs
+        backward.append(op("linear_bwd", [ga, L["x"], L["w"]], outs,
+                           has_bias=True, need_gx=need_gx))
+        if need_gx:
+            prev = layers[i - 1]
+            if prev["drop"] is not None:
+                gs = m.tensor(f"%grad.s{i}", m.shape(prev["s"]), "grad")
+                backward.append(op("dropout_bwd", [gx, prev["mask"]], [gs],
+                                   p=args.dropout))
+                gx = gs
+            g = gx
+        for param, grad in ((L["w"], gw), (L["b"], gb)):
+            name, shape = m.tensors[param]["name"], m.shape(param)
+            zeros = {"kind": "zeros"}
+            if args.optimizer == "sgd":
+                buf = m.tensor(f"opt:{name}:momentum", shape,
+                               "optimizer_state", init=zeros)
+                update.append(op("sgd", [param, grad, buf], [param, buf],
+                                 momentum=0.9, weight_decay=0.0))
+            else:
+                mom = m.tensor(f"opt:{name}:m", shape, "optimizer_state",
+                               init=zeros)
+                var = m.tensor(f"opt:{name}:v", shape, "optimizer_state",
+                               init=zeros)
+                update.append(op("adam", [param, grad, mom, var],
+                                 [param, mom, var], beta1=0.9, beta2=0.999,
+                                 eps=1e-8, weight_decay=0.0, decoupled=False))
+    return {
+        "format": "snn-module", "version": 1, "time_steps": T, "batch": B,
+        "tensors": m.tensors, "input": x, "output": layers[-1]["s"],
+        "labels": labels, "loss": loss, "correct": correct,
+        "spike_layers": spike_layers,
+        "programs": {"infer": infer, "train_forward": forward,
+                     "backward": backward, "update": update},
+        "optimizer": {"kind": args.optimizer, "lr": args.lr},
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("output")
+    p.add_argument("--in", dest="inputs", type=int, default=784)
+    p.add_argument("--hidden", type=int, nargs="+", default=[256])
+    p.add_argument("--out", dest="outputs", type=int, default=10)
+    p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--optimizer", choices=["sgd", "adam"], default="adam")
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--dropout", type=float, default=0.0)
+    args = p.parse_args()
+    manifest = build(args)
+    os.makedirs(args.output, exist_ok=True)
+    with open(os.path.join(args.output, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
