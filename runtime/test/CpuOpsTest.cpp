@@ -115,8 +115,9 @@ TEST(CpuOps, LifHardAndSoftWithPerNeuronThreshold) {
     int spikes = 0;
     for (size_t i = 0; i < s.size(); ++i) {
       EXPECT_NEAR(o.out(1)[i], h[i], 1e-5) << i;
-      if (std::abs(h[i] - o.in(1)[i % 5]) > 1e-5) // not within rounding of v_th
+      if (std::abs(h[i] - o.in(1)[i % 5]) > 1e-5) { // not within rounding of v_th
         EXPECT_EQ(o.out(0)[i], s[i]) << i;
+      }
       spikes += s[i] > 0;
     }
     EXPECT_GT(spikes, 10);

@@ -228,10 +228,11 @@ void checkNeuron(const Config &cfg, std::mt19937 &rng) {
   for (int i = 0; i < T * N; ++i)
     EXPECT_NEAR(bwd.out(0)[i], gx[i], 1e-4 * (1 + std::abs(gx[i])))
         << what << " gx[" << i << "]";
-  if (plif)
+  if (plif) {
     for (size_t i = 0; i < gw.size(); ++i)
       EXPECT_NEAR(bwd.out(1)[i], gw[i], 1e-4 * (1 + std::abs(gw[i])))
           << what << " gw[" << i << "]";
+  }
 }
 
 TEST(Neuron, EveryModelSurrogateResetAndFiringRule) {

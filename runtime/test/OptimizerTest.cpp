@@ -51,8 +51,9 @@ TEST(Optimizer, SgdMomentumDampeningNesterovWeightDecay) {
         }
         p[i] -= 0.05 * step * g;
         EXPECT_NEAR(o.in(0)[i], p[i], 1e-6) << "step " << step;
-        if (buf)
+        if (buf) {
           EXPECT_NEAR(o.in(2)[i], b[i], 1e-6);
+        }
       }
     }
   }
