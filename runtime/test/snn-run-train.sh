@@ -4,6 +4,7 @@
 # must learn it, 1 epoch + --resume 1 epoch must write the same checkpoint
 # bytes as 2 epochs straight, and bad invocations must fail with one clear
 # error. Usage: snn-run-train.sh SNN_RUN PYTHON
+# (SNN_RUN_DEVICE=cuda:0 runs the training part on a GPU.)
 set -eu
 RUN=$1
 PY=$2
@@ -26,7 +27,8 @@ for name, n in (("train", 200), ("test", 64)):
     np.save(f"{sys.argv[1]}/{name}_y.npy", y.astype(np.int64))
 PYEOF
 DATA="--data $W/train_x.npy --labels $W/train_y.npy --test-data $W/test_x.npy --test-labels $W/test_y.npy"
-COMMON="--device cpu --seed 3 --encoder rate --no-progress"
+DEVICE=${SNN_RUN_DEVICE:-cpu}
+COMMON="--device $DEVICE --seed 3 --encoder rate --no-progress"
 
 "$RUN" "$W/m.snnmod" train $DATA $COMMON --epochs 2 --checkpoint "$W/a.st" \
   --metrics "$W/a.jsonl" > "$W/a.log"
@@ -45,7 +47,7 @@ keys = {"epoch", "train_loss", "train_acc", "test_loss", "test_acc",
 assert keys <= set(epochs[-1]), epochs[-1]
 assert epochs[-1]["test_acc"] >= 0.9, epochs
 PYEOF
-"$RUN" "$W/m.snnmod" infer --device cpu --weights "$W/a.st" \
+"$RUN" "$W/m.snnmod" infer --device "$DEVICE" --weights "$W/a.st" \
   --data "$W/test_x.npy" --labels "$W/test_y.npy" --output "$W/y.npy" \
   | grep -q "^accuracy:" || fail "infer with the checkpoint"
 
