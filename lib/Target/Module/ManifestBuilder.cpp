@@ -247,6 +247,7 @@ std::string ManifestBuilder::getLayerName(Operation *op, StringRef model) {
 LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   ids.clear();
   neurons.clear();
+  savedState.clear();
   forwardActivations.clear();
   layerCounters.clear();
   StringRef what = training ? "@train_step" : "@forward";
@@ -343,7 +344,7 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return success();
   }
   // Reshapes and eval-mode dropout share the storage of their input.
-  bool isAlias = isa<FlattenOp>(op) ||
+  bool isAlias = isa<FlattenOp, ReshapeOp>(op) ||
                  (isa<DropoutOp>(op) && phase == Phase::Infer);
   if (isAlias) {
     FailureOr<int64_t> in = lookup(op, op->getOperand(0));
@@ -384,7 +385,25 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   bool forwardPhase = phase == Phase::Infer || phase == Phase::TrainForward;
   Object json{{"op", getOpKind(op)}};
   Array in;
+  // batch_norm_bwd and dropout_bwd name the forward op's result; they read
+  // what it saved (the batch statistics, the mask), not the result itself.
+  Value forwardResult;
+  if (auto bn = dyn_cast<BatchNormBwdOp>(op))
+    forwardResult = bn.getForward();
+  if (auto dropout = dyn_cast<DropoutBwdOp>(op)) {
+    forwardResult = dropout.getForward();
+    json["p"] = dropout.getForward().getDefiningOp<DropoutOp>().getP().convertToDouble();
+  }
   for (Value operand : op->getOperands()) {
+    if (operand == forwardResult) {
+      auto saved = savedState.find(operand.getDefiningOp());
+      if (saved == savedState.end())
+        return op->emitError() << "the forward op of '" << op->getName()
+                               << "' did not run in training mode before it";
+      for (int64_t id : saved->second)
+        in.push_back(id);
+      continue;
+    }
     FailureOr<int64_t> id = lookup(op, operand);
     if (failed(id))
       return failure();
@@ -426,7 +445,14 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
         json["dilation"] = toArray(conv.getDilation());
         json["groups"] = conv.getGroups();
       })
-      .Case<AvgPool2DOp, SumPool2DOp, MaxPool2DOp>([&](auto pool) {
+      .Case<Conv2DBwdOp>([&](Conv2DBwdOp conv) {
+        json["stride"] = toArray(conv.getStride());
+        json["padding"] = toArray(conv.getPadding());
+        json["dilation"] = toArray(conv.getDilation());
+        json["groups"] = conv.getGroups();
+      })
+      .Case<AvgPool2DOp, SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp,
+            SumPool2DBwdOp, MaxPool2DBwdOp>([&](auto pool) {
         json.erase("kernel_size");
         json["kernel"] = toArray(pool.getKernelSize());
         json["stride"] = toArray(pool.getEffectiveStride());
@@ -446,17 +472,21 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   // Training batch norm saves its statistics, dropout its mask.
   if (auto bn = dyn_cast<BatchNormOp>(op); bn && training) {
     int64_t channels = cast<RankedTensorType>(bn.getGamma().getType()).getDimSize(0);
-    for (int i = 0; i < 2; ++i) // saved_mean, saved_invstd
-      out.push_back(
-          addTensor(Object{{"shape", Array{channels}}, {"role", "saved"}}));
+    for (int i = 0; i < 2; ++i) { // saved_mean, saved_invstd
+      int64_t id = addTensor(Object{{"shape", Array{channels}}, {"role", "saved"}});
+      out.push_back(id);
+      savedState[op].push_back(id);
+    }
   }
   if (auto dropout = dyn_cast<DropoutOp>(op); dropout && training) {
     Array shape = *tensor(out[0].getAsInteger().value()).getArray("shape");
     if (dropout.getSharedAcrossTime())
       shape.erase(shape.begin());
-    out.push_back(addTensor(Object{{"shape", std::move(shape)},
-                                   {"role", "saved"},
-                                   {"dtype", "u8"}}));
+    int64_t mask = addTensor(Object{{"shape", std::move(shape)},
+                                    {"role", "saved"},
+                                    {"dtype", "u8"}});
+    out.push_back(mask);
+    savedState[op].push_back(mask);
   }
   json["in"] = std::move(in);
   json["out"] = std::move(out);

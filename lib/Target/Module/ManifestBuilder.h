@@ -107,6 +107,8 @@ private:
   llvm::DenseMap<Value, int64_t> ids;
   llvm::DenseMap<Value, int64_t> paramOfValue;
   llvm::DenseMap<Operation *, NeuronRecord> neurons;
+  /// What training batch norm (mean, invstd) and dropout (mask) save.
+  llvm::DenseMap<Operation *, SmallVector<int64_t, 2>> savedState;
   llvm::DenseSet<int64_t> forwardActivations;
   llvm::StringMap<unsigned> layerCounters;
   llvm::StringSet<> layerNames;

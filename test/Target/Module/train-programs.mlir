@@ -1,12 +1,7 @@
 // @train_step: the ops before the loss op form train_forward, the loss and
-// gradient ops backward, the optimizer ops update. Loss, gradient and
-// optimizer ops are written generically (their name without "snn." and their
-// attributes); here they stand for the output of --snn-autodiff.
-// The snn dialect does not register these ops yet and rejects unknown ops in
-// its namespace: this test runs once the autodiff ops exist (enable the
-// feature `snn-train-ops` in lit.cfg.py then).
-// REQUIRES: snn-train-ops
-// RUN: rm -rf %t && snn-opt %s -allow-unregistered-dialect --snn-compile="output=%t.snnmod target=cpu" -o /dev/null
+// gradient ops backward, the optimizer ops update (the layout --snn-autodiff
+// produces, written by hand here so that the emitter is tested alone).
+// RUN: rm -rf %t && snn-opt %s --snn-compile="output=%t.snnmod target=cpu" -o /dev/null
 // RUN: %python %S/Inputs/manifest_summary.py %t.snnmod | FileCheck %s
 
 // CHECK: module time_steps=4 batch=2 input=0 output=[[OUT:[0-9]+]] labels=[[LABELS:[0-9]+]] loss=[[LOSS:[0-9]+]] correct=[[CORRECT:[0-9]+]]
@@ -31,8 +26,8 @@
 // CHECK-NEXT: backward: loss_ce_rate in=[[[S]], [[LABELS]]] out=[[[LOSS]], [[GS]], [[CORRECT]]]
 // CHECK-NEXT: backward: neuron_bwd in=[[[GS]], [[H]]] out=[[[GX]]] c=0.5 {{.*}}model="lif"
 // CHECK-NEXT: backward: linear_bwd in=[[[GX]], 0, [[W]]] out=[[[GW]]] has_bias=false need_gx=false
-// CHECK-NEXT: update: sgd in=[[[W]], [[GW]], [[M]]] out=[[[W]], [[M]]] momentum=0.9 weight_decay=0.0001
-// CHECK-NEXT: optimizer {"kind":"sgd","momentum":0.9,"weight_decay":0.0001}
+// CHECK-NEXT: update: sgd in=[[[W]], [[GW]], [[M]]] out=[[[W]], [[M]]] dampening=0 lr=0.1 momentum=0.9 nesterov=false weight_decay=0.0001
+// CHECK-NEXT: optimizer {"dampening":0,"kind":"sgd","lr":0.1,"momentum":0.9,"nesterov":false,"weight_decay":0.0001}
 
 func.func @forward(%x: tensor<4x2x6xf32>) -> tensor<4x2x3xf32> {
   %w = snn.param "fc.weight" {init = #snn.init<kaiming_uniform>} : tensor<3x6xf32>
@@ -46,12 +41,10 @@ func.func @train_step(%x: tensor<4x2x6xf32>, %labels: tensor<2xi32>) -> tensor<f
   %m = snn.param "opt:fc.weight:momentum" {trainable = false} : tensor<3x6xf32>
   %h = snn.linear %x, %w : tensor<4x2x6xf32>, tensor<3x6xf32> -> tensor<4x2x3xf32>
   %s = snn.lif %h {snn.name = "lif"} : tensor<4x2x3xf32>
-  %loss, %gs, %correct = "snn.loss_ce_rate"(%s, %labels)
-      : (tensor<4x2x3xf32>, tensor<2xi32>) -> (tensor<f32>, tensor<4x2x3xf32>, tensor<f32>)
-  %gx = "snn.lif_bwd"(%gs, %s) : (tensor<4x2x3xf32>, tensor<4x2x3xf32>) -> tensor<4x2x3xf32>
-  %gw = "snn.linear_bwd"(%gx, %x, %w) {has_bias = false, need_gx = false}
-      : (tensor<4x2x3xf32>, tensor<4x2x6xf32>, tensor<3x6xf32>) -> tensor<3x6xf32>
-  %w2, %m2 = "snn.sgd"(%w, %gw, %m) {momentum = 0.9 : f64, weight_decay = 1.0e-4 : f64}
-      : (tensor<3x6xf32>, tensor<3x6xf32>, tensor<3x6xf32>) -> (tensor<3x6xf32>, tensor<3x6xf32>)
+  %loss, %gs, %correct = snn.loss_ce_rate %s, %labels : tensor<4x2x3xf32>, tensor<2xi32> -> tensor<f32>
+  %gx = snn.neuron_bwd %gs, %s : tensor<4x2x3xf32>
+  %gw = snn.linear_bwd %gx, %x, %w {has_bias = false, need_gx = false}
+      : tensor<4x2x3xf32>, tensor<4x2x6xf32>, tensor<3x6xf32> -> tensor<3x6xf32>
+  %w2, %m2 = snn.sgd %w, %gw, %m {lr = 0.1, momentum = 0.9, weight_decay = 1.0e-4} : tensor<3x6xf32>, tensor<3x6xf32>
   return %loss : tensor<f32>
 }

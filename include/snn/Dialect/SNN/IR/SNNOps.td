@@ -415,4 +415,6 @@ def SNN_YieldOp : SNN_Op<"yield", [Pure, Terminator, ReturnLike,
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
+include "snn/Dialect/SNN/IR/SNNTrainingOps.td"
+
 #endif // SNN_OPS_TD

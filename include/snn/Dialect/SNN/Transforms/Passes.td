@@ -75,6 +75,61 @@ def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
   ];
 }
 
+def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
+  let summary = "Add @train_step: forward, loss, BPTT with surrogate gradients, optimizer";
+  let description = [{
+    From the multi-step `@forward(%input) -> [T, B, classes]` (run
+    `--snn-temporal-fusion` first on the step form), builds
+    `@train_step(%input, %labels : tensor<Bxi32>) -> tensor<f32>`:
+
+    * the forward ops, cloned (batch norm and dropout run in training mode
+      there: the compiled module chooses the mode per entry point);
+    * the loss on the output (`snn.loss_ce_rate`, `snn.loss_mse_rate`, or
+      `snn.loss_ce_membrane` when the output layer is an `snn.li` readout);
+    * reverse-mode gradients in reverse op order: one `snn.neuron_bwd` per
+      neuron layer (one reverse-time scan with the layer's surrogate),
+      `snn.linear_bwd`/`snn.conv2d_bwd` whose weight gradients are reduced
+      over all `T*B` rows in one GEMM/convolution, pooling, batch-norm and
+      dropout gradients, `snn.reshape` for flatten, `snn.accumulate` where a
+      value has several users; the gradient of a value that depends on no
+      trainable parameter (the input) is never computed;
+    * one fused optimizer op per trainable parameter (`snn.sgd`,
+      `snn.adam`), its state tensors as `snn.param`s named
+      `opt:<param>:momentum`, `opt:<param>:m`, `opt:<param>:v`.
+
+    Only the values that backward reads stay alive from the forward pass
+    (what `--snn-compile` marks as saved): neuron layers keep their membrane
+    `H`, batch norm its statistics, dropout its mask. Recurrent layers left in
+    an `snn.time_loop` are not differentiated yet (an error says so).
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "The function to train">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
+           "ce_rate | mse_rate | ce_membrane | auto (ce_membrane when the "
+           "output layer is snn.li, else ce_rate)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd | adam | adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.1",
+           "Base learning rate (snn-run train schedules it; --lr overrides)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "SGD momentum (0: no momentum buffer)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD with Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay (SGD, Adam) or decoupled decay (AdamW)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+  ];
+  let statistics = [
+    Statistic<"numNeuronGrads", "neuron-grads", "Neuron layers differentiated">,
+    Statistic<"numParamsUpdated", "updated-params", "Parameters given an optimizer update">,
+  ];
+}
+
 def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
   let summary = "Write the compiled module directory (manifest.json + kernels)";
   let description = [{

@@ -1,0 +1,403 @@
+//===- Autodiff.cpp - @train_step from a multi-step @forward --------------===//
+//
+// Reverse-mode differentiation of the multi-step form. Every op there works
+// on whole [T, B, ...] tensors, so the adjoint of each op is one op too: the
+// BPTT of a neuron layer is a single reverse-time scan (snn.neuron_bwd), the
+// weight gradient of a linear/conv layer one GEMM/convolution over all T*B
+// rows. The backward ops follow the forward ops in reverse order, and the
+// optimizer ops come last, which is the order the compiled module's
+// backward and update programs run in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::snn {
+#define GEN_PASS_DEF_SNNAUTODIFF
+#include "snn/Dialect/SNN/Transforms/Passes.h.inc"
+} // namespace mlir::snn
+
+using namespace mlir;
+using namespace mlir::snn;
+
+namespace {
+
+/// Gradients of the values of @train_step, built op by op in reverse.
+class GradientBuilder {
+public:
+  GradientBuilder(OpBuilder &b, const DenseSet<Value> &requiresGrad)
+      : b(b), requiresGrad(requiresGrad) {}
+
+  void seed(Value v, Value grad) { grads[v] = grad; }
+  Value gradOf(Value v) const { return grads.lookup(v); }
+  bool needs(Value v) const { return v && requiresGrad.contains(v); }
+
+  /// Adds the adjoint ops of `op`, given the gradients of its results.
+  LogicalResult differentiate(Operation *op);
+
+private:
+  /// Fan-out: a value used twice gets the sum of both gradients.
+  void accumulate(Value v, Value grad) {
+    if (!needs(v))
+      return;
+    auto [it, inserted] = grads.try_emplace(v, grad);
+    if (!inserted)
+      it->second = AccumulateOp::create(b, grad.getLoc(), it->second, grad);
+  }
+
+  template <typename WeightOp, typename BwdOp>
+  void weightLayer(WeightOp op, Value gy, ArrayRef<NamedAttribute> geometry);
+
+  OpBuilder &b;
+  const DenseSet<Value> &requiresGrad;
+  DenseMap<Value, Value> grads;
+};
+
+template <typename WeightOp, typename BwdOp>
+void GradientBuilder::weightLayer(WeightOp op, Value gy,
+                                  ArrayRef<NamedAttribute> geometry) {
+  bool needGx = needs(op.getInput());
+  Value bias = op.getBias();
+  bool needParams = needs(op.getWeight()) || needs(bias);
+  if (!needGx && !needParams)
+    return;
+  SmallVector<Type> types;
+  if (needGx)
+    types.push_back(op.getInput().getType());
+  types.push_back(op.getWeight().getType());
+  if (bias)
+    types.push_back(bias.getType());
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr("has_bias", b.getBoolAttr(static_cast<bool>(bias))),
+      b.getNamedAttr("need_gx", b.getBoolAttr(needGx))};
+  attrs.append(geometry.begin(), geometry.end());
+  auto bwd = BwdOp::create(b, op.getLoc(), types,
+                           ValueRange{gy, op.getInput(), op.getWeight()}, attrs);
+  unsigned i = 0;
+  if (needGx)
+    accumulate(op.getInput(), bwd.getGrads()[i++]);
+  accumulate(op.getWeight(), bwd.getGrads()[i++]);
+  if (bias)
+    accumulate(bias, bwd.getGrads()[i]);
+}
+
+LogicalResult GradientBuilder::differentiate(Operation *op) {
+  if (isa<ParamOp>(op) || op->getNumResults() == 0)
+    return success();
+  Value gy = gradOf(op->getResult(0));
+  if (!gy)
+    return success(); // not on a path to the loss
+  Location loc = op->getLoc();
+
+  if (auto neuron = dyn_cast<NeuronOpInterface>(op)) {
+    auto plif = dyn_cast<PLIFOp>(op);
+    if (!needs(neuron.getInput()) && !(plif && needs(plif.getW())))
+      return success();
+    Type gwType = plif ? plif.getW().getType() : Type();
+    auto bwd = NeuronBwdOp::create(b, loc, neuron.getInput().getType(), gwType,
+                                   gy, op->getResult(0));
+    accumulate(neuron.getInput(), bwd.getGradInput());
+    if (plif)
+      accumulate(plif.getW(), bwd.getGradW());
+    return success();
+  }
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<LinearOp>([&](LinearOp linear) {
+        weightLayer<LinearOp, LinearBwdOp>(linear, gy, {});
+        return success();
+      })
+      .Case<Conv2DOp>([&](Conv2DOp conv) {
+        weightLayer<Conv2DOp, Conv2DBwdOp>(
+            conv, gy,
+            {b.getNamedAttr("stride", conv.getStrideAttr()),
+             b.getNamedAttr("padding", conv.getPaddingAttr()),
+             b.getNamedAttr("dilation", conv.getDilationAttr()),
+             b.getNamedAttr("groups", conv.getGroupsAttr())});
+        return success();
+      })
+      .Case<AvgPool2DOp>([&](AvgPool2DOp pool) {
+        if (needs(pool.getInput()))
+          accumulate(pool.getInput(),
+                     AvgPool2DBwdOp::create(b, loc, pool.getInput().getType(),
+                                            gy, pool.getKernelSizeAttr(),
+                                            pool.getStrideAttr(),
+                                            pool.getPaddingAttr()));
+        return success();
+      })
+      .Case<SumPool2DOp>([&](SumPool2DOp pool) {
+        if (needs(pool.getInput()))
+          accumulate(pool.getInput(),
+                     SumPool2DBwdOp::create(b, loc, pool.getInput().getType(),
+                                            gy, pool.getKernelSizeAttr(),
+                                            pool.getStrideAttr(),
+                                            pool.getPaddingAttr()));
+        return success();
+      })
+      .Case<MaxPool2DOp>([&](MaxPool2DOp pool) {
+        if (needs(pool.getInput()))
+          accumulate(pool.getInput(),
+                     MaxPool2DBwdOp::create(b, loc, pool.getInput().getType(),
+                                            gy, pool.getInput(),
+                                            pool.getKernelSizeAttr(),
+                                            pool.getStrideAttr(),
+                                            pool.getPaddingAttr()));
+        return success();
+      })
+      .Case<BatchNormOp>([&](BatchNormOp bn) {
+        if (!needs(bn.getInput()) && !needs(bn.getGamma()) &&
+            !needs(bn.getBeta()))
+          return success();
+        auto bwd = BatchNormBwdOp::create(b, loc, bn.getInput().getType(),
+                                          bn.getGamma().getType(),
+                                          bn.getGamma().getType(), gy,
+                                          bn.getInput(), bn.getGamma(),
+                                          bn.getResult());
+        accumulate(bn.getInput(), bwd.getGradInput());
+        accumulate(bn.getGamma(), bwd.getGradGamma());
+        accumulate(bn.getBeta(), bwd.getGradBeta());
+        return success();
+      })
+      .Case<FlattenOp>([&](FlattenOp flatten) {
+        if (needs(flatten.getInput()))
+          accumulate(flatten.getInput(),
+                     ReshapeOp::create(b, loc, flatten.getInput().getType(), gy));
+        return success();
+      })
+      .Case<AddOp>([&](AddOp add) {
+        accumulate(add.getLhs(), gy);
+        accumulate(add.getRhs(), gy);
+        return success();
+      })
+      .Case<ScaleOp>([&](ScaleOp scale) {
+        if (needs(scale.getInput()))
+          accumulate(scale.getInput(),
+                     ScaleOp::create(b, loc, gy, scale.getScaleAttr()));
+        return success();
+      })
+      .Case<DropoutOp>([&](DropoutOp dropout) {
+        if (needs(dropout.getInput()))
+          accumulate(dropout.getInput(),
+                     DropoutBwdOp::create(b, loc, gy, dropout.getResult()));
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitError()
+               << "--snn-autodiff cannot differentiate '" << other->getName()
+               << "'; differentiable ops: the multi-step neuron ops, linear, "
+                  "conv2d, pools, batch_norm, flatten, add, scale, dropout";
+      });
+}
+
+/// Why `op` cannot be part of a training step, or empty.
+static std::string unsupportedReason(Operation *op) {
+  if (isa<TimeLoopOp>(op))
+    return "a recurrent layer left in snn.time_loop: --snn-autodiff "
+           "differentiates the multi-step form only (run "
+           "--snn-temporal-fusion first; recurrent layers cannot be trained "
+           "yet)";
+  if (auto neuron = dyn_cast<NeuronOpInterface>(op); neuron && neuron.isStepForm())
+    return "a step-form neuron op outside a time loop: run "
+           "--snn-temporal-fusion first";
+  if (auto dropout = dyn_cast<DropoutOp>(op); dropout && dropout.getSharedAcrossTime())
+    return "dropout with shared_across_time: its backward is not implemented "
+           "yet; drop the attribute to draw a mask per step";
+  return "";
+}
+
+struct SNNAutodiffPass : public mlir::snn::impl::SNNAutodiffBase<SNNAutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  FailureOr<func::FuncOp> buildTrainStep(func::FuncOp forward);
+  Operation *createLoss(OpBuilder &b, Location loc, Value output, Value labels);
+  void createOptimizers(OpBuilder &b,
+                        llvm::MapVector<StringRef, std::pair<ParamOp, Value>> &params);
+};
+
+void SNNAutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto fail = [&](const Twine &message) {
+    module.emitError() << "--snn-autodiff: " << message;
+    signalPassFailure();
+  };
+  if (!llvm::is_contained({"auto", "ce_rate", "mse_rate", "ce_membrane"},
+                          StringRef(loss)))
+    return fail("unknown loss '" + loss +
+                "'; use ce_rate, mse_rate, ce_membrane or auto");
+  if (!llvm::is_contained({"sgd", "adam", "adamw"}, StringRef(optimizer)))
+    return fail("unknown optimizer '" + optimizer + "'; use sgd, adam or adamw");
+  if (!(lr > 0.0))
+    return fail("the learning rate must be positive, got lr=" + std::to_string(double(lr)));
+  if (momentum < 0.0 || weightDecay < 0.0)
+    return fail("momentum and weight-decay must be >= 0");
+  auto forward = module.lookupSymbol<func::FuncOp>(entry);
+  if (!forward)
+    return fail("no function @" + entry +
+                " to train; name the model's entry point with entry=NAME");
+  if (module.lookupSymbol("train_step"))
+    return fail("the module already has a @train_step");
+  if (failed(buildTrainStep(forward)))
+    signalPassFailure();
+}
+
+FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {
+  if (forward.isExternal() || !forward.getBody().hasOneBlock())
+    return forward.emitError() << "--snn-autodiff needs a body of one block";
+  auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  auto outputType = ret.getNumOperands() == 1
+                        ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
+                        : RankedTensorType();
+  if (forward.getNumArguments() != 1 || !outputType || outputType.getRank() != 3)
+    return forward.emitError()
+           << "--snn-autodiff trains a function (input [T, B, ...]) -> "
+              "output [T, B, classes]; @"
+           << forward.getName() << " has type " << forward.getFunctionType();
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    std::string reason = unsupportedReason(&op);
+    if (!reason.empty())
+      return op.emitError() << "cannot train through " << reason;
+  }
+
+  MLIRContext *ctx = &getContext();
+  Location loc = forward.getLoc();
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(forward);
+  auto labelsType = RankedTensorType::get({outputType.getDimSize(1)},
+                                          IntegerType::get(ctx, 32));
+  auto lossType = RankedTensorType::get({}, b.getF32Type());
+  auto trainStep = func::FuncOp::create(
+      b, loc, "train_step",
+      b.getFunctionType({forward.getArgumentTypes()[0], labelsType}, {lossType}));
+  Block *body = trainStep.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  // The forward ops, and which values depend on a trainable parameter.
+  IRMapping mapping;
+  mapping.map(forward.getArgument(0), body->getArgument(0));
+  DenseSet<Value> requiresGrad;
+  SmallVector<Operation *> forwardOps;
+  llvm::MapVector<StringRef, std::pair<ParamOp, Value>> params;
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    forwardOps.push_back(clone);
+    bool needs = llvm::any_of(clone->getOperands(), [&](Value v) {
+      return requiresGrad.contains(v);
+    });
+    if (auto param = dyn_cast<ParamOp>(clone); param && param.getTrainable()) {
+      needs = true;
+      params.insert({param.getName(), {param, Value()}});
+    }
+    if (needs)
+      for (Value result : clone->getResults())
+        requiresGrad.insert(result);
+  }
+  Value output = mapping.lookup(ret.getOperand(0));
+  if (!requiresGrad.contains(output))
+    return forward.emitError() << "--snn-autodiff: the output of @"
+                               << forward.getName()
+                               << " depends on no trainable snn.param";
+
+  Operation *lossOp = createLoss(b, loc, output, body->getArgument(1));
+  if (!lossOp)
+    return failure();
+  GradientBuilder grads(b, requiresGrad);
+  grads.seed(output, lossOp->getResult(1));
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (isa<NeuronOpInterface>(op) && grads.gradOf(op->getResult(0)))
+      ++numNeuronGrads;
+    if (failed(grads.differentiate(op)))
+      return failure();
+  }
+
+  // Parameters used under one name in several places share one update.
+  for (auto &[name, entry] : params) {
+    for (Operation *op : forwardOps) {
+      auto param = dyn_cast<ParamOp>(op);
+      Value g = param ? grads.gradOf(param.getResult()) : Value();
+      if (!g || param.getName() != name)
+        continue;
+      entry.second = entry.second
+                         ? AccumulateOp::create(b, loc, entry.second, g)
+                         : g;
+    }
+  }
+  createOptimizers(b, params);
+  func::ReturnOp::create(b, loc, lossOp->getResult(0));
+  return trainStep;
+}
+
+Operation *SNNAutodiffPass::createLoss(OpBuilder &b, Location loc, Value output,
+                                       Value labels) {
+  std::string kind = loss;
+  if (kind == "auto")
+    kind = output.getDefiningOp<LIOp>() ? "ce_membrane" : "ce_rate";
+  Type lossType = RankedTensorType::get({}, b.getF32Type());
+  TypeRange types{lossType, output.getType(), lossType};
+  if (kind == "ce_rate")
+    return LossCERateOp::create(b, loc, types, output, labels);
+  if (kind == "mse_rate")
+    return LossMSERateOp::create(b, loc, types, output, labels);
+  return LossCEMembraneOp::create(b, loc, types, output, labels);
+}
+
+void SNNAutodiffPass::createOptimizers(
+    OpBuilder &b, llvm::MapVector<StringRef, std::pair<ParamOp, Value>> &params) {
+  // State tensors first: the update program holds optimizer ops only.
+  auto stateParam = [&](ParamOp param, StringRef suffix) {
+    return ParamOp::create(
+        b, param.getLoc(), param.getType(),
+        b.getStringAttr("opt:" + param.getName() + ":" + suffix),
+        InitKindAttr::get(b.getContext(), InitKind::Zeros),
+        /*init_scale=*/FloatAttr(), /*value=*/ElementsAttr(),
+        b.getBoolAttr(false));
+  };
+  SmallVector<std::pair<std::pair<ParamOp, Value>, SmallVector<Value, 2>>> updates;
+  for (auto &[name, entry] : params) {
+    if (!entry.second)
+      continue; // not on a path to the loss
+    SmallVector<Value, 2> state;
+    if (optimizer == "sgd" && momentum != 0.0)
+      state.push_back(stateParam(entry.first, "momentum"));
+    if (optimizer != "sgd") {
+      state.push_back(stateParam(entry.first, "m"));
+      state.push_back(stateParam(entry.first, "v"));
+    }
+    updates.push_back({entry, state});
+  }
+  for (auto &[entry, state] : updates) {
+    auto [param, grad] = entry;
+    Location loc = param.getLoc();
+    SmallVector<Value> operands{param.getResult(), grad};
+    operands.append(state.begin(), state.end());
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("lr", b.getF64FloatAttr(lr)),
+        b.getNamedAttr("weight_decay", b.getF64FloatAttr(weightDecay))};
+    if (optimizer == "sgd") {
+      attrs.push_back(b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)));
+      if (nesterov)
+        attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(true)));
+      SGDOp::create(b, loc, ValueRange(operands), attrs);
+    } else {
+      attrs.append({b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+                    b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+                    b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+                    b.getNamedAttr("decoupled",
+                                   b.getBoolAttr(optimizer == "adamw"))});
+      AdamOp::create(b, loc, ValueRange(operands), attrs);
+    }
+    ++numParamsUpdated;
+  }
+}
+
+} // namespace
