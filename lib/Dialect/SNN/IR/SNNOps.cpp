@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "DiagnosticFormat.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,13 +36,6 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   });
   os << "]";
   return s;
-}
-
-/// Numbers in diagnostics as users write them: 1.5, not 1.500000e+00.
-static std::string formatNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
 }
 
 static bool dimsAgree(int64_t a, int64_t b) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "DiagnosticFormat.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -239,7 +240,8 @@ static LogicalResult verifyOptimizer(Operation *op, Value param, Value grad,
                           param.getType())))
       return failure();
   if (!(lr > 0.0))
-    return op->emitOpError() << "learning rate must be positive, got " << lr;
+    return op->emitOpError() << "learning rate must be positive, got "
+                             << formatNumber(lr);
   return success();
 }
 
@@ -261,8 +263,8 @@ LogicalResult SGDOp::verify() {
 LogicalResult AdamOp::verify() {
   double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
   if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
-    return emitOpError() << "betas must be in [0, 1), got (" << b1 << ", "
-                         << b2 << ")";
+    return emitOpError() << "betas must be in [0, 1), got ("
+                         << formatNumber(b1) << ", " << formatNumber(b2) << ")";
   return verifyOptimizer(*this, getParam(), getGrad(), {getM(), getV()},
                          getLr().convertToDouble());
 }

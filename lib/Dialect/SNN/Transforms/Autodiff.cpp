@@ -56,6 +56,17 @@ private:
   template <typename WeightOp, typename BwdOp>
   void weightLayer(WeightOp op, Value gy, ArrayRef<NamedAttribute> geometry);
 
+  /// Average and sum pooling: the gradient depends on the window only.
+  template <typename BwdOp, typename PoolOp>
+  LogicalResult windowPool(PoolOp pool, Value gy) {
+    if (needs(pool.getInput()))
+      accumulate(pool.getInput(),
+                 BwdOp::create(b, pool.getLoc(), pool.getInput().getType(), gy,
+                               pool.getKernelSizeAttr(), pool.getStrideAttr(),
+                               pool.getPaddingAttr()));
+    return success();
+  }
+
   OpBuilder &b;
   const DenseSet<Value> &requiresGrad;
   DenseMap<Value, Value> grads;
@@ -65,8 +76,9 @@ template <typename WeightOp, typename BwdOp>
 void GradientBuilder::weightLayer(WeightOp op, Value gy,
                                   ArrayRef<NamedAttribute> geometry) {
   bool needGx = needs(op.getInput());
-  Value bias = op.getBias();
-  bool needParams = needs(op.getWeight()) || needs(bias);
+  // A frozen bias gets no gradient (has_bias means "compute gb").
+  Value bias = needs(op.getBias()) ? op.getBias() : Value();
+  bool needParams = needs(op.getWeight()) || bias;
   if (!needGx && !needParams)
     return;
   SmallVector<Type> types;
@@ -125,22 +137,10 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
         return success();
       })
       .Case<AvgPool2DOp>([&](AvgPool2DOp pool) {
-        if (needs(pool.getInput()))
-          accumulate(pool.getInput(),
-                     AvgPool2DBwdOp::create(b, loc, pool.getInput().getType(),
-                                            gy, pool.getKernelSizeAttr(),
-                                            pool.getStrideAttr(),
-                                            pool.getPaddingAttr()));
-        return success();
+        return windowPool<AvgPool2DBwdOp>(pool, gy);
       })
       .Case<SumPool2DOp>([&](SumPool2DOp pool) {
-        if (needs(pool.getInput()))
-          accumulate(pool.getInput(),
-                     SumPool2DBwdOp::create(b, loc, pool.getInput().getType(),
-                                            gy, pool.getKernelSizeAttr(),
-                                            pool.getStrideAttr(),
-                                            pool.getPaddingAttr()));
-        return success();
+        return windowPool<SumPool2DBwdOp>(pool, gy);
       })
       .Case<MaxPool2DOp>([&](MaxPool2DOp pool) {
         if (needs(pool.getInput()))
