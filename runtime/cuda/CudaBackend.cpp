@@ -107,6 +107,11 @@ void CudaExecutor::run(const std::string &name, float learningRate,
 
 void CudaExecutor::synchronize() { module->synchronize(); }
 
+std::size_t CudaExecutor::deviceBytes() const {
+  const cuda::CachingAllocator &alloc = device->allocator();
+  return alloc.bytesInUse() + alloc.bytesCached();
+}
+
 std::vector<std::string>
 CudaExecutor::kernelsUsed(const std::string &name) const {
   return module->kernelsUsed(name);

@@ -60,6 +60,8 @@ public:
            int64_t step = 1, uint64_t seed = 0);
   /// Waits for the device.
   void synchronize();
+  /// Bytes the caching allocator holds (tensors, scratch, cached blocks).
+  std::size_t deviceBytes() const;
   /// Which kernel each op of `name` ran ("" for ops without a choice).
   std::vector<std::string> kernelsUsed(const std::string &name) const;
   /// The module's cubin/PTX that was loaded, or "" (built-in kernels only).

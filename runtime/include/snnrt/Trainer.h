@@ -33,6 +33,10 @@ public:
   /// Brings params, buffers and optimizer state back to the host.
   virtual void downloadState() = 0;
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
+  /// Waits until every program run so far has finished (timing).
+  virtual void synchronize() {}
+  /// Device memory held for the module's tensors and scratch (0 on the CPU).
+  virtual std::size_t deviceBytes() const { return 0; }
   /// "cpu", "cuda:0 (...)".
   virtual std::string describe() const = 0;
 };

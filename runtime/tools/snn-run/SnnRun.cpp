@@ -19,6 +19,7 @@
 #include "CudaBackend.h"
 #endif
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -30,7 +31,7 @@ using namespace snnrt;
 
 namespace {
 
-const char *kUsage = R"(usage: snn-run MODULE.snnmod infer|train [options]
+const char *kUsage = R"(usage: snn-run MODULE.snnmod infer|train|grads|bench [options]
 
 Runs a module compiled by `snn-opt --snn-compile`.
 
@@ -68,6 +69,14 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
+grads:                       one forward + backward on the first batch of
+                             --data/--labels (no update); --output FILE
+                             .safetensors receives the loss and every
+                             parameter gradient ("grad:<name>")
+bench:                       time the programs on one batch of seeded random
+                             input and labels already on the device; prints
+                             one JSON line {"fwd_ms", "step_ms", "mem_mb"}
+  --iterations N             timed repetitions (default 50, after 5 warm-up)
 )";
 
 struct Options {
@@ -75,6 +84,7 @@ struct Options {
       encoder = "direct", weights, output, metrics, checkpoint, resume,
       schedule = "const";
   int64_t limit = -1, limitTest = -1, limitTrain = -1, epochs = 1,
+          iterations = 50,
           stepSize = 1;
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
@@ -169,6 +179,8 @@ Options parse(int argc, char **argv) {
       o.shuffle = false;
     } else if (a == "--no-progress") {
       o.progress = false;
+    } else if (a == "--iterations") {
+      o.iterations = toInt(a, value(), 1);
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -178,12 +190,14 @@ Options parse(int argc, char **argv) {
     }
   }
   if (positional.size() != 2)
-    throw Error("expected MODULE and a command (infer or train); see "
+    throw Error("expected MODULE and a command (infer, train, grads or bench); see "
                 "snn-run --help");
   o.module = positional[0];
   o.command = positional[1];
-  if (o.command != "infer" && o.command != "train")
-    throw Error("unknown command '" + o.command + "' (expected infer or train)");
+  if (o.command != "infer" && o.command != "train" && o.command != "grads" &&
+      o.command != "bench")
+    throw Error("unknown command '" + o.command +
+                "' (expected infer, train, grads or bench)");
   parseEncoder(o.encoder); // validates
   return o;
 }
@@ -204,6 +218,8 @@ public:
   void run(const std::string &program, const RunContext &ctx) override {
     gpu.run(program, ctx.learningRate, ctx.step, ctx.seed);
   }
+  void synchronize() override { gpu.synchronize(); }
+  std::size_t deviceBytes() const override { return gpu.deviceBytes(); }
   std::string describe() const override { return gpu.describe(); }
 
 private:
@@ -385,11 +401,119 @@ int train(const Options &o) {
   return 0;
 }
 
+/// The loss and parameter gradients of one batch, for comparisons with
+/// other frameworks and finite differences.
+int grads(const Options &o) {
+  Module module = Module::load(o.module);
+  if (!module.programs.count("backward") || module.labels < 0 || module.loss < 0)
+    throw Error("'grads' needs a module with training programs (compile the "
+                "model with --snn-autodiff)");
+  if (o.data.empty() || o.output.empty())
+    throw Error("grads needs --data (with --labels) and --output "
+                "FILE.safetensors");
+  Executor exec(module, o.seed);
+  if (!o.weights.empty())
+    exec.loadWeights(o.weights);
+  const Module &m = exec.module();
+  ModuleShape s = shapeOf(m);
+  Dataset data = loadDataset(o.data, o.labels, s.sample, s.T);
+  if (data.labels.empty())
+    throw Error(o.data + ": grads needs labels (--labels)");
+  if (data.count < s.B)
+    throw Error(o.data + ": has " + std::to_string(data.count) +
+                " samples but the module's batch is " + std::to_string(s.B));
+  std::vector<int64_t> order = epochOrder(data.count, 0, 0, false);
+  encodeBatch(data, order, 0, s.B, s.T, s.B, parseEncoder(o.encoder),
+              mixSeed({o.seed, 0, 0}), exec.data(m.input));
+  exec.setLabels(data.labels.data(), static_cast<size_t>(s.B));
+  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  runner->upload(m.input);
+  runner->upload(m.labels);
+  RunContext ctx{0.0f, 1, mixSeed({o.seed, 0, 0})};
+  runner->run("train_forward", ctx);
+  runner->run("backward", ctx);
+  std::map<std::string, HostArray> out;
+  for (const TensorInfo &t : m.tensors) {
+    bool isGrad = t.name.rfind("grad:", 0) == 0 && t.name != "grad:output";
+    if (!isGrad && t.id != m.loss)
+      continue;
+    runner->download(t.id);
+    const float *values = exec.data(t.id);
+    out[t.name] = HostArray{t.shape, std::vector<float>(values, values + t.numel())};
+  }
+  writeSafetensors(o.output, out);
+  std::printf("snn-run: loss %.8g; %zu gradients written to %s (%s)\n",
+              double(out["loss"].data.at(0)), out.size() - 1, o.output.c_str(),
+              runner->describe().c_str());
+  return 0;
+}
+
+/// Milliseconds per run of `programs`, after warm-up runs.
+double timePrograms(ProgramRunner &runner,
+                    const std::vector<std::string> &programs,
+                    int64_t iterations, const RunContext &ctx) {
+  auto once = [&] {
+    for (const std::string &p : programs)
+      runner.run(p, ctx);
+  };
+  for (int i = 0; i < 5; ++i)
+    once();
+  runner.synchronize();
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iterations; ++i)
+    once();
+  runner.synchronize();
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  return elapsed.count() / double(iterations);
+}
+
+int bench(const Options &o) {
+  Module module = Module::load(o.module);
+  Executor exec(module, o.seed);
+  if (!o.weights.empty())
+    exec.loadWeights(o.weights);
+  const Module &m = exec.module();
+  ModuleShape s = shapeOf(m);
+  Dataset data = randomDataset(s.B, s.sample, o.seed);
+  for (int64_t t = 0; t < s.T; ++t) // direct encoding: the same input each step
+    std::copy(data.samples.begin(), data.samples.end(),
+              exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));
+  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  runner->upload(m.input);
+  bool trainable = m.programs.count("train_forward") && m.labels >= 0;
+  if (trainable) {
+    std::vector<int32_t> labels(static_cast<size_t>(s.B));
+    int64_t classes = m.tensor(m.output).shape.back();
+    for (size_t i = 0; i < labels.size(); ++i)
+      labels[i] = static_cast<int32_t>(i % static_cast<size_t>(classes));
+    exec.setLabels(labels.data(), labels.size());
+    runner->upload(m.labels);
+  }
+  // A tiny learning rate keeps the weights (and the spike counts) steady.
+  RunContext ctx{1e-6f, 1, o.seed};
+  double fwd = timePrograms(*runner, {"infer"}, o.iterations, ctx);
+  double step = trainable ? timePrograms(*runner,
+                                         {"train_forward", "backward", "update"},
+                                         o.iterations, ctx)
+                          : -1.0;
+  std::printf("{\"device\": \"%s\", \"batch\": %lld, \"time_steps\": %lld, "
+              "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f}\n",
+              runner->describe().c_str(), static_cast<long long>(s.B),
+              static_cast<long long>(s.T), fwd, step,
+              double(runner->deviceBytes()) / (1024.0 * 1024.0));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
+    if (o.command == "bench")
+      return bench(o);
+    if (o.command == "grads")
+      return grads(o);
     return o.command == "infer" ? infer(o) : train(o);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "snn-run: error: %s\n", e.what());

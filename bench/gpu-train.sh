@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# On the GPU machine (no LLVM/MLIR there): builds the runtime with CUDA and
+# runs the training checks and benchmarks on modules compiled beforehand on a
+# machine with snn-opt (bench/prepare-gpu.sh writes .gpu/). Parts:
+#   tests  the CUDA backend's op tests; SpikingJelly golden data (cpu and cuda)
+#          and `snn-run grads --device cuda` against it
+#   vgg    spiking VGG-11 training step and forward: ours vs the peers
+#   train  Fashion-MNIST: MLP and conv net trained by snn-run on the GPU,
+#          and SpikingJelly's epoch time for the MLP
+set -uo pipefail
+out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
+b=/tmp/snnrt-build
+g=.gpu
+start=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
+cmake -S runtime -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNN_ENABLE_CUDA=ON \
+  -DSNNRT_JSON_INCLUDE="$PWD/$g/include" > "$out/build.log" 2>&1 && ninja -C $b >> "$out/build.log" 2>&1
+rc=$?; stamp "build rc=$rc"; [ $rc = 0 ] && rm -f "$out/build.log"
+run=$b/snn-run
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+for part in "$@"; do
+case $part in
+tests)
+  $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
+  SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
+    >> "$out/cuda-tests.log" 2>&1
+  stamp "snnrt-cuda-tests rc=$?"; grep -E "FAILED|PASSED|tests ran" "$out/cuda-tests.log" | tail -8
+  for dev in cpu cuda; do
+    python3 bench/sj_equivalence.py "$out/sj/$dev" --device $dev --peers-dir .peers 2>&1 | tail -3
+  done
+  for net in mlp conv; do
+    python3 test/Runtime/Inputs/sj_compare.py $run $g/mods/sj-$net.snnmod "$out/sj/cuda/$net" \
+      "$out/sj-ours-$net" --device cuda:0 2>&1 | tail -14
+  done
+  tar -C "$out" -czf "$out/sj-golden.tgz" sj && rm -rf "$out/sj" "$out"/sj-ours-*
+  stamp "tests done";;
+vgg)
+  for m in vgg11 fmnist-mlp fmnist-convnet; do
+    $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50
+  done | tee "$out/bench-ours.jsonl"
+  for tf32 in on off; do
+    python3 bench/vgg11.py --device cuda --peers-dir .peers --out "$out" --tf32 $tf32 \
+      --ours "$run $g/mods/vgg11.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -14
+  done
+  if command -v nsys >/dev/null; then  # where our VGG-11 step spends its time
+    SNNRT_CUDA_TF32=1 nsys profile -o /tmp/vgg-ours --force-overwrite true \
+      $run $g/mods/vgg11.snnmod bench --device cuda:0 --iterations 20 > /dev/null 2>&1
+    nsys stats -q --report cuda_gpu_kern_sum --format csv /tmp/vgg-ours.nsys-rep 2>/dev/null \
+      | cut -d, -f1-4,9 | head -30
+  else
+    echo "nsys not found: no kernel profile"
+  fi
+  stamp "vgg done";;
+train)
+  data=$g/data/fashion-mnist
+  $run $g/mods/fmnist-mlp.snnmod train --device cuda:0 --data $data --epochs 10 \
+    --lr-schedule cosine --metrics "$out/train-mlp.jsonl" --no-progress 2>&1 | grep -v "^spike" | tail -12
+  stamp "mlp trained"
+  $run $g/mods/fmnist-convnet.snnmod train --device cuda:0 --data $data --epochs 10 \
+    --lr-schedule cosine --metrics "$out/train-convnet.jsonl" --no-progress 2>&1 | grep -v "^spike" | tail -12
+  stamp "convnet trained"
+  python3 bench/fmnist_epoch.py $data --backend cupy torch --peers-dir .peers 2>&1 | tee "$out/sj-mlp-epoch.jsonl" | tail -4
+  stamp "peers done";;
+esac
+done

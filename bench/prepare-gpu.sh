@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On this machine (snn-opt built): compiles the modules bench/gpu-train.sh
+# runs and copies what the GPU machine lacks into .gpu/ (an ignored folder
+# carried to it): nlohmann/json headers, Fashion-MNIST, compiled modules.
+# SpikingJelly's source goes to .peers/ (fetched separately, never committed).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+opt="${SNN_OPT:-$root/build/bin/snn-opt}"
+g="$root/.gpu"
+mkdir -p "$g/mods" "$g/data" "$g/include"
+cp -r /usr/include/nlohmann "$g/include/"
+cp -r /usr/share/datasets/fashion-mnist "$g/data/"
+compile() { # name source autodiff-options
+  rm -rf "$g/mods/$1.snnmod"
+  "$opt" "$2" --snn-autodiff="$3" --snn-compile="output=$g/mods/$1.snnmod target=all" -o /dev/null
+}
+compile fmnist-mlp "$root/examples/fmnist-mlp.mlir" "optimizer=adam lr=0.001"
+compile fmnist-convnet "$root/examples/fmnist-convnet.mlir" "optimizer=adam lr=0.001"
+compile vgg11 "$root/examples/vgg11.mlir" "optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate"
+for net in mlp conv; do
+  compile sj-$net "$root/test/Runtime/Inputs/sj/$net.mlir" "optimizer=sgd lr=0.1 momentum=0 loss=ce_rate"
+done
+du -sh "$g" "$root/.peers"
