@@ -5,8 +5,11 @@
 // class scores.
 //
 // The recurrence through the previous spikes is loop state that is not a
-// neuron membrane: the time loop stays (--snn-temporal-fusion keeps it), and
-// --snn-compile reports that recurrent loops are not supported yet.
+// neuron membrane: --snn-temporal-fusion hoists the input projection (one
+// GEMM over all T*B rows) and the readout out of the loop and keeps only the
+// recurrent layer in it; --snn-compile writes that loop as a `time_loop` op
+// that snn-run runs step by step (CPU and GPU). Inference only: recurrent
+// layers cannot be trained yet.
 
 func.func @forward(%x: tensor<100x32x700xf32>) -> tensor<100x32x20xf32> {
   %w_in = snn.param "rec.input.weight" {init = #snn.init<kaiming_uniform>} : tensor<128x700xf32>

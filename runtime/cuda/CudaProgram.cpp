@@ -44,26 +44,102 @@ static std::string describeOp(const std::string &program, size_t index,
 }
 
 void CudaProgram::runEagerly(const StepValues &values) {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const json &op = ops[i];
-    OpCall call{op, {}, {}, resolve, ""};
+  runOps(ops, name, values, &kernels);
+}
+
+void CudaProgram::runOps(const json &list, const std::string &prefix,
+                         const StepValues &values,
+                         std::vector<std::string> *used) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json &op = list[i];
     if (!op.is_object() || !op.contains("in") || !op["in"].is_array() ||
         !op.contains("out") || !op["out"].is_array())
-      throwError(device.name() + ": " + name + " op #" + std::to_string(i) +
+      throwError(device.name() + ": " + prefix + " op #" + std::to_string(i) +
                  ": an op needs \"op\", \"in\" and \"out\" lists");
+    if (op.value("op", "") == "time_loop") {
+      runTimeLoop(op,
+                  device.name() + ": " + prefix + " op #" + std::to_string(i) +
+                      " 'time_loop'",
+                  values);
+      continue;
+    }
+    OpCall call{op, {}, {}, resolve, ""};
     for (const json &id : op["in"])
       call.in.push_back(resolve(id.get<int64_t>()));
     for (const json &id : op["out"])
       call.out.push_back(resolve(id.get<int64_t>()));
     call.where =
-        device.name() + ": " + describeOp(name, i, op, call.in, call.out);
+        device.name() + ": " + describeOp(prefix, i, op, call.in, call.out);
     call.learningRate = values.learningRate;
     call.step = values.step;
     // A different stream of random numbers for every dropout op and step.
     call.seed = values.seed * 0x100000001B3ull + i;
-    call.kernelUsed = &kernels[i];
+    call.kernelUsed = used && i < used->size() ? &(*used)[i] : nullptr;
     runOp(device, call);
   }
+}
+
+void CudaProgram::runTimeLoop(const json &op, const std::string &where,
+                              const StepValues &values) {
+  auto ids = [&](const char *key) {
+    if (!op.contains(key) || !op[key].is_array())
+      throwError(where + ": needs the list '" + key + "'");
+    std::vector<DeviceTensor> r;
+    for (const json &id : op[key])
+      r.push_back(resolve(id.get<int64_t>()));
+    return r;
+  };
+  std::vector<DeviceTensor> in = ids("in"), out = ids("out"),
+                            args = ids("args"), yields = ids("yields");
+  long long steps = op.value("steps", 0LL);
+  size_t numInputs = op.value("num_inputs", size_t(0));
+  if (steps <= 0 || !op.contains("body") || !op["body"].is_array())
+    throwError(where + ": needs 'steps' > 0 and a 'body' op list");
+  if (numInputs > in.size() || args.size() != in.size() ||
+      yields.size() != out.size() || out.size() < in.size() - numInputs)
+    throwError(where + ": needs one block argument per input and init and "
+                       "one yield per result");
+  size_t numStates = in.size() - numInputs;
+  size_t numOutputs = out.size() - numStates;
+  auto expect = [&](const DeviceTensor &t, int64_t n) {
+    if (t.numel() != n)
+      throwError(where + ": tensor " + t.name + " has " +
+                 std::to_string(t.numel()) + " elements; expected " +
+                 std::to_string(n));
+  };
+  for (size_t i = 0; i < numInputs; ++i)
+    expect(in[i], steps * args[i].numel());
+  for (size_t k = 0; k < numOutputs; ++k)
+    expect(out[k], steps * yields[k].numel());
+  for (size_t j = 0; j < numStates; ++j) {
+    int64_t n = args[numInputs + j].numel();
+    expect(in[numInputs + j], n);
+    expect(yields[numOutputs + j], n);
+    expect(out[numOutputs + j], n);
+  }
+  auto copy = [&](const DeviceTensor &dst, size_t dstOffset,
+                  const DeviceTensor &src, size_t srcOffset, int64_t n) {
+    device.copyOnDevice(dst.ptr + dstOffset * sizeof(float),
+                        src.ptr + srcOffset * sizeof(float),
+                        n * sizeof(float), where);
+  };
+  for (size_t j = 0; j < numStates; ++j)
+    copy(args[numInputs + j], 0, in[numInputs + j], 0,
+         args[numInputs + j].numel());
+  std::string body = where.substr(device.name().size() + 2) + " body";
+  for (long long t = 0; t < steps; ++t) {
+    for (size_t i = 0; i < numInputs; ++i)
+      copy(args[i], 0, in[i], t * args[i].numel(), args[i].numel());
+    runOps(op["body"], body, values, nullptr);
+    for (size_t k = 0; k < numOutputs; ++k)
+      copy(out[k], t * yields[k].numel(), yields[k], 0, yields[k].numel());
+    for (size_t j = 0; j < numStates; ++j)
+      copy(args[numInputs + j], 0, yields[numOutputs + j], 0,
+           args[numInputs + j].numel());
+  }
+  for (size_t j = 0; j < numStates; ++j)
+    copy(out[numOutputs + j], 0, args[numInputs + j], 0,
+         args[numInputs + j].numel());
 }
 
 void CudaProgram::run(const StepValues &values) {

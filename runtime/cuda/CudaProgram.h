@@ -5,7 +5,9 @@
 // a program is captured and every later run replays the graph: one launch
 // instead of one per op. Programs whose ops take per-step values by value
 // (the optimizers' learning rate and step, dropout's seed) are not captured,
-// nor programs whose capture fails (they keep running op by op).
+// nor programs whose capture fails (they keep running op by op). A
+// recurrent time loop runs its body once per step, all of it captured with
+// the rest of the program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +47,12 @@ public:
 
 private:
   void runEagerly(const StepValues &values);
+  /// Runs `list` (the program or a loop body); `used` records the kernels.
+  void runOps(const nlohmann::json &list, const std::string &prefix,
+              const StepValues &values, std::vector<std::string> *used);
+  /// A recurrent `time_loop` op: its body once per step.
+  void runTimeLoop(const nlohmann::json &op, const std::string &where,
+                   const StepValues &values);
 
   CudaDevice &device;
   std::string name;

@@ -44,7 +44,9 @@ void setParam(const OpCall &call, SnnNeuronArgs &a, int index,
   a.paramSize[index] = t.numel();
 }
 
-SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x) {
+/// `step`: one step of [B, features...] (neuron_step).
+SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x,
+                          bool step = false) {
   SnnNeuronArgs a;
   std::memset(&a, 0, sizeof(a));
   const json &op = call.op;
@@ -60,9 +62,9 @@ SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x) {
   else
     opError(call, "unknown neuron model '" + model +
                       "' (expected lif, if, plif, li or cuba_lif)");
-  if (x.shape.empty() || x.shape[0] <= 0)
+  if (!step && (x.shape.empty() || x.shape[0] <= 0))
     opError(call, "input " + x.name + " must be [T, ...] with T > 0");
-  a.steps = x.shape[0];
+  a.steps = step ? 1 : x.shape[0];
   a.neurons = x.numel() / a.steps;
   // Without 'features' every neuron has its own parameters.
   a.features = static_cast<long long>(attrNumber(call, "features", a.neurons));
@@ -168,8 +170,12 @@ void launchCompiled(CudaDevice &device, OpCall &call, const std::string &name,
 
 void launchBuiltin(CudaDevice &device, OpCall &call, SnnNeuronArgs &a,
                    bool backward) {
-  bool vec = a.neurons % 4 == 0 && aligned16(a.in) && aligned16(a.out) &&
-             (!a.h || aligned16(a.h)) && (!a.syn || aligned16(a.syn));
+  bool vec = a.neurons % 4 == 0;
+  for (const void *p : {(const void *)a.in, (const void *)a.out,
+                        (const void *)a.h, (const void *)a.syn,
+                        (const void *)a.vIn, (const void *)a.iIn,
+                        (const void *)a.vOut, (const void *)a.iOut})
+    vec = vec && (!p || aligned16(p));
   int width = vec ? 4 : 1;
   std::string name = std::string("snnrt_neuron_") + (backward ? "bwd" : "fwd") +
                      (vec ? "_w4" : "_w1");
@@ -265,6 +271,26 @@ void runBackward(CudaDevice &device, OpCall &call) {
   }
   launchBuiltin(device, call, a, /*backward=*/true);
 }
+/// One step of a recurrent layer inside a time loop: the built-in kernel
+/// with the state read from and written to tensors.
+void runStep(CudaDevice &device, OpCall &call) {
+  const DeviceTensor &x = call.in.at(0);
+  SnnNeuronArgs a = parseNeuron(call, x, /*step=*/true);
+  bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
+  size_t states = cuba ? 2 : 1, outs = li ? 1 : 1 + states;
+  expectArity(call, 1 + states, 64, outs, outs);
+  for (size_t i = 1; i <= states; ++i)
+    checkShape(call, call.in[i], x);
+  for (const DeviceTensor &t : call.out)
+    checkShape(call, t, x);
+  a.in = x.f32();
+  a.out = call.out[0].f32();
+  a.iIn = cuba ? call.in[1].f32() : nullptr;
+  a.vIn = call.in[cuba ? 2 : 1].f32();
+  a.iOut = cuba ? call.out[1].f32() : nullptr;
+  a.vOut = li ? nullptr : call.out[cuba ? 2 : 1].f32();
+  launchBuiltin(device, call, a, /*backward=*/false);
+}
 } // namespace
 
 bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
@@ -273,6 +299,8 @@ bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
     runForward(device, call);
   else if (kind == "neuron_bwd")
     runBackward(device, call);
+  else if (kind == "neuron_step")
+    runStep(device, call);
   else
     return false;
   return true;

@@ -62,7 +62,9 @@ std::vector<float> perFeature(const Ctx &c, const char *name, float fallback,
   return v;
 }
 
-NeuronSpec readSpec(const Ctx &c) {
+/// `step`: one step of [B, features...] (neuron_step) instead of a scan of
+/// [T, B, features...].
+NeuronSpec readSpec(const Ctx &c, bool step = false) {
   NeuronSpec s;
   s.model = c.attr<std::string>("model", "lif");
   if (s.model != "lif" && s.model != "if" && s.model != "plif" &&
@@ -70,9 +72,9 @@ NeuronSpec readSpec(const Ctx &c) {
     c.fail("unknown neuron model '" + s.model +
            "' (expected lif, if, plif, li or cuba_lif)");
   const TensorInfo &x = c.in(0);
-  if (x.shape.empty() || x.shape[0] <= 0)
+  if (!step && (x.shape.empty() || x.shape[0] <= 0))
     c.fail("the input " + x.shapeString() + " has no time dimension");
-  s.T = x.shape[0];
+  s.T = step ? 1 : x.shape[0];
   s.N = static_cast<int64_t>(x.numel()) / s.T;
   s.F = c.attr<int64_t>("features", s.N);
   if (s.F <= 0 || s.N % s.F)
@@ -312,6 +314,49 @@ void runNeuronBackward(const Ctx &c) {
   if (wn == 1)
     gw[0] = static_cast<float>(total0);
   gwOut.commit();
+}
+
+void runNeuronStep(const Ctx &c) {
+  NeuronSpec s = readSpec(c, /*step=*/true);
+  // in: x, the state (cuba: i, v), then plif's weight and parameters;
+  // out: the output and the next state (li: the membrane is both).
+  size_t states = s.cuba ? 2 : 1;
+  size_t outs = s.li ? 1 : 1 + states;
+  c.arity(1 + states, 64, outs, outs);
+  size_t n = static_cast<size_t>(s.N);
+  for (size_t i = 0; i <= states; ++i)
+    c.expectElements(c.in(i), n, "like the step's input");
+  for (size_t i = 0; i < outs; ++i)
+    c.expectElements(c.out(i), n, "like the step's input");
+  const float *x = c.inPtr(0);
+  const float *iPrev = s.cuba ? c.inPtr(1) : nullptr;
+  const float *vPrev = c.inPtr(s.cuba ? 2 : 1);
+  float *out = c.outPtr(0);
+  float *iNext = s.cuba ? c.outPtr(1) : nullptr;
+  float *vNext = s.li ? out : c.outPtr(s.cuba ? 2 : 1);
+  int64_t F = s.F, B = s.N / s.F;
+  const float *k = s.k.data(), *cin = s.c.data(), *vleak = s.vleak.data(),
+              *vth = s.vth.data(), *vreset = s.vreset.data(),
+              *ksyn = s.ksyn.data(), *csyn = s.csyn.data();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < F; ++f) {
+      int64_t at = b * F + f;
+      float input = x[at];
+      if (s.cuba) {
+        float i = iPrev[at];
+        i = (i - ksyn[f] * i) + csyn[f] * input;
+        iNext[at] = input = i;
+      }
+      float v = vPrev[at];
+      float h = (v + k[f] * (vleak[f] - v)) + cin[f] * input;
+      if (s.li) {
+        out[at] = h;
+        continue;
+      }
+      bool spike = fires(s, h, vth[f]);
+      vNext[at] = afterReset(s, h, vth[f], vreset[f]);
+      out[at] = spike ? 1.0f : 0.0f;
+    }
 }
 
 } // namespace cpu

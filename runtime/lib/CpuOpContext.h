@@ -97,6 +97,9 @@ struct PoolGeometry {
 
 // The op families, one file each.
 void runNeuron(const Ctx &c);
+void runNeuronStep(const Ctx &c);
+/// A recurrent time loop: runs the body's ops once per step.
+void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
 void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm/dropout
 void runLoss(const Ctx &c);

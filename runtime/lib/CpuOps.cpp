@@ -402,6 +402,10 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return dropout(c);
   if (k == "neuron")
     return runNeuron(c);
+  if (k == "neuron_step")
+    return runNeuronStep(c);
+  if (k == "time_loop")
+    return runTimeLoop(c);
   if (k == "neuron_bwd")
     return runNeuronBackward(c);
   if (k == "add" || k == "scale" || k == "accumulate")

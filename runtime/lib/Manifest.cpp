@@ -51,6 +51,41 @@ static DType parseDType(const std::string &s, const std::string &where) {
   throw Error(where + ": unknown dtype '" + s + "' (expected f32, i32 or u8)");
 }
 
+/// The ops of a program (or of a time loop's body), with every tensor id
+/// checked.
+static std::vector<Op> parseOps(const json &ops, const Module &m,
+                                const std::string &where) {
+  std::vector<Op> program;
+  auto check = [&](const Op &op, const std::vector<int> &ids,
+                   const char *what) {
+    for (int id : ids)
+      if (id < 0 || id >= static_cast<int>(m.tensors.size()))
+        throw Error(where + " " + op.describe(program.size()) + " " + what +
+                    " tensor id " + std::to_string(id) +
+                    ", which does not exist");
+  };
+  for (const json &o : ops) {
+    Op op;
+    op.kind = o.at("op").get<std::string>();
+    op.in = o.at("in").get<std::vector<int>>();
+    op.out = o.at("out").get<std::vector<int>>();
+    check(op, op.in, "reads");
+    check(op, op.out, "writes");
+    if (op.kind == "time_loop") {
+      op.args = o.at("args").get<std::vector<int>>();
+      op.yields = o.at("yields").get<std::vector<int>>();
+      check(op, op.args, "has a block argument");
+      check(op, op.yields, "yields");
+      op.body = parseOps(o.at("body"), m,
+                         where + " " + op.describe(program.size()) + " body");
+    }
+    op.attrs = o;
+    op.attrs.erase("body"); // parsed above; not copied per step
+    program.push_back(std::move(op));
+  }
+  return program;
+}
+
 Module Module::load(const std::string &dir) {
   std::string path = dir + "/manifest.json";
   std::ifstream in(path);
@@ -97,30 +132,8 @@ Module Module::load(const std::string &dir) {
                     info.name + "' has id " + std::to_string(info.id));
       m.tensors.push_back(std::move(info));
     }
-    for (auto &[name, ops] : j.at("programs").items()) {
-      std::vector<Op> program;
-      for (const json &o : ops) {
-        Op op;
-        op.kind = o.at("op").get<std::string>();
-        op.in = o.at("in").get<std::vector<int>>();
-        op.out = o.at("out").get<std::vector<int>>();
-        op.attrs = o;
-        for (int id : op.in)
-          if (id < 0 || id >= static_cast<int>(m.tensors.size()))
-            throw Error(path + ": program '" + name + "' " +
-                        op.describe(program.size()) +
-                        " reads tensor id " + std::to_string(id) +
-                        ", which does not exist");
-        for (int id : op.out)
-          if (id < 0 || id >= static_cast<int>(m.tensors.size()))
-            throw Error(path + ": program '" + name + "' " +
-                        op.describe(program.size()) +
-                        " writes tensor id " + std::to_string(id) +
-                        ", which does not exist");
-        program.push_back(std::move(op));
-      }
-      m.programs[name] = std::move(program);
-    }
+    for (auto &[name, ops] : j.at("programs").items())
+      m.programs[name] = parseOps(ops, m, path + ": program '" + name + "'");
     for (const json &l : j.value("spike_layers", json::array()))
       m.spikeLayers.emplace_back(l.at("name").get<std::string>(),
                                  l.at("tensor").get<int>());

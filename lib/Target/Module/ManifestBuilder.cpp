@@ -13,6 +13,7 @@
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -232,6 +233,10 @@ ManifestBuilder::convertAttribute(Operation *op, StringRef name,
 //===----------------------------------------------------------------------===//
 
 void ManifestBuilder::emit(Phase phase, Object op) {
+  if (bodyTarget) {
+    bodyTarget->push_back(std::move(op));
+    return;
+  }
   llvm::json::Array *programs[] = {&infer, &trainForward, &backward, &update};
   programs[static_cast<int>(phase)]->push_back(std::move(op));
 }
@@ -360,6 +365,16 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     if (forwardPhase)
       forwardActivations.insert(*id);
     return success();
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return serializeConstant(constant);
+  if (auto loop = dyn_cast<TimeLoopOp>(op))
+    return serializeTimeLoop(loop, phase);
+  if (auto neuron = dyn_cast<NeuronOpInterface>(op);
+      neuron && neuron.isStepForm()) {
+    if (phase != Phase::Infer)
+      return op->emitError() << "step neuron op in a training program";
+    return serializeNeuronStep(op, phase);
   }
   if (isa<NeuronOpInterface>(op)) {
     if (!forwardPhase)

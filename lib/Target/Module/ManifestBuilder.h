@@ -7,6 +7,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -83,6 +84,9 @@ private:
   LogicalResult beginFunction(func::FuncOp func, bool training);
   LogicalResult serializeOp(Operation *op, Phase phase);
   LogicalResult serializeNeuron(Operation *op, Phase phase);
+  LogicalResult serializeConstant(arith::ConstantOp op);
+  LogicalResult serializeTimeLoop(TimeLoopOp loop, Phase phase);
+  LogicalResult serializeNeuronStep(Operation *op, Phase phase);
   LogicalResult serializeNeuronBackward(Operation *op);
   LogicalResult serializeOptimizer(Operation *op);
   LogicalResult serializeGeneric(Operation *op, Phase phase);
@@ -98,6 +102,8 @@ private:
   llvm::StringMap<int64_t> paramIds;
   llvm::StringMap<std::pair<int64_t, Attribute>> constantIds;
   llvm::json::Array infer, trainForward, backward, update;
+  /// Set while a time loop's body is written: ops go there.
+  llvm::json::Array *bodyTarget = nullptr;
   llvm::json::Array spikeLayers;
   std::optional<llvm::json::Object> optimizer;
   std::optional<int64_t> inputId, outputId, labelsId, lossId, correctId;

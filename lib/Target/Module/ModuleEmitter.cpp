@@ -43,16 +43,20 @@ static Operation *findRecurrentUse(TimeLoopOp loop) {
   return nullptr;
 }
 
-/// The compiled module runs the multi-step form only.
-static LogicalResult checkMultiStepForm(func::FuncOp func) {
+/// The compiled module runs the multi-step form, plus the recurrent time
+/// loops that --snn-temporal-fusion keeps (in @forward only).
+static LogicalResult checkMultiStepForm(func::FuncOp func, bool training) {
   WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto loop = dyn_cast<TimeLoopOp>(op)) {
-      if (Operation *user = findRecurrentUse(loop)) {
+      Operation *user = findRecurrentUse(loop);
+      if (user && !training)
+        return WalkResult::skip(); // its step ops run in the loop's body
+      if (user) {
         InFlightDiagnostic diag =
             loop.emitError()
             << "recurrent snn.time_loop (its state feeds '" << user->getName()
-            << "') is not supported by snn-compile yet: only loops whose "
-               "state is neuron membranes can be compiled";
+            << "') cannot be trained yet: --snn-autodiff and the training "
+               "programs handle the multi-step form only";
         diag.attachNote(user->getLoc()) << "the state is used here";
         return WalkResult::interrupt();
       }
@@ -91,7 +95,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   if (trainStep)
     entries.push_back(trainStep);
   for (func::FuncOp func : entries)
-    if (failed(checkMultiStepForm(func)))
+    if (failed(checkMultiStepForm(func, func == trainStep)))
       return failure();
 
   NeuronKernelMap kernels;

@@ -53,6 +53,10 @@ LogicalResult mlir::snn::generateModuleKernels(
   SmallVector<Type> argTypes;
   for (func::FuncOp func : funcs)
     func.walk([&](NeuronOpInterface op) {
+      // Step ops inside a recurrent time loop run the runtime's built-in
+      // one-step kernel.
+      if (op.isStepForm())
+        return;
       originals.push_back(op);
       for (Value operand : op->getOperands())
         argTypes.push_back(withBatch(operand.getType(), batch));

@@ -18,11 +18,11 @@ using llvm::json::Object;
 
 StringRef mlir::snn::getNeuronModelName(Operation *op) {
   return llvm::TypeSwitch<Operation *, StringRef>(op)
-      .Case<LIFOp>([](auto) { return "lif"; })
-      .Case<IFOp>([](auto) { return "if"; })
-      .Case<PLIFOp>([](auto) { return "plif"; })
-      .Case<LIOp>([](auto) { return "li"; })
-      .Case<CubaLIFOp>([](auto) { return "cuba_lif"; })
+      .Case<LIFOp, LIFStepOp>([](auto) { return "lif"; })
+      .Case<IFOp, IFStepOp>([](auto) { return "if"; })
+      .Case<PLIFOp, PLIFStepOp>([](auto) { return "plif"; })
+      .Case<LIOp, LIStepOp>([](auto) { return "li"; })
+      .Case<CubaLIFOp, CubaLIFStepOp>([](auto) { return "cuba_lif"; })
       .Default([](Operation *) { return ""; });
 }
 
@@ -119,34 +119,35 @@ void mlir::snn::serializeNeuronAttributes(Operation *op, Object &json,
 
   ParamWriter params(json, paramInputs, addConstant);
   llvm::TypeSwitch<Operation *>(op)
-      .Case<LIFOp>([&](LIFOp lif) {
+      // A step op has the attributes of its multi-step op.
+      .Case<LIFOp, LIFStepOp>([&](auto lif) {
         params.write("k", lif.getK());
         params.write("c", lif.getC());
         params.write("v_leak", lif.getVLeak());
         writeFireParams(lif, params);
         writeFireOptions(lif, json);
       })
-      .Case<IFOp>([&](IFOp ifOp) {
+      .Case<IFOp, IFStepOp>([&](auto ifOp) {
         params.write("k", 0.0);
         params.write("c", ifOp.getC());
         params.write("v_leak", 0.0);
         writeFireParams(ifOp, params);
         writeFireOptions(ifOp, json);
       })
-      .Case<PLIFOp>([&](PLIFOp plif) {
+      .Case<PLIFOp, PLIFStepOp>([&](auto plif) {
         // k = sigmoid(w) and c = k (or 1) are computed by the runtime.
         json["decay_input"] = plif.getDecayInput();
         params.write("v_leak", plif.getVLeak());
         writeFireParams(plif, params);
         writeFireOptions(plif, json);
       })
-      .Case<LIOp>([&](LIOp li) {
+      .Case<LIOp, LIStepOp>([&](auto li) {
         params.write("k", li.getK());
         params.write("c", li.getC());
         params.write("v_leak", li.getVLeak());
         params.write("v_init", li.getVInit(), 0.0);
       })
-      .Case<CubaLIFOp>([&](CubaLIFOp cuba) {
+      .Case<CubaLIFOp, CubaLIFStepOp>([&](auto cuba) {
         params.write("k", cuba.getK());
         params.write("c", cuba.getC());
         params.write("v_leak", cuba.getVLeak());

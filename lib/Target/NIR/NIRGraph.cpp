@@ -10,7 +10,7 @@ using namespace mlir::snn::nir;
 using llvm::StringRef;
 
 StringRef mlir::snn::nir::supportedNIRNodeTypes() {
-  return "Input, Output, Affine, Linear, Scale, Conv2d, SumPool2d, AvgPool2d, "
+  return "Input, Output, Affine, Linear, Scale, Conv1d, Conv2d, SumPool2d, AvgPool2d, "
          "Flatten, Threshold, Delay, I, IF, LI, LIF, CubaLI, CubaLIF, NIRGraph";
 }
 

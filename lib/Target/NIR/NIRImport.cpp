@@ -650,34 +650,33 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     return Value(li.getVNext());
   }
 
-  if (type == "Conv1d")
-    return error(node) << "Conv1d is not supported yet: the snn dialect has "
-                          "only 2-d convolutions (re-export the layer as a "
-                          "Conv2d with a kernel of height 1)";
-
-  if (type == "Conv2d") {
+  // Conv1d is a Conv2d over [C, 1, L] with a kernel of height 1, between
+  // two reshapes (views, no copies).
+  if (type == "Conv2d" || type == "Conv1d") {
+    int dims = type == "Conv1d" ? 1 : 2;
     const H5Data *w = node.param("weight");
-    if (!w || w->isString || w->shape.size() != 4)
+    if (!w || w->isString || w->shape.size() != size_t(2 + dims))
       return error(node) << "'weight' must be [out_channels, in_channels / "
-                            "groups, KH, KW]"
+                         << (dims == 2 ? "groups, KH, KW]" : "groups, K]")
                          << (w ? ", got shape " + shapeStr(w->shape) : "");
-    if (features.size() != 3)
-      return error(node) << "expects an input [C, H, W] but its input has "
-                         << "shape " << shapeStr(features);
-    auto stride = intList(node, "stride", 2, false, 1);
-    auto dilation = intList(node, "dilation", 2, false, 1);
+    if (features.size() != size_t(1 + dims))
+      return error(node) << "expects an input "
+                         << (dims == 2 ? "[C, H, W]" : "[C, L]")
+                         << " but its input has shape " << shapeStr(features);
+    auto stride = intList(node, "stride", dims, false, 1);
+    auto dilation = intList(node, "dilation", dims, false, 1);
     auto groups = intList(node, "groups", 1, false, 1);
     if (failed(stride) || failed(dilation) || failed(groups))
       return failure();
     for (int64_t v : llvm::concat<int64_t>(*stride, *dilation, *groups))
       if (v <= 0)
         return error(node) << "stride, dilation and groups must be positive";
-    SmallVector<int64_t> pad(2, 0);
+    SmallVector<int64_t> pad(dims, 0);
     const H5Data *p = node.param("padding");
     if (p && p->isString) {
       StringRef mode = p->strings.empty() ? "" : StringRef(p->strings[0]);
       if (mode == "same") {
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < dims; ++i) {
           int64_t total = (*dilation)[i] * (w->shape[2 + i] - 1);
           if ((*stride)[i] != 1 || total % 2 != 0)
             return error(node) << "padding 'same' with stride "
@@ -692,7 +691,7 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
                            << "' must be 'same', 'valid' or integers";
       }
     } else {
-      auto ints = intList(node, "padding", 2, false, 0);
+      auto ints = intList(node, "padding", dims, false, 0);
       if (failed(ints))
         return failure();
       pad = *ints;
@@ -704,13 +703,16 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
                          << " input channels but its input has shape "
                          << shapeStr(features);
     if (const H5Data *is = node.param("input_shape"))
-      if (!is->isString && is->numbers.size() == 2 &&
-          (is->numbers[0] != features[1] || is->numbers[1] != features[2]))
-        return error(node) << "declares input_shape [" << is->numbers[0]
-                           << ", " << is->numbers[1] << "] but its input has "
-                           << "shape " << shapeStr(features);
+      if (!is->isString && is->numbers.size() == size_t(dims) &&
+          !llvm::equal(is->numbers, features.drop_front(),
+                       [](double a, int64_t b) { return a == double(b); }))
+        return error(node) << "declares input_shape "
+                           << shapeStr(SmallVector<int64_t>(
+                                  is->numbers.begin(), is->numbers.end()))
+                           << " but its input has shape "
+                           << shapeStr(features);
     SmallVector<int64_t> out{w->shape[0]};
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < dims; ++i) {
       int64_t span = (*dilation)[i] * (w->shape[2 + i] - 1) + 1;
       int64_t size = features[1 + i] + 2 * pad[i] - span;
       if (size < 0)
@@ -719,7 +721,19 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
                            << shapeStr(features.drop_front());
       out.push_back(size / (*stride)[i] + 1);
     }
-    Value weight = param(node, "weight", *w, w->shape);
+    SmallVector<int64_t> weightShape(w->shape.begin(), w->shape.end());
+    SmallVector<int64_t> in2d(features), out2d(out);
+    if (dims == 1) {
+      // [O, C/g, K] -> [O, C/g, 1, K]; [C, L] -> [C, 1, L].
+      weightShape.insert(weightShape.begin() + 2, 1);
+      in2d.insert(in2d.begin() + 1, 1);
+      out2d.insert(out2d.begin() + 1, 1);
+      stride->insert(stride->begin(), 1);
+      dilation->insert(dilation->begin(), 1);
+      pad.insert(pad.begin(), 0);
+      x = ReshapeOp::create(b, l, stepType(in2d), x);
+    }
+    Value weight = param(node, "weight", *w, weightShape);
     Value bias;
     if (const H5Data *bd = node.param("bias")) {
       if (bd->isString || int64_t(bd->numbers.size()) != w->shape[0])
@@ -734,9 +748,11 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     SmallVector<Value> operands{x, weight};
     if (bias)
       operands.push_back(bias);
-    auto conv = Conv2DOp::create(b, l, TypeRange{stepType(out)}, operands,
-                                 attrs.getAttrs());
-    return Value(conv);
+    Value conv = Conv2DOp::create(b, l, TypeRange{stepType(out2d)}, operands,
+                                  attrs.getAttrs());
+    if (dims == 1)
+      conv = ReshapeOp::create(b, l, stepType(out), conv);
+    return conv;
   }
 
   if (type == "SumPool2d" || type == "AvgPool2d") {

@@ -63,6 +63,12 @@ struct SnnNeuronArgs {
   int hasThetaGrad;
   float thetaGrad;
   int accumulate; // backward: gX += instead of gX =
+  // neuron_step (forward, one step): the state before the step replaces
+  // v_init/i_init, the state after it is written out (null: not used).
+  const float *vIn;
+  const float *iIn;
+  float *vOut;
+  float *iOut;
 };
 
 /// A 2-d convolution (or pooling window) over images [M, C, H, W].

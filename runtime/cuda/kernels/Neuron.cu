@@ -114,6 +114,18 @@ template <int W> __device__ void neuronForward(const SnnNeuronArgs &a) {
     v[l] = q[l].p[SNN_PARAM_V_INIT];
     syn[l] = q[l].p[SNN_PARAM_I_INIT];
   }
+  if (a.vIn) {
+    Vec<W> s = load<W>(a.vIn, base);
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      v[l] = s.v[l];
+  }
+  if (a.iIn) {
+    Vec<W> s = load<W>(a.iIn, base);
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      syn[l] = s.v[l];
+  }
   const bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
   for (long long t = 0; t < a.steps; ++t) {
     long long at = t * a.neurons + base;
@@ -147,6 +159,19 @@ template <int W> __device__ void neuronForward(const SnnNeuronArgs &a) {
       store<W>(a.h, at, hs);
     if (a.syn)
       store<W>(a.syn, at, x);
+  }
+  Vec<W> state;
+  if (a.vOut) {
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      state.v[l] = v[l];
+    store<W>(a.vOut, base, state);
+  }
+  if (a.iOut) {
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      state.v[l] = syn[l];
+    store<W>(a.iOut, base, state);
   }
 }
 

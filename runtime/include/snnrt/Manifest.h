@@ -38,6 +38,11 @@ struct Op {
   std::string kind;
   std::vector<int> in, out;
   nlohmann::json attrs;
+  /// time_loop: the step's ops, the tensors of the body's block arguments
+  /// (input slices, then state) and the yielded tensors (step outputs, then
+  /// the next state).
+  std::vector<Op> body;
+  std::vector<int> args, yields;
   /// "op #i (kind)" for error messages.
   std::string describe(size_t index) const;
 };

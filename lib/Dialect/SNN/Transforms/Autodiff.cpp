@@ -172,6 +172,12 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
                      ReshapeOp::create(b, loc, flatten.getInput().getType(), gy));
         return success();
       })
+      .Case<ReshapeOp>([&](ReshapeOp reshape) {
+        if (needs(reshape.getInput()))
+          accumulate(reshape.getInput(),
+                     ReshapeOp::create(b, loc, reshape.getInput().getType(), gy));
+        return success();
+      })
       .Case<AddOp>([&](AddOp add) {
         accumulate(add.getLhs(), gy);
         accumulate(add.getRhs(), gy);
@@ -193,7 +199,7 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
         return other->emitError()
                << "--snn-autodiff cannot differentiate '" << other->getName()
                << "'; differentiable ops: the multi-step neuron ops, linear, "
-                  "conv2d, pools, batch_norm, flatten, add, scale, dropout";
+                  "conv2d, pools, batch_norm, flatten, reshape, add, scale, dropout";
       });
 }
 

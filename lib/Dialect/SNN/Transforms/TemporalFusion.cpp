@@ -43,7 +43,7 @@ struct FusionStats {
 /// Stateless ops that act on trailing dims, so they take any leading dims.
 static bool isStateless(Operation *op) {
   return isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
-             BatchNormOp, FlattenOp, AddOp, ScaleOp, DropoutOp>(op);
+             BatchNormOp, FlattenOp, ReshapeOp, AddOp, ScaleOp, DropoutOp>(op);
 }
 
 /// Operands that carry samples (and gain the time dim); the others are

@@ -79,6 +79,32 @@ def check_op(op, where, shape):
             fail(f"{where}: batch_norm shapes")
         if len(outs) != (3 if op["training"] else 1):
             fail(f"{where}: batch_norm training={op['training']} with {len(outs)} outputs")
+    elif kind == "time_loop":
+        n, steps = op["num_inputs"], op["steps"]
+        args, yields = op["args"], op["yields"]
+        states = len(ins) - n
+        if len(args) != len(ins) or len(yields) != len(outs) or len(outs) < states:
+            fail(f"{where}: time_loop with {len(ins)} operands, {len(args)} block "
+                 f"arguments, {len(outs)} results and {len(yields)} yields")
+        for i in range(n):
+            if shape(ins[i]) != [steps] + shape(args[i]):
+                fail(f"{where}: input {ins[i]} is not [steps] + its block argument's shape")
+        for k in range(len(outs) - states):
+            if shape(outs[k]) != [steps] + shape(yields[k]):
+                fail(f"{where}: result {outs[k]} is not [steps] + its yield's shape")
+        for j in range(states):
+            a = shape(args[n + j])
+            if shape(ins[n + j]) != a or shape(yields[len(outs) - states + j]) != a:
+                fail(f"{where}: state #{j} changes shape")
+            if yields[len(outs) - states + j] in args:
+                fail(f"{where}: state #{j} is yielded straight from a block argument")
+    elif kind == "neuron_step":
+        x = shape(ins[0])
+        states = 2 if op["model"] == "cuba_lif" else 1
+        if any(shape(t) != x for t in ins[1:1 + states] + outs):
+            fail(f"{where}: neuron_step state or output shapes differ from the input {x}")
+        if len(outs) != (1 if op["model"] == "li" else 1 + states):
+            fail(f"{where}: neuron_step of {op['model']} with {len(outs)} outputs")
     elif kind in ("neuron", "neuron_bwd"):
         x = shape(ins[0])
         f = op["features"]
@@ -93,6 +119,31 @@ def check_op(op, where, shape):
                   "detach_reset", "surrogate") if op["model"] != "li" else ("k", "c", "v_init"):
             if p not in op:
                 fail(f"{where}: {kind} lacks '{p}'")
+
+
+def walk(ops, program, indent, live, tensors, shape):
+    """Checks def-before-use and each op's shapes; prints one line per op
+    (a time loop's body indented under it)."""
+    for n, op in enumerate(ops):
+        where = f"{program}[{n}] ({op['op']})"
+        for i in op["in"]:
+            base = tensors[i].get("alias_of", i)
+            if i not in live and base not in live:
+                fail(f"{where} reads tensor {i} before it is written")
+        check_op(op, where, shape)
+        attrs = {k: v for k, v in op.items() if k not in ("op", "in", "out", "body")}
+        text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+                        for k, v in sorted(attrs.items()))
+        print(f"{program}: {indent}{op['op']} in={op['in']} out={op['out']} {text}".rstrip())
+        if op["op"] == "time_loop":
+            inner = set(live) | set(op["args"])
+            walk(op["body"], program, indent + "  ", inner, tensors, shape)
+            for y in op["yields"]:
+                if y not in inner and tensors[y].get("alias_of") not in inner:
+                    fail(f"{where} yields tensor {y}, which its body does not write")
+        live.update(op["out"])
+        # Aliases become readable with their base tensor.
+        live.update(t["id"] for t in tensors if t.get("alias_of") in live)
 
 
 def main():
@@ -150,20 +201,7 @@ def main():
             continue
         if program == "infer":
             live = set(defined)
-        for n, op in enumerate(m["programs"][program]):
-            where = f"{program}[{n}] ({op['op']})"
-            for i in op["in"]:
-                base = tensors[i].get("alias_of", i)
-                if i not in live and base not in live:
-                    fail(f"{where} reads tensor {i} before it is written")
-            live.update(op["out"])
-            # Aliases become readable with their base tensor.
-            live.update(t["id"] for t in tensors if t.get("alias_of") in live)
-            check_op(op, where, shape)
-            attrs = {k: v for k, v in op.items() if k not in ("op", "in", "out")}
-            text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"
-                            for k, v in sorted(attrs.items()))
-            print(f"{program}: {op['op']} in={op['in']} out={op['out']} {text}".rstrip())
+        walk(m["programs"][program], program, "", live, tensors, shape)
         if program == "infer":
             live = set(defined)
     if "optimizer" in m:

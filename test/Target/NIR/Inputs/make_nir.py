@@ -179,7 +179,7 @@ def case_old():
         "lif": {"type": "LIF", "tau": np.float32(2e-3), "r": np.float32(1.0),
                 "v_leak": np.float32(0.0), "v_threshold": np.float32(1.0)},
         "cuba": {"type": "CubaLIF", "tau_syn": np.float32(1e-3), "tau_mem": np.float32(2e-3),
-                 "r": np.float32(1.0), "v_leak": np.float32(0.0),
+                 "r": np.float32(3.0), "v_leak": np.float32(0.0),
                  "v_threshold": np.float32(1.0)},
         "output": out(3),
     }
@@ -216,10 +216,30 @@ def case_bad_dt():
 
 
 def case_conv1d():
-    nodes = {"input": inp(2, 8),
-             "conv": {"type": "Conv1d", "weight": rand(3, 2, 3), "bias": rand(3),
-                      "stride": np.int64(1), "padding": np.int64(0),
+    # Audio-style: a strided, padded 1-d convolution, a LIF, a dilated grouped
+    # one with 'same' padding, then a flatten and a LIF readout layer.
+    nodes = {"input": inp(2, 16),
+             "conv": {"type": "Conv1d", "weight": rand(4, 2, 3), "bias": rand(4),
+                      "stride": np.int64(2), "padding": np.int64(1),
                       "dilation": np.int64(1), "groups": np.int64(1)},
+             "lif1": {k: (np.full((4, 8), v[0]) if k != "type" else v)
+                      for k, v in lif(1).items()},
+             "conv2": {"type": "Conv1d", "weight": rand(4, 2, 3),
+                       "stride": np.array([1]), "padding": "same",
+                       "dilation": np.array([2]), "groups": np.int64(2)},
+             "lif2": {k: (np.full((4, 8), v[0]) if k != "type" else v)
+                      for k, v in lif(1).items()},
+             "flat": {"type": "Flatten", "start_dim": np.int64(0), "end_dim": np.int64(-1)},
+             "fc": {"type": "Linear", "weight": rand(3, 32)},
+             "lif3": lif(3),
+             "output": out(3)}
+    return nodes, chain("input", "conv", "lif1", "conv2", "lif2", "flat", "fc",
+                        "lif3", "output")
+
+
+def case_conv1d_bad():
+    nodes = {"input": inp(2, 8, 8),
+             "conv": {"type": "Conv1d", "weight": rand(3, 2, 3)},
              "output": out(3, 6)}
     return nodes, chain("input", "conv", "output")
 

@@ -98,6 +98,22 @@ def conv2d(x, w, b, stride, pad, dil, groups):
     return y + np.asarray(b).reshape(1, -1, 1, 1)
 
 
+def conv1d(x, w, b, stride, pad, dil, groups):
+    """x [B, C, L], w [O, C/groups, K]: one output position at a time."""
+    batch, _, length = x.shape
+    out_ch, cg, k = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad)))
+    lout = (length + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    y = np.zeros((batch, out_ch, lout))
+    per_group = out_ch // groups
+    for o in range(out_ch):
+        c0 = (o // per_group) * cg
+        for j in range(lout):
+            window = xp[:, c0:c0 + cg, j * stride:j * stride + dil * (k - 1) + 1:dil]
+            y[:, o, j] = np.sum(window * w[o], axis=(1, 2))
+    return y if b is None else y + np.asarray(b)[None, :, None]
+
+
 def pool2d(x, kernel, stride, pad, mean):
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
     oh = (x.shape[2] - kernel[0]) // stride[0] + 1
@@ -222,6 +238,15 @@ class Simulator:
             else:
                 pad = _pair(pad_v)
             return conv2d(x, p["weight"], p["bias"], stride, pad, dil, int(p["groups"]))
+        if kind == "Conv1d":
+            pad_v = node["padding"]
+            dil, stride = int(np.ravel(p["dilation"])[0]), int(np.ravel(p["stride"])[0])
+            if isinstance(pad_v, str):
+                pad = dil * (p["weight"].shape[2] - 1) // 2 if pad_v == "same" else 0
+            else:
+                pad = int(np.ravel(p["padding"])[0])
+            return conv1d(x, p["weight"], p.get("bias"), stride, pad, dil,
+                          int(np.ravel(p.get("groups", 1))[0]))
         if kind in ("SumPool2d", "AvgPool2d"):
             return pool2d(x, _pair(p["kernel_size"]), _pair(p["stride"]), _pair(p["padding"]),
                           kind == "AvgPool2d")

@@ -1,0 +1,161 @@
+//===- LoopPrograms.cpp - recurrent time loops in the infer program -------===//
+//
+// A time loop that --snn-temporal-fusion kept (its state feeds something
+// other than a neuron membrane: recurrent weights, feedback from a later
+// layer, delays) becomes one `time_loop` op whose `body` is the step's ops
+// (docs/artifact-format.md). Step neuron ops become `neuron_step` ops that
+// take and return their state; the runtime runs the body T times on views
+// of the inputs' time slices. Loop-invariant work was hoisted by the fusion
+// pass, so the body holds only what depends on the previous step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestBuilder.h"
+#include "NeuronSerialization.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using llvm::json::Array;
+using llvm::json::Object;
+
+LogicalResult ManifestBuilder::serializeConstant(arith::ConstantOp op) {
+  auto values = dyn_cast<DenseFPElementsAttr>(op.getValue());
+  if (!values)
+    return op.emitError()
+           << "snn-compile supports float tensor constants (initial loop "
+              "state), not "
+           << op.getValue();
+  if (!values.isSplat()) {
+    ids[op.getResult()] = addConstant("constant", values);
+    return success();
+  }
+  // A splat (usually the zero initial state) is an initializer, not a file.
+  double value = (*values.getValues<APFloat>().begin()).convertToDouble();
+  int64_t id = addTensor(
+      Object{{"shape", toArray(values.getType().getShape())},
+             {"role", "constant"},
+             {"init", Object{{"kind", "constant"}, {"value", value}}}});
+  ids[op.getResult()] = id;
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
+                                                 Phase phase) {
+  if (phase != Phase::Infer)
+    return loop.emitError()
+           << "a recurrent snn.time_loop cannot be trained yet: "
+              "--snn-autodiff differentiates the multi-step form only";
+  Object json{{"op", "time_loop"}, {"steps", loop.getNumTimeSteps()}};
+  Array in;
+  for (Value operand : loop->getOperands()) {
+    FailureOr<int64_t> id = lookup(loop, operand);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
+  unsigned numInputs = loop.getInputs().size();
+  json["num_inputs"] = numInputs;
+
+  Block &body = loop.getBodyBlock();
+  Array args;
+  for (BlockArgument arg : body.getArguments()) {
+    bool isState = arg.getArgNumber() >= numInputs;
+    FailureOr<int64_t> id =
+        addValueTensor(loop, arg, isState ? "loop_state" : "activation");
+    if (failed(id))
+      return failure();
+    args.push_back(*id);
+  }
+
+  // The body's ops go into the loop's own op list.
+  Array bodyOps;
+  Array *outer = bodyTarget;
+  bodyTarget = &bodyOps;
+  auto restore = llvm::make_scope_exit([&] { bodyTarget = outer; });
+  for (Operation &op : body.without_terminator())
+    if (failed(serializeOp(&op, phase)))
+      return failure();
+
+  // Yielded values are copied out after each step. A state yielded straight
+  // from a block argument (a delay line, a swap) is first copied into a
+  // tensor of its own, so that the copies cannot overwrite each other.
+  YieldOp yield = loop.getYield();
+  unsigned numOutputs = loop.getNumStepOutputs();
+  Array yields;
+  for (auto [index, value] : llvm::enumerate(yield.getValues())) {
+    FailureOr<int64_t> id = lookup(yield, value);
+    if (failed(id))
+      return failure();
+    if (index >= numOutputs && isa<BlockArgument>(value)) {
+      FailureOr<SmallVector<int64_t>> shape =
+          resolveShape(yield, value.getType());
+      if (failed(shape))
+        return failure();
+      int64_t copy =
+          addTensor(Object{{"shape", toArray(*shape)}, {"role", "activation"}});
+      bodyOps.push_back(Object{{"op", "scale"},
+                               {"scale", 1.0},
+                               {"in", Array{*id}},
+                               {"out", Array{copy}}});
+      id = copy;
+    }
+    yields.push_back(*id);
+  }
+  restore.release();
+  bodyTarget = outer;
+
+  Array out;
+  for (Value result : loop.getResults()) {
+    FailureOr<int64_t> id = addValueTensor(loop, result, "activation");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
+  json["args"] = std::move(args);
+  json["yields"] = std::move(yields);
+  json["body"] = std::move(bodyOps);
+  json["in"] = std::move(in);
+  json["out"] = std::move(out);
+  emit(phase, std::move(json));
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
+                                                   Phase phase) {
+  StringRef model = getNeuronModelName(op);
+  std::string layer = getLayerName(op, model);
+  Object json{{"op", "neuron_step"}};
+  SmallVector<int64_t> paramInputs;
+  serializeNeuronAttributes(op, json, paramInputs,
+                            [&](StringRef param, DenseFPElementsAttr values) {
+                              return addConstant(layer + "." + param.str(),
+                                                 values);
+                            });
+  // Operands: the input, the state(s), then plif's weight; results: the
+  // output, then the next state(s) (li: the membrane is both).
+  Array in;
+  for (Value operand : op->getOperands()) {
+    FailureOr<int64_t> id = lookup(op, operand);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
+  if (auto plif = dyn_cast<PLIFStepOp>(op))
+    json["plif_w"] = Object{{"tensor", *in.back().getAsInteger()}};
+  for (int64_t id : paramInputs)
+    in.push_back(id);
+  Array out;
+  for (Value result : op->getResults()) {
+    FailureOr<int64_t> id = addValueTensor(op, result, "activation");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
+  json["in"] = std::move(in);
+  json["out"] = std::move(out);
+  emit(phase, std::move(json));
+  return success();
+}
