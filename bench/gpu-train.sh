@@ -7,6 +7,9 @@
 #   vgg    spiking VGG-11 training step and forward: ours vs the peers
 #   train  Fashion-MNIST: MLP and conv net trained by snn-run on the GPU,
 #          and SpikingJelly's epoch time for the MLP
+#   cudatests  the CUDA backend's op tests only (no SpikingJelly needed)
+#   recurrent  recurrent models and NIR graphs on the GPU against their
+#          float64 references; the SHD-sized example vs PyTorch
 set -uo pipefail
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 b=/tmp/snnrt-build
@@ -52,6 +55,20 @@ vgg)
     echo "nsys not found: no kernel profile"
   fi
   stamp "vgg done";;
+cudatests)
+  $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
+  SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
+    >> "$out/cuda-tests.log" 2>&1
+  stamp "snnrt-cuda-tests rc=$?"; grep -E "FAILED|PASSED|tests ran" "$out/cuda-tests.log" | tail -8;;
+recurrent)
+  python3 test/Runtime/Inputs/recurrent_check.py - $run $g/recurrent-check --prepared \
+    --trials 6 --device cuda:0 2>&1 | tail -8
+  python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
+    single_lif mlp conv conv_same misc recurrent nested old conv1d 2>&1 | tail -11
+  $run $g/mods/recurrent.snnmod infer --device cuda:0 --verbose 2>&1 | tail -6
+  python3 bench/recurrent.py --device cuda --run $run --module $g/mods/recurrent.snnmod \
+    --out "$out" 2>&1 | tail -16
+  stamp "recurrent done";;
 train)
   data=$g/data/fashion-mnist
   $run $g/mods/fmnist-mlp.snnmod train --device cuda:0 --data $data --epochs 10 \

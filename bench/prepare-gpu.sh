@@ -20,4 +20,13 @@ compile vgg11 "$root/examples/vgg11.mlir" "optimizer=sgd lr=0.1 momentum=0.9 los
 for net in mlp conv; do
   compile sj-$net "$root/test/Runtime/Inputs/sj/$net.mlir" "optimizer=sgd lr=0.1 momentum=0 loss=ce_rate"
 done
-du -sh "$g" "$root/.peers"
+# Recurrent networks: the SHD-sized example, random recurrent models and the
+# NIR test graphs with their float64 references (checked on the GPU by
+# bench/gpu-train.sh recurrent).
+rm -rf "$g/mods/recurrent.snnmod" "$g/recurrent-check" "$g/nir-sim"
+"$opt" "$root/examples/recurrent.mlir" --snn-temporal-fusion \
+  --snn-compile="output=$g/mods/recurrent.snnmod target=all" -o /dev/null 2>/dev/null
+python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
+python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
+  single_lif mlp conv conv_same misc recurrent nested old conv1d
+du -sh "$g" "$root/.peers" 2>/dev/null || true

@@ -51,6 +51,8 @@ CudaModule::CudaModule(CudaDevice &device, const json &manifest,
                  ", which is not a tensor of its own");
     Storage s = it->second;
     s.owner = false;
+    sharedStorage.insert(target);
+    sharedStorage.insert((*t)["id"].get<int64_t>());
     s.tensor.shape = (*t)["shape"].get<std::vector<int64_t>>();
     s.tensor.name = t->value("name", s.tensor.name);
     if (s.tensor.numel() != it->second.tensor.numel())
@@ -131,7 +133,8 @@ void CudaModule::run(const std::string &name, const StepValues &values) {
                  "' (recompile it with training enabled for train programs)");
     auto program = std::make_unique<CudaProgram>(
         device, name, programSources[name],
-        [this](int64_t id) { return tensor(id); });
+        [this](int64_t id) { return tensor(id); },
+        [this](int64_t id) { return sharedStorage.count(id) > 0; });
     it = programs.emplace(name, std::move(program)).first;
   }
   it->second->run(values);

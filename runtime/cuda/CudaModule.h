@@ -12,6 +12,7 @@
 #include "CudaProgram.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -57,6 +58,9 @@ private:
   std::string moduleDir;
   std::string kernelFile;
   std::map<int64_t, Storage> tensors;
+  /// Tensors whose storage another tensor shares (alias owners and aliases):
+  /// a time loop must not redirect them to views.
+  std::set<int64_t> sharedStorage;
   nlohmann::json programSources;
   std::map<std::string, std::unique_ptr<CudaProgram>> programs;
 };

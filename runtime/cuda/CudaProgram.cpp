@@ -4,6 +4,9 @@
 
 #include "CudaError.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 using namespace snnrt::cuda;
 using nlohmann::json;
 
@@ -15,9 +18,12 @@ static bool hasStepValues(const json &op) {
 }
 
 CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
-                         std::function<DeviceTensor(int64_t)> resolve)
+                         std::function<DeviceTensor(int64_t)> resolve,
+                         std::function<bool(int64_t)> sharesStorage)
     : device(device), name(std::move(name)), ops(std::move(ops)),
-      resolve(std::move(resolve)) {
+      resolve(std::move(resolve)), sharesStorage(std::move(sharesStorage)) {
+  if (!this->sharesStorage)
+    this->sharesStorage = [](int64_t) { return true; };
   if (!this->ops.is_array())
     throwError(device.name() + ": program '" + this->name +
                "' is not a list of ops");
@@ -44,12 +50,13 @@ static std::string describeOp(const std::string &program, size_t index,
 }
 
 void CudaProgram::runEagerly(const StepValues &values) {
-  runOps(ops, name, values, &kernels);
+  runOps(ops, name, values, &kernels, resolve);
 }
 
 void CudaProgram::runOps(const json &list, const std::string &prefix,
                          const StepValues &values,
-                         std::vector<std::string> *used) {
+                         std::vector<std::string> *used,
+                         const Resolver &resolver) {
   for (size_t i = 0; i < list.size(); ++i) {
     const json &op = list[i];
     if (!op.is_object() || !op.contains("in") || !op["in"].is_array() ||
@@ -60,14 +67,14 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
       runTimeLoop(op,
                   device.name() + ": " + prefix + " op #" + std::to_string(i) +
                       " 'time_loop'",
-                  values);
+                  values, resolver);
       continue;
     }
-    OpCall call{op, {}, {}, resolve, ""};
+    OpCall call{op, {}, {}, resolver, ""};
     for (const json &id : op["in"])
-      call.in.push_back(resolve(id.get<int64_t>()));
+      call.in.push_back(resolver(id.get<int64_t>()));
     for (const json &id : op["out"])
-      call.out.push_back(resolve(id.get<int64_t>()));
+      call.out.push_back(resolver(id.get<int64_t>()));
     call.where =
         device.name() + ": " + describeOp(prefix, i, op, call.in, call.out);
     call.learningRate = values.learningRate;
@@ -80,13 +87,14 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
 }
 
 void CudaProgram::runTimeLoop(const json &op, const std::string &where,
-                              const StepValues &values) {
+                              const StepValues &values,
+                              const Resolver &resolver) {
   auto ids = [&](const char *key) {
     if (!op.contains(key) || !op[key].is_array())
       throwError(where + ": needs the list '" + key + "'");
     std::vector<DeviceTensor> r;
     for (const json &id : op[key])
-      r.push_back(resolve(id.get<int64_t>()));
+      r.push_back(resolver(id.get<int64_t>()));
     return r;
   };
   std::vector<DeviceTensor> in = ids("in"), out = ids("out"),
@@ -123,23 +131,100 @@ void CudaProgram::runTimeLoop(const json &op, const std::string &where,
                         src.ptr + srcOffset * sizeof(float),
                         n * sizeof(float), where);
   };
+  auto view = [](DeviceTensor t, const DeviceTensor &of, int64_t offset) {
+    t.ptr = of.ptr + offset * sizeof(float);
+    return t;
+  };
+  std::vector<int64_t> argIds, yieldIds;
+  for (const json &id : op["args"])
+    argIds.push_back(id.get<int64_t>());
+  for (const json &id : op["yields"])
+    yieldIds.push_back(id.get<int64_t>());
+  auto isArg = [&](int64_t id) {
+    return std::find(argIds.begin(), argIds.end(), id) != argIds.end();
+  };
+  auto yieldCount = [&](int64_t id) {
+    return std::count(yieldIds.begin(), yieldIds.end(), id);
+  };
+  // Input slices are views of the inputs. A step output written by the body
+  // is a view of its slice of the stacked result. A state yielded only as
+  // that state ping-pongs: step t reads buffer t % 2 and writes the other.
+  // Tensors that share storage with an alias keep their copies.
+  std::vector<bool> viewInput(numInputs), viewOutput(numOutputs),
+      pingPong(numStates);
+  for (size_t i = 0; i < numInputs; ++i)
+    viewInput[i] = !sharesStorage(argIds[i]);
+  for (size_t k = 0; k < numOutputs; ++k)
+    viewOutput[k] = !sharesStorage(yieldIds[k]) && !isArg(yieldIds[k]) &&
+                    yieldCount(yieldIds[k]) == 1;
+  // A state that is also a step output (a layer's spikes fed back) is read
+  // from the previous step's slice of that output.
+  std::vector<int> fromOutput(numStates, -1);
+  for (size_t j = 0; j < numStates; ++j) {
+    int64_t a = argIds[numInputs + j], y = yieldIds[numOutputs + j];
+    bool own = !sharesStorage(a) && !sharesStorage(y) && !isArg(y);
+    pingPong[j] = own && yieldCount(y) == 1;
+    for (size_t k = 0; k < numOutputs; ++k)
+      if (own && yieldCount(y) == 2 && yieldIds[k] == y)
+        fromOutput[j] = static_cast<int>(k);
+  }
+  for (size_t k = 0; k < numOutputs; ++k)
+    viewOutput[k] = viewOutput[k] ||
+                    std::count(fromOutput.begin(), fromOutput.end(), int(k)) == 1;
+
   for (size_t j = 0; j < numStates; ++j)
     copy(args[numInputs + j], 0, in[numInputs + j], 0,
          args[numInputs + j].numel());
+  std::unordered_map<int64_t, DeviceTensor> redirect;
+  Resolver step = [&](int64_t id) {
+    auto it = redirect.find(id);
+    return it != redirect.end() ? it->second : resolver(id);
+  };
   std::string body = where.substr(device.name().size() + 2) + " body";
   for (long long t = 0; t < steps; ++t) {
-    for (size_t i = 0; i < numInputs; ++i)
-      copy(args[i], 0, in[i], t * args[i].numel(), args[i].numel());
-    runOps(op["body"], body, values, nullptr);
+    redirect.clear();
+    for (size_t i = 0; i < numInputs; ++i) {
+      int64_t n = args[i].numel();
+      if (viewInput[i])
+        redirect[argIds[i]] = view(args[i], in[i], t * n);
+      else
+        copy(args[i], 0, in[i], t * n, n);
+    }
     for (size_t k = 0; k < numOutputs; ++k)
-      copy(out[k], t * yields[k].numel(), yields[k], 0, yields[k].numel());
+      if (viewOutput[k])
+        redirect[yieldIds[k]] =
+            view(yields[k], out[k], t * yields[k].numel());
+    for (size_t j = 0; j < numStates; ++j) {
+      if (pingPong[j] && t % 2) {
+        redirect[argIds[numInputs + j]] = yields[numOutputs + j];
+        redirect[yieldIds[numOutputs + j]] = args[numInputs + j];
+      }
+      if (fromOutput[j] >= 0 && t > 0) {
+        int k = fromOutput[j];
+        redirect[argIds[numInputs + j]] =
+            view(args[numInputs + j], out[k], (t - 1) * yields[k].numel());
+      }
+    }
+    runOps(op["body"], body, values, nullptr, step);
+    for (size_t k = 0; k < numOutputs; ++k)
+      if (!viewOutput[k])
+        copy(out[k], t * yields[k].numel(), step(yieldIds[k]), 0,
+             yields[k].numel());
     for (size_t j = 0; j < numStates; ++j)
-      copy(args[numInputs + j], 0, yields[numOutputs + j], 0,
-           args[numInputs + j].numel());
+      if (!pingPong[j] && fromOutput[j] < 0)
+        copy(args[numInputs + j], 0, step(yieldIds[numOutputs + j]), 0,
+             args[numInputs + j].numel());
   }
-  for (size_t j = 0; j < numStates; ++j)
-    copy(out[numOutputs + j], 0, args[numInputs + j], 0,
-         args[numInputs + j].numel());
+  // The final state: in the argument's buffer, for a ping-pong state after
+  // an odd number of steps in the yield's, or the output's last slice.
+  for (size_t j = 0; j < numStates; ++j) {
+    DeviceTensor last =
+        pingPong[j] && steps % 2 ? yields[numOutputs + j] : args[numInputs + j];
+    if (fromOutput[j] >= 0)
+      last = view(last, out[fromOutput[j]],
+                  (steps - 1) * yields[fromOutput[j]].numel());
+    copy(out[numOutputs + j], 0, last, 0, last.numel());
+  }
 }
 
 void CudaProgram::run(const StepValues &values) {

@@ -7,7 +7,9 @@
 // (the optimizers' learning rate and step, dropout's seed) are not captured,
 // nor programs whose capture fails (they keep running op by op). A
 // recurrent time loop runs its body once per step, all of it captured with
-// the rest of the program.
+// the rest of the program; its input slices and step outputs are views and
+// its state ping-pongs between two buffers, so a step is only its body's
+// kernels (no copies) wherever no alias shares those tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +35,11 @@ class CudaProgram {
 public:
   /// `ops` is the manifest's op list; `resolve(id)` gives a tensor's device
   /// storage (its pointer must stay the same while the program exists).
+  /// `sharesStorage(id)`: whether another tensor aliases `id`'s storage
+  /// (null: assume every tensor may be aliased).
   CudaProgram(CudaDevice &device, std::string name, nlohmann::json ops,
-              std::function<DeviceTensor(int64_t)> resolve);
+              std::function<DeviceTensor(int64_t)> resolve,
+              std::function<bool(int64_t)> sharesStorage = nullptr);
   ~CudaProgram();
   CudaProgram(const CudaProgram &) = delete;
   CudaProgram &operator=(const CudaProgram &) = delete;
@@ -47,17 +52,21 @@ public:
 
 private:
   void runEagerly(const StepValues &values);
-  /// Runs `list` (the program or a loop body); `used` records the kernels.
+  using Resolver = std::function<DeviceTensor(int64_t)>;
+  /// Runs `list` (the program or a loop body) with tensors from `resolver`;
+  /// `used` records the kernels.
   void runOps(const nlohmann::json &list, const std::string &prefix,
-              const StepValues &values, std::vector<std::string> *used);
+              const StepValues &values, std::vector<std::string> *used,
+              const Resolver &resolver);
   /// A recurrent `time_loop` op: its body once per step.
   void runTimeLoop(const nlohmann::json &op, const std::string &where,
-                   const StepValues &values);
+                   const StepValues &values, const Resolver &resolver);
 
   CudaDevice &device;
   std::string name;
   nlohmann::json ops;
   std::function<DeviceTensor(int64_t)> resolve;
+  std::function<bool(int64_t)> sharesStorage;
   std::vector<std::string> kernels;
   bool capturable = false;
   int runs = 0;
