@@ -174,7 +174,8 @@ void launchBuiltin(CudaDevice &device, OpCall &call, SnnNeuronArgs &a,
   for (const void *p : {(const void *)a.in, (const void *)a.out,
                         (const void *)a.h, (const void *)a.syn,
                         (const void *)a.vIn, (const void *)a.iIn,
-                        (const void *)a.vOut, (const void *)a.iOut})
+                        (const void *)a.vOut, (const void *)a.iOut,
+                        (const void *)a.addend})
     vec = vec && (!p || aligned16(p));
   int width = vec ? 4 : 1;
   std::string name = std::string("snnrt_neuron_") + (backward ? "bwd" : "fwd") +
@@ -289,6 +290,15 @@ void runStep(CudaDevice &device, OpCall &call) {
   a.vIn = call.in[cuba ? 2 : 1].f32();
   a.iOut = cuba ? call.out[1].f32() : nullptr;
   a.vOut = li ? nullptr : call.out[cuba ? 2 : 1].f32();
+  if (call.op.contains("addend")) {
+    const json &addend = call.op["addend"];
+    if (!addend.is_object() || !addend.contains("tensor") ||
+        !addend["tensor"].is_number_integer())
+      opError(call, "'addend' must be {\"tensor\": id}");
+    DeviceTensor t = call.tensor(addend["tensor"].get<int64_t>());
+    checkShape(call, t, x);
+    a.addend = t.f32();
+  }
   launchBuiltin(device, call, a, /*backward=*/false);
 }
 } // namespace

@@ -329,6 +329,16 @@ void runNeuronStep(const Ctx &c) {
   for (size_t i = 0; i < outs; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
   const float *x = c.inPtr(0);
+  // "addend": {"tensor": id}: the input is x + addend (a fused snn.add).
+  const float *addend = nullptr;
+  auto extra = c.op.attrs.find("addend");
+  if (extra != c.op.attrs.end()) {
+    if (!extra->is_object() || !extra->contains("tensor"))
+      c.fail("'addend' must be {\"tensor\": id}");
+    int id = extra->at("tensor").get<int>();
+    c.expectElements(c.m.tensor(id), n, "like the step's input");
+    addend = c.get(id);
+  }
   const float *iPrev = s.cuba ? c.inPtr(1) : nullptr;
   const float *vPrev = c.inPtr(s.cuba ? 2 : 1);
   float *out = c.outPtr(0);
@@ -341,7 +351,7 @@ void runNeuronStep(const Ctx &c) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t f = 0; f < F; ++f) {
       int64_t at = b * F + f;
-      float input = x[at];
+      float input = addend ? x[at] + addend[at] : x[at];
       if (s.cuba) {
         float i = iPrev[at];
         i = (i - ksyn[f] * i) + csyn[f] * input;

@@ -75,9 +75,18 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
   Array *outer = bodyTarget;
   bodyTarget = &bodyOps;
   auto restore = llvm::make_scope_exit([&] { bodyTarget = outer; });
-  for (Operation &op : body.without_terminator())
+  for (Operation &op : body.without_terminator()) {
+    // The sum feeding a step neuron (feed-forward + recurrent current) is
+    // computed by the neuron_step itself: one kernel less per step.
+    if (auto add = dyn_cast<AddOp>(op); add && add->hasOneUse()) {
+      auto neuron = dyn_cast<NeuronOpInterface>(*add->user_begin());
+      if (neuron && neuron.isStepForm() && neuron.getInput() == add.getResult() &&
+          neuron->getBlock() == &body)
+        continue;
+    }
     if (failed(serializeOp(&op, phase)))
       return failure();
+  }
 
   // Yielded values are copied out after each step. A state yielded straight
   // from a block argument (a delay line, a swap) is first copied into a
@@ -137,7 +146,20 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
   // Operands: the input, the state(s), then plif's weight; results: the
   // output, then the next state(s) (li: the membrane is both).
   Array in;
+  std::optional<int64_t> addend;
   for (Value operand : op->getOperands()) {
+    // An input `snn.add` left out of the body (serializeTimeLoop): the
+    // neuron reads both of its operands.
+    auto add = operand.getDefiningOp<AddOp>();
+    if (in.empty() && add && !ids.count(operand)) {
+      FailureOr<int64_t> lhs = lookup(add, add.getLhs());
+      FailureOr<int64_t> rhs = lookup(add, add.getRhs());
+      if (failed(lhs) || failed(rhs))
+        return failure();
+      in.push_back(*lhs);
+      addend = *rhs;
+      continue;
+    }
     FailureOr<int64_t> id = lookup(op, operand);
     if (failed(id))
       return failure();
@@ -145,6 +167,10 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
   }
   if (auto plif = dyn_cast<PLIFStepOp>(op))
     json["plif_w"] = Object{{"tensor", *in.back().getAsInteger()}};
+  if (addend) {
+    json["addend"] = Object{{"tensor", *addend}};
+    in.push_back(*addend);
+  }
   for (int64_t id : paramInputs)
     in.push_back(id);
   Array out;

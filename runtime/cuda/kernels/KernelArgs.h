@@ -69,6 +69,8 @@ struct SnnNeuronArgs {
   const float *iIn;
   float *vOut;
   float *iOut;
+  // Forward: the input is in + addend (a fused snn.add; null: in alone).
+  const float *addend;
 };
 
 /// A 2-d convolution (or pooling window) over images [M, C, H, W].

@@ -130,6 +130,12 @@ template <int W> __device__ void neuronForward(const SnnNeuronArgs &a) {
   for (long long t = 0; t < a.steps; ++t) {
     long long at = t * a.neurons + base;
     Vec<W> x = load<W>(a.in, at), out, hs;
+    if (a.addend) {
+      Vec<W> y = load<W>(a.addend, at);
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        x.v[l] = x.v[l] + y.v[l];
+    }
 #pragma unroll
     for (int l = 0; l < W; ++l) {
       const float *p = q[l].p;
