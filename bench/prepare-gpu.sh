@@ -26,6 +26,15 @@ done
 rm -rf "$g/mods/recurrent.snnmod" "$g/recurrent-check" "$g/nir-sim"
 "$opt" "$root/examples/recurrent.mlir" --snn-temporal-fusion \
   --snn-compile="output=$g/mods/recurrent.snnmod target=all" -o /dev/null 2>/dev/null
+rm -rf "$g/mods/recurrent-train.snnmod" "$g/recurrent-grads"
+"$opt" "$root/examples/recurrent.mlir" --snn-temporal-fusion \
+  --snn-autodiff="optimizer=sgd lr=0.01 momentum=0.9" \
+  --snn-compile="output=$g/mods/recurrent-train.snnmod target=all" -o /dev/null 2>/dev/null
+mkdir -p "$g/recurrent-grads"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent.mlir" --snn-temporal-fusion \
+  --snn-autodiff --snn-compile="output=$g/recurrent-grads/rec.snnmod target=all" -o /dev/null 2>/dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/recurrent-grads/rec.snnmod" "$g/recurrent-grads"
 python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
   single_lif mlp conv conv_same misc recurrent nested old conv1d

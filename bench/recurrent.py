@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The recurrent SHD-sized network of examples/recurrent.mlir (T = 100, batch
 32, 700 inputs, 128 recurrent LIF neurons, a 20-class leaky-integrator
-readout), forward only: snn-run against PyTorch in the same process.
+readout): snn-run against PyTorch in the same process, forward and (with
+--train-module, the example compiled with --snn-autodiff) training.
 
 1. Correctness on the device: the same weights (a safetensors file) and input
    go to `snn-run MODULE infer --device cuda` and to the PyTorch model in
@@ -12,6 +13,13 @@ readout), forward only: snn-run against PyTorch in the same process.
    reduce-overhead, i.e. CUDA graphs), and ours (`snn-run MODULE bench`).
    The work is 100 dependent steps of a 32x128x128 GEMM and an elementwise
    LIF step: latency-bound, so the floor is reported as time per step.
+
+3. Training (--train-module): one SGD step (momentum 0.9) on the
+   cross-entropy of the time-mean readout membrane, BPTT through the
+   recurrence with the sigmoid surrogate (alpha 4), in PyTorch and with
+   `snn-run grads` on the same weights, input and labels: the loss and every
+   gradient are compared (normwise relative error), then the step is timed
+   (torch eager, torch.compile, ours from `snn-run bench`) with peak memory.
 
 SpikingJelly has no recurrent LIF layer with a recurrent weight; it is not a
 peer here.
@@ -30,8 +38,19 @@ import torch
 
 import common
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from snnref.tensorio import read_safetensors, write_safetensors  # noqa: E402
+
 T, B, IN, H, OUT = 100, 32, 700, 128, 20
 K, C, V_TH, K_OUT = 0.05, 1.0, 1.0, 0.1  # examples/recurrent.mlir
+
+
+def spike(h):
+    """S = H >= v_th; in backward the sigmoid surrogate (alpha 4), written
+    straight-through so that torch.compile traces it."""
+    u = h - V_TH
+    sg = torch.sigmoid(4.0 * u)
+    return (u >= 0).to(h.dtype).detach() + sg - sg.detach()
 
 
 def forward(x, w_in, w_rec, w_out):
@@ -42,7 +61,7 @@ def forward(x, w_in, w_rec, w_out):
     spikes = []
     for t in range(x.shape[0]):
         h = v + K * (0.0 - v) + C * (i_in[t] + s @ w_rec.t())
-        s = (h >= V_TH).to(h.dtype)
+        s = spike(h)
         v = h - V_TH * s
         spikes.append(s)
     y = torch.stack(spikes) @ w_out.t()
@@ -54,25 +73,14 @@ def forward(x, w_in, w_rec, w_out):
     return torch.stack(out)
 
 
-def write_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, a in tensors.items():
-        b = np.ascontiguousarray(a, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(b)]}
-        offset += len(b)
-        blobs.append(b)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     common.add_common_args(ap)
     ap.add_argument("--run", required=True, help="the snn-run binary")
     ap.add_argument("--module", required=True, help="examples/recurrent.mlir compiled")
+    ap.add_argument("--train-module",
+                    help="examples/recurrent.mlir compiled with --snn-autodiff="
+                         "\"optimizer=sgd lr=0.01 momentum=0.9\"")
     args = ap.parse_args()
     dev = common.setup_device(args.device, tf32=False)
     name = common.device_name(dev)
@@ -86,9 +94,9 @@ def main():
     # 1. Same weights and input through snn-run on the device.
     work = tempfile.mkdtemp()
     wfile, xfile, yfile = (os.path.join(work, f) for f in ("w.safetensors", "x.npy", "y.npy"))
-    write_safetensors(wfile, {"rec.input.weight": w_in.numpy(),
-                              "rec.recurrent.weight": w_rec.numpy(),
-                              "readout.weight": w_out.numpy()})
+    write_safetensors(wfile, {"rec.input.weight": w_in.numpy().astype(np.float32),
+                              "rec.recurrent.weight": w_rec.numpy().astype(np.float32),
+                              "readout.weight": w_out.numpy().astype(np.float32)})
     np.save(xfile, x.numpy())
     dev_arg = "cuda:0" if dev.type == "cuda" else "cpu"
     subprocess.run([args.run, args.module, "infer", "--device", dev_arg, "--weights", wfile,
@@ -129,10 +137,76 @@ def main():
     md += (f"\n\nT = {T}, batch {B}: ours {1e3 * ms / T:.1f} us per step; "
            f"fastest peer {fastest:.3f} ms ({fastest / ms:.2f}x ours).\n"
            f"Correctness (same weights and input): {json.dumps(agree)}\n")
+    payload = {"peers_ms": rows, "ours_ms": ms, "correctness": agree, "T": T, "B": B}
+    if args.train_module:
+        train_md, payload["train"] = train(args, dev, dev_arg, repeat, work, x,
+                                           (w_in, w_rec, w_out))
+        md += "\n" + train_md
     print(md)
-    common.write_results(args.out, "recurrent", name,
-                         {"peers_ms": rows, "ours_ms": ms, "correctness": agree,
-                          "T": T, "B": B}, md)
+    common.write_results(args.out, "recurrent", name, payload, md)
+
+
+def train(args, dev, dev_arg, repeat, work, x, weights):
+    """Gradients against PyTorch's, then the training step's time and memory."""
+    g = torch.Generator().manual_seed(1)
+    labels = torch.randint(0, OUT, (B,), generator=g)
+    lfile, gfile = os.path.join(work, "y.npy"), os.path.join(work, "g.safetensors")
+    np.save(lfile, labels.numpy())
+    wfile, xfile = os.path.join(work, "w.safetensors"), os.path.join(work, "x.npy")
+    subprocess.run([args.run, args.train_module, "grads", "--device", dev_arg,
+                    "--weights", wfile, "--data", xfile, "--labels", lfile,
+                    "--output", gfile], check=True, stdout=subprocess.DEVNULL)
+    ours = read_safetensors(gfile)[0]
+    names = ("rec.input.weight", "rec.recurrent.weight", "readout.weight")
+    ws = [w.to(dev).clone().requires_grad_(True) for w in weights]
+    xd, yd = x.to(dev), labels.to(dev)
+
+    def loss_of(ws):
+        m = forward(xd, *ws).mean(0)
+        return torch.nn.functional.cross_entropy(m, yd)
+
+    loss = loss_of(ws)
+    loss.backward()
+    rel = {"loss": abs(float(ours["loss"].reshape(())) - float(loss)) / abs(float(loss))}
+    for n, w in zip(names, ws):
+        ref = w.grad.cpu().numpy()
+        rel[n] = float(np.linalg.norm(ours["grad:" + n].reshape(ref.shape) - ref)
+                       / max(np.linalg.norm(ref), 1e-30))
+    print("train correctness (relative to PyTorch):", json.dumps(rel))
+
+    params = [w.detach().clone().requires_grad_(True) for w in weights]
+    params = [p.to(dev).detach().requires_grad_(True) for p in params]
+    opt = torch.optim.SGD(params, lr=1e-6, momentum=0.9)
+
+    def step(fn):
+        def run():
+            opt.zero_grad(set_to_none=True)
+            fn(params).backward()
+            opt.step()
+        return run
+
+    rows, mem = {}, {}
+    common.reset_peak(dev)
+    rows["torch eager"] = common.time_ms(step(loss_of), dev, repeat)
+    mem["torch eager"] = common.peak_mb(dev)
+    try:
+        compiled = torch.compile(loss_of)
+        common.reset_peak(dev)
+        rows["torch.compile (default)"] = common.time_ms(step(compiled), dev, repeat, warmup=5)
+        mem["torch.compile (default)"] = common.peak_mb(dev)
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"torch.compile training: {e!r}"[:300])
+    o = common.run_ours(f"{args.run} {args.train_module} bench --device {dev_arg} "
+                        f"--weights {wfile} --iterations {repeat}")[-1]
+    ms = o["step_ms"]
+    table = [[k, common.fmt(v), common.fmt(v / ms, 2) + "x", common.fmt(mem[k], 0)]
+             for k, v in rows.items()]
+    table.append(["snn-mlir (snn-run)", common.fmt(ms), "1.00x", common.fmt(o["mem_mb"], 0)])
+    md = "Training step (forward, loss, BPTT, SGD):\n\n" + common.markdown_table(
+        ["variant", "ms / step", "peer time / ours", "peak MB"], table)
+    md += f"\n\nGradients vs PyTorch (relative): {json.dumps(rel)}\n"
+    return md, {"peers_ms": rows, "peers_mb": mem, "ours_ms": ms,
+                "ours_mb": o["mem_mb"], "rel_vs_torch": rel}
 
 
 if __name__ == "__main__":

@@ -351,6 +351,38 @@ def _run_op(mod, op, lr, smooth):
                 put(1, h)
             if len(out) > 2 and i is not None:
                 put(2, i)
+        elif kind == "neuron_step":
+            ins = [int(i) for i in op["in"]]
+            nrn = _neuron(mod, op)
+            x = mod.get(ins[0])
+            addend = op.get("addend")
+            if isinstance(addend, dict):
+                x = x + mod.get(int(addend["tensor"])).reshape(x.shape)
+            o, v, h = nrn.step(x, mod.get(ins[1]), smooth=smooth)
+            put(0, o)
+            n = 1
+            if nrn.model != "li":
+                put(1, v)
+                n = 2
+            if op.get("save_h"):
+                put(n, h)
+        elif kind == "neuron_step_bwd":
+            ins = _ids(op, "in", 3, 16, "inputs (gs, gv, h, ...)")
+            nrn = _neuron(mod, op)
+            gx, gv = nrn.step_backward(mod.get(ins[0]), mod.get(ins[1]),
+                                       mod.get(ins[2]), smooth=smooth)
+            put(0, gx, grad=True)
+            put(1, gv, grad=True)
+        elif kind == "time_slice":
+            ins = _ids(op, "in", 1, 1, "input")
+            x = mod.get(ins[0])
+            index = int(op.get("index", -1))
+            if not 0 <= index < x.shape[0]:
+                raise OpError(f"index {index} outside the {x.shape[0]} steps")
+            put(0, x[index])
+        elif kind == "time_stack":
+            ins = [int(i) for i in op["in"]]
+            put(0, np.stack([mod.get(i) for i in ins]))
         elif kind == "neuron_bwd":
             ins = _ids(op, "in", 2, 16, "inputs (gs, h, ...)")
             nrn = _neuron(mod, op)

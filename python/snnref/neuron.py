@@ -99,6 +99,13 @@ class Neuron:
             raise RefError(f"neuron: input {list(x.shape)} is not [T, B*{self.F}]")
         return x.reshape(T, n // self.F, self.F)
 
+    def _dvdh(self, h, sg, smooth):
+        """dV/dH of the reset, given the surrogate derivative sg at h."""
+        if self.reset == "hard":
+            dvdh = 1.0 - self.spikes(h, smooth)
+            return dvdh if self.detach_reset else dvdh + (self.v_reset - h) * sg
+        return np.ones_like(h) if self.detach_reset else 1.0 - self.v_th * sg
+
     # -- forward ---------------------------------------------------------------
     def forward(self, x, smooth=False, reset_spikes=None):
         """Returns (out, h, i): out = S (H for li), h = H, i = I (cuba) or None,
@@ -128,6 +135,34 @@ class Neuron:
         i_out = None if isaved is None else isaved.reshape(shape)
         return out.reshape(shape), hs.reshape(shape), i_out
 
+    # -- one step of a recurrent layer (unrolled loops) ------------------------
+    def step(self, x, v, smooth=False):
+        """One step from the membrane v: (out, v_next, h); li's out is h."""
+        if self.model not in ("lif", "if", "li"):
+            raise RefError(f"no step form for {self.model} in snnref")
+        shape = np.shape(x)
+        x = np.asarray(x, dtype=np.float64).reshape(-1, self.F)
+        v = np.asarray(v, dtype=np.float64).reshape(-1, self.F)
+        h = v + self.k * (self.v_leak - v) + self.c * x
+        if self.model == "li":
+            return h.reshape(shape), h.reshape(shape), h.reshape(shape)
+        s = self.spikes(h, smooth)
+        return (s.reshape(shape), self.after_reset(h, s).reshape(shape),
+                h.reshape(shape))
+
+    def step_backward(self, gs, gv_next, h, smooth=False):
+        """Gradients (input, previous membrane) of one step from those of its
+        output and of the next membrane."""
+        shape = np.shape(h)
+        gs, gv_next, h = (np.asarray(a, dtype=np.float64).reshape(-1, self.F)
+                          for a in (gs, gv_next, h))
+        if self.model == "li":
+            gh = gs + gv_next
+        else:
+            sg = self.surrogate.grad(h - self.v_th, h)
+            gh = gs * sg + gv_next * self._dvdh(h, sg, smooth)
+        return (self.c * gh).reshape(shape), (gh * (1.0 - self.k)).reshape(shape)
+
     # -- backward --------------------------------------------------------------
     def backward(self, gs, h, smooth=False):
         """BPTT from the output gradient gs and the saved H. Returns (gx, gw):
@@ -145,15 +180,7 @@ class Neuron:
                 gh = gs[t] + gv
             else:
                 sg = self.surrogate.grad(ht - self.v_th, ht)
-                s = self.spikes(ht, smooth)
-                if self.reset == "hard":
-                    dvdh = 1.0 - s
-                    if not self.detach_reset:
-                        dvdh = dvdh + (self.v_reset - ht) * sg
-                else:
-                    dvdh = np.ones_like(ht) if self.detach_reset \
-                        else 1.0 - self.v_th * sg
-                gh = gs[t] * sg + gv * dvdh
+                gh = gs[t] * sg + gv * self._dvdh(ht, sg, smooth)
             if self.model == "plif":
                 if t > 0:
                     hp = h[t - 1]

@@ -174,3 +174,34 @@ def test_bad_parameters():
         Neuron("plif", 2)
     with pytest.raises(RefError, match="not \\[T, B\\*3\\]"):
         Neuron("lif", 3).forward(np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize("model,reset", [("lif", "hard"), ("lif", "soft"),
+                                         ("if", "hard"), ("li", "hard")])
+def test_steps_chain_into_the_scan(model, reset, rng):
+    """step() from the previous membrane, T times, is the multi-step scan."""
+    nrn = Neuron(model=model, features=3, k=0.3, c=0.8, v_th=0.7, reset=reset)
+    x = rng.normal(0.5, 1.0, (6, 2, 3))
+    out, h, _ = nrn.forward(x)
+    v = np.broadcast_to(nrn.v_init, (2, 3))
+    for t in range(6):
+        o, v, ht = nrn.step(x[t], v)
+        assert np.array_equal(o, out[t]) and np.allclose(ht, h[t], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("model,reset", [("lif", "hard"), ("lif", "soft"), ("li", "hard")])
+def test_step_backward_matches_finite_differences(model, reset, rng):
+    """The gradients of one smooth step wrt its input and previous membrane."""
+    nrn = Neuron(model=model, features=4, k=0.35, c=0.9, v_th=0.6, reset=reset)
+    x, v = rng.normal(0.4, 1.0, (2, 4)), rng.normal(0.2, 0.5, (2, 4))
+    gs, gvn = rng.normal(size=(2, 4)), rng.normal(size=(2, 4))
+
+    def loss(xv, vv):
+        o, vn, _ = nrn.step(xv, vv, smooth=True)
+        return float(np.sum(gs * o) + (0.0 if model == "li" else np.sum(gvn * vn)))
+
+    _, _, h = nrn.step(x, v, smooth=True)
+    gx, gv = nrn.step_backward(gs, np.zeros_like(gs) if model == "li" else gvn, h,
+                               smooth=True)
+    assert check_grad(lambda a: loss(a, v), x, gx) < 1e-6
+    assert check_grad(lambda a: loss(x, a), v, gv) < 1e-6

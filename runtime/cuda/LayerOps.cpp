@@ -527,6 +527,32 @@ void runDropoutBackward(CudaDevice &dev, OpCall &call) {
       static_cast<long long>(gy.numel()),
       int(attrBool(call, "accumulate", false)));
 }
+/// time_slice: step `index` of x[T, ...]; time_stack: N steps into y[N, ...]
+/// (an unrolled recurrent loop's edges). Device-to-device copies.
+void runTimeSlice(CudaDevice &dev, OpCall &call) {
+  expectArity(call, 1, 1, 1, 1);
+  const DeviceTensor &x = call.in[0], &y = call.out[0];
+  long long index = static_cast<long long>(attrNumber(call, "index"));
+  if (x.shape.empty() || index < 0 || index >= x.shape[0] ||
+      x.numel() != x.shape[0] * y.numel())
+    opError(call, "needs x [T, ...], y [...] and 0 <= index < T");
+  dev.copyOnDevice(y.ptr, x.ptr + index * y.numel() * sizeof(float),
+                   y.numel() * sizeof(float), call.where);
+}
+
+void runTimeStack(CudaDevice &dev, OpCall &call) {
+  expectArity(call, 1, 1 << 20, 1, 1);
+  const DeviceTensor &y = call.out[0];
+  int64_t n = call.in[0].numel();
+  if (y.numel() != n * static_cast<int64_t>(call.in.size()))
+    opError(call, "the result must hold every step");
+  for (size_t t = 0; t < call.in.size(); ++t) {
+    if (call.in[t].numel() != n)
+      opError(call, "steps of different sizes");
+    dev.copyOnDevice(y.ptr + t * n * sizeof(float), call.in[t].ptr,
+                     n * sizeof(float), call.where);
+  }
+}
 } // namespace
 
 bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
@@ -563,6 +589,10 @@ bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
     runDropout(dev, call);
   else if (kind == "dropout_bwd")
     runDropoutBackward(dev, call);
+  else if (kind == "time_slice")
+    runTimeSlice(dev, call);
+  else if (kind == "time_stack")
+    runTimeStack(dev, call);
   else
     return false;
   return true;

@@ -278,8 +278,14 @@ void runStep(CudaDevice &device, OpCall &call) {
   const DeviceTensor &x = call.in.at(0);
   SnnNeuronArgs a = parseNeuron(call, x, /*step=*/true);
   bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
-  size_t states = cuba ? 2 : 1, outs = li ? 1 : 1 + states;
+  bool saveH = attrBool(call, "save_h", false);
+  size_t states = cuba ? 2 : 1, outs = (li ? 1 : 1 + states) + saveH;
   expectArity(call, 1 + states, 64, outs, outs);
+  if (saveH) {
+    if (cuba)
+      opError(call, "cuba_lif steps cannot be trained yet (no saved I)");
+    a.h = call.out.back().f32();
+  }
   for (size_t i = 1; i <= states; ++i)
     checkShape(call, call.in[i], x);
   for (const DeviceTensor &t : call.out)
@@ -301,6 +307,23 @@ void runStep(CudaDevice &device, OpCall &call) {
   }
   launchBuiltin(device, call, a, /*backward=*/false);
 }
+/// The backward of one recurrent step: the built-in backward kernel over
+/// one step, with the membrane gradient read from and written to tensors.
+void runStepBackward(CudaDevice &device, OpCall &call) {
+  expectArity(call, 3, 64, 2, 2);
+  const DeviceTensor &gs = call.in[0];
+  SnnNeuronArgs a = parseNeuron(call, gs, /*step=*/true);
+  if (a.model != SNN_MODEL_LIF && a.model != SNN_MODEL_LI)
+    opError(call, "only lif, if and li steps have a step backward");
+  for (const DeviceTensor &t : {call.in[1], call.in[2], call.out[0], call.out[1]})
+    checkShape(call, t, gs);
+  a.in = gs.f32();
+  a.vIn = call.in[1].f32();
+  a.h = call.in[2].f32();
+  a.out = call.out[0].f32();
+  a.vOut = call.out[1].f32();
+  launchBuiltin(device, call, a, /*backward=*/true);
+}
 } // namespace
 
 bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
@@ -311,6 +334,8 @@ bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
     runBackward(device, call);
   else if (kind == "neuron_step")
     runStep(device, call);
+  else if (kind == "neuron_step_bwd")
+    runStepBackward(device, call);
   else
     return false;
   return true;

@@ -321,7 +321,10 @@ void runNeuronStep(const Ctx &c) {
   // in: x, the state (cuba: i, v), then plif's weight and parameters;
   // out: the output and the next state (li: the membrane is both).
   size_t states = s.cuba ? 2 : 1;
-  size_t outs = s.li ? 1 : 1 + states;
+  bool saveH = c.attr("save_h", false);
+  if (saveH && s.cuba)
+    c.fail("cuba_lif steps cannot be trained yet (no saved I)");
+  size_t outs = (s.li ? 1 : 1 + states) + saveH;
   c.arity(1 + states, 64, outs, outs);
   size_t n = static_cast<size_t>(s.N);
   for (size_t i = 0; i <= states; ++i)
@@ -344,6 +347,7 @@ void runNeuronStep(const Ctx &c) {
   float *out = c.outPtr(0);
   float *iNext = s.cuba ? c.outPtr(1) : nullptr;
   float *vNext = s.li ? out : c.outPtr(s.cuba ? 2 : 1);
+  float *hOut = saveH ? c.outPtr(outs - 1) : nullptr;
   int64_t F = s.F, B = s.N / s.F;
   const float *k = s.k.data(), *cin = s.c.data(), *vleak = s.vleak.data(),
               *vth = s.vth.data(), *vreset = s.vreset.data(),
@@ -359,6 +363,8 @@ void runNeuronStep(const Ctx &c) {
       }
       float v = vPrev[at];
       float h = (v + k[f] * (vleak[f] - v)) + cin[f] * input;
+      if (hOut)
+        hOut[at] = h;
       if (s.li) {
         out[at] = h;
         continue;
@@ -366,6 +372,45 @@ void runNeuronStep(const Ctx &c) {
       bool spike = fires(s, h, vth[f]);
       vNext[at] = afterReset(s, h, vth[f], vreset[f]);
       out[at] = spike ? 1.0f : 0.0f;
+    }
+}
+
+void runNeuronStepBackward(const Ctx &c) {
+  NeuronSpec s = readSpec(c, /*step=*/true);
+  if (s.cuba || s.plif)
+    c.fail("only lif, if and li steps have a step backward");
+  // in: gS (li: gV'), gV' (the next membrane's gradient), H, parameters;
+  // out: gX, gV (the previous membrane's gradient).
+  c.arity(3, 64, 2, 2);
+  size_t n = static_cast<size_t>(s.N);
+  for (size_t i = 0; i < 3; ++i)
+    c.expectElements(c.in(i), n, "like the step's input");
+  for (size_t i = 0; i < 2; ++i)
+    c.expectElements(c.out(i), n, "like the step's input");
+  const float *gs = c.inPtr(0), *gvNext = c.inPtr(1), *hs = c.inPtr(2);
+  float *gx = c.outPtr(0), *gv = c.outPtr(1);
+  int64_t F = s.F, B = s.N / s.F;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < F; ++f) {
+      int64_t at = b * F + f;
+      float h = hs[at], gh;
+      if (s.li) {
+        gh = gs[at] + gvNext[at];
+      } else {
+        float sg = surrogateGrad(s, h, s.vth[f]);
+        bool spike = fires(s, h, s.vth[f]);
+        float dvdh;
+        if (!s.soft) {
+          dvdh = spike ? 0.0f : 1.0f;
+          if (!s.detachReset)
+            dvdh += (s.vreset[f] - h) * sg;
+        } else {
+          dvdh = s.detachReset ? 1.0f : 1.0f - s.vth[f] * sg;
+        }
+        gh = gs[at] * sg + gvNext[at] * dvdh;
+      }
+      gx[at] = s.c[f] * gh;
+      gv[at] = gh * (1.0f - s.k[f]);
     }
 }
 

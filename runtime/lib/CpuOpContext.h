@@ -98,6 +98,10 @@ struct PoolGeometry {
 // The op families, one file each.
 void runNeuron(const Ctx &c);
 void runNeuronStep(const Ctx &c);
+void runNeuronStepBackward(const Ctx &c);
+/// time_slice / time_stack: the edges of an unrolled recurrent loop.
+void runTimeSlice(const Ctx &c);
+void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);

@@ -406,6 +406,12 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return runNeuronStep(c);
   if (k == "time_loop")
     return runTimeLoop(c);
+  if (k == "neuron_step_bwd")
+    return runNeuronStepBackward(c);
+  if (k == "time_slice")
+    return runTimeSlice(c);
+  if (k == "time_stack")
+    return runTimeStack(c);
   if (k == "neuron_bwd")
     return runNeuronBackward(c);
   if (k == "add" || k == "scale" || k == "accumulate")

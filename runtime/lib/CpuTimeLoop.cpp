@@ -76,5 +76,26 @@ void runTimeLoop(const Ctx &c) {
          numel(op.args[numInputs + j]));
 }
 
+void runTimeSlice(const Ctx &c) {
+  c.arity(1, 1, 1, 1);
+  const TensorInfo &x = c.in(0), &y = c.out(0);
+  int64_t index = c.attr<int64_t>("index", -1);
+  if (x.shape.empty() || index < 0 || index >= x.shape[0] ||
+      x.numel() != static_cast<size_t>(x.shape[0]) * y.numel())
+    c.fail("needs x [T, ...], y [...] and 0 <= index < T");
+  std::memcpy(c.outPtr(0), c.inPtr(0) + index * y.numel(),
+              y.numel() * sizeof(float));
+}
+
+void runTimeStack(const Ctx &c) {
+  c.arity(1, c.op.in.size(), 1, 1);
+  size_t n = c.in(0).numel();
+  c.expectElements(c.out(0), n * c.op.in.size(), "every step");
+  for (size_t t = 0; t < c.op.in.size(); ++t) {
+    c.expectElements(c.in(t), n, "like the first step");
+    std::memcpy(c.outPtr(0) + t * n, c.inPtr(t), n * sizeof(float));
+  }
+}
+
 } // namespace cpu
 } // namespace snnrt

@@ -179,9 +179,57 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
     if (failed(id))
       return failure();
     out.push_back(*id);
+    if (phase == Phase::TrainForward)
+      forwardActivations.insert(*id);
   }
+  // In training (an unrolled recurrent loop) the step also saves its H for
+  // neuron_step_bwd.
+  NeuronRecord record;
+  record.op = op;
+  record.attrs = json;
+  record.paramInputs.assign(paramInputs.begin(), paramInputs.end());
+  bool saveH = phase == Phase::TrainForward;
+  if (saveH) {
+    Array shape = *tensor(*out.front().getAsInteger()).getArray("shape");
+    record.savedH = addTensor(Object{{"name", layer + ".h"},
+                                     {"shape", std::move(shape)},
+                                     {"role", "saved"}});
+    out.push_back(record.savedH);
+  }
+  json["save_h"] = saveH;
   json["in"] = std::move(in);
   json["out"] = std::move(out);
   emit(phase, std::move(json));
+  neurons[op] = std::move(record);
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeNeuronStepBackward(NeuronStepBwdOp op) {
+  auto it = neurons.find(op.getForward().getDefiningOp());
+  if (it == neurons.end() || it->second.savedH < 0)
+    return op.emitError() << "the forward step of 'snn.neuron_step_bwd' did "
+                             "not run in the training forward program";
+  NeuronRecord &record = it->second;
+  FailureOr<int64_t> gs = lookup(op, op.getGradOutput());
+  FailureOr<int64_t> gv = lookup(op, op.getGradState());
+  if (failed(gs) || failed(gv))
+    return failure();
+  Array in{*gs, *gv, record.savedH};
+  for (int64_t id : record.paramInputs)
+    in.push_back(id);
+  Array out;
+  for (Value result : op->getResults()) {
+    FailureOr<int64_t> id = addValueTensor(op, result, "grad");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
+  Object json{{"op", "neuron_step_bwd"}};
+  for (const auto &kv : record.attrs)
+    if (kv.first != "op" && kv.first != "addend")
+      json[kv.first] = kv.second;
+  json["in"] = std::move(in);
+  json["out"] = std::move(out);
+  emit(Phase::Backward, std::move(json));
   return success();
 }

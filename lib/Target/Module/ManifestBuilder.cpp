@@ -372,10 +372,12 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return serializeTimeLoop(loop, phase);
   if (auto neuron = dyn_cast<NeuronOpInterface>(op);
       neuron && neuron.isStepForm()) {
-    if (phase != Phase::Infer)
-      return op->emitError() << "step neuron op in a training program";
+    if (!forwardPhase)
+      return op->emitError() << "forward neuron op in the backward program";
     return serializeNeuronStep(op, phase);
   }
+  if (auto stepBwd = dyn_cast<NeuronStepBwdOp>(op))
+    return serializeNeuronStepBackward(stepBwd);
   if (isa<NeuronOpInterface>(op)) {
     if (!forwardPhase)
       return op->emitError() << "forward neuron op in the backward program";
@@ -385,7 +387,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return serializeNeuronBackward(op);
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
-                   BatchNormOp, AddOp, ScaleOp, DropoutOp>(op);
+                   BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
+                   TimeStackOp>(op);
   if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
     return op->emitError()
            << "'" << op->getName()

@@ -87,6 +87,7 @@ private:
   LogicalResult serializeConstant(arith::ConstantOp op);
   LogicalResult serializeTimeLoop(TimeLoopOp loop, Phase phase);
   LogicalResult serializeNeuronStep(Operation *op, Phase phase);
+  LogicalResult serializeNeuronStepBackward(NeuronStepBwdOp op);
   LogicalResult serializeNeuronBackward(Operation *op);
   LogicalResult serializeOptimizer(Operation *op);
   LogicalResult serializeGeneric(Operation *op, Phase phase);

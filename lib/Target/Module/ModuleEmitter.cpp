@@ -55,8 +55,8 @@ static LogicalResult checkMultiStepForm(func::FuncOp func, bool training) {
         InFlightDiagnostic diag =
             loop.emitError()
             << "recurrent snn.time_loop (its state feeds '" << user->getName()
-            << "') cannot be trained yet: --snn-autodiff and the training "
-               "programs handle the multi-step form only";
+            << "') in @train_step: --snn-autodiff unrolls recurrent loops "
+               "for training; run it instead of writing the loop here";
         diag.attachNote(user->getLoc()) << "the state is used here";
         return WalkResult::interrupt();
       }
@@ -66,8 +66,10 @@ static LogicalResult checkMultiStepForm(func::FuncOp func, bool training) {
                           "--snn-temporal-fusion before --snn-compile";
       return WalkResult::interrupt();
     }
+    // In @train_step, step neurons are the unrolled recurrent loops of
+    // --snn-autodiff.
     if (auto neuron = dyn_cast<NeuronOpInterface>(op);
-        neuron && neuron.isStepForm()) {
+        neuron && neuron.isStepForm() && !training) {
       op->emitError() << "per-step neuron op '" << op->getName()
                       << "' outside the multi-step form; run "
                          "--snn-temporal-fusion before --snn-compile";

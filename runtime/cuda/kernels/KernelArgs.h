@@ -65,6 +65,8 @@ struct SnnNeuronArgs {
   int accumulate; // backward: gX += instead of gX =
   // neuron_step (forward, one step): the state before the step replaces
   // v_init/i_init, the state after it is written out (null: not used).
+  // neuron_step_bwd: vIn is the gradient of the next membrane, vOut receives
+  // the gradient of the previous one.
   const float *vIn;
   const float *iIn;
   float *vOut;

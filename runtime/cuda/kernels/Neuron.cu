@@ -199,6 +199,12 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
       gv[l] = 0.0f;
       gi[l] = 0.0f;
     }
+    if (a.vIn) { // neuron_step_bwd: the gradient of the next membrane
+      Vec<W> g = load<W>(a.vIn, base);
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        gv[l] = g.v[l];
+    }
     const bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
     for (long long t = a.steps - 1; t >= 0; --t) {
       long long at = t * a.neurons + base;
@@ -257,6 +263,13 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
           gx.v[l] += old.v[l];
       }
       store<W>(a.out, at, gx);
+    }
+    if (a.vOut) { // neuron_step_bwd: the gradient of the previous membrane
+      Vec<W> g;
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        g.v[l] = gv[l];
+      store<W>(a.vOut, base, g);
     }
     if (plif) {
 #pragma unroll

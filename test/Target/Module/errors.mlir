@@ -31,7 +31,7 @@ func.func @forward(%x: tensor<8x2x4xf32>) -> tensor<8x2x3xf32> {
 
 // -----
 
-// A recurrent loop compiles for inference but cannot be trained yet.
+// A recurrent loop in a hand-written @train_step: --snn-autodiff unrolls them.
 func.func @forward(%x: tensor<8x2x3xf32>) -> tensor<8x2x3xf32> {
   %s = snn.lif %x : tensor<8x2x3xf32>
   return %s : tensor<8x2x3xf32>
@@ -39,7 +39,7 @@ func.func @forward(%x: tensor<8x2x3xf32>) -> tensor<8x2x3xf32> {
 func.func @train_step(%x: tensor<8x2x3xf32>, %labels: tensor<2xi32>) -> tensor<f32> {
   %w = snn.param "rec.weight" {init = #snn.init<kaiming_uniform>} : tensor<3x3xf32>
   %z = arith.constant dense<0.0> : tensor<2x3xf32>
-  // expected-error @below {{recurrent snn.time_loop (its state feeds 'snn.linear') cannot be trained yet}}
+  // expected-error @below {{recurrent snn.time_loop (its state feeds 'snn.linear') in @train_step: --snn-autodiff unrolls recurrent loops for training}}
   %out, %vT, %sT = snn.time_loop ins(%x : tensor<8x2x3xf32>) iter_args(%z, %z : tensor<2x3xf32>, tensor<2x3xf32>)
       -> tensor<8x2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32> {
   ^bb0(%xt: tensor<2x3xf32>, %v: tensor<2x3xf32>, %sp: tensor<2x3xf32>):

@@ -81,6 +81,48 @@ LogicalResult NeuronBwdOp::verify() {
   return success();
 }
 
+LogicalResult NeuronStepBwdOp::verify() {
+  Operation *def = getForward().getDefiningOp();
+  if (!isa_and_nonnull<LIFStepOp, IFStepOp, LIStepOp>(def))
+    return emitOpError() << "'forward' must be the first result of "
+                            "snn.lif_step, snn.if_step or snn.li_step (other "
+                            "step neurons cannot be trained in a recurrent "
+                            "loop yet)";
+  if (getForward() != def->getResult(0))
+    return emitOpError() << "'forward' must be the first result of its step "
+                            "op (the spikes, or li's membrane)";
+  return success();
+}
+
+LogicalResult TimeSliceOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.getRank() < 1 || in.isDynamicDim(0) ||
+      in.getShape().drop_front() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "takes [T, ...] to [...], got " << in << " -> "
+                         << out;
+  if (getIndex() >= in.getDimSize(0))
+    return emitOpError() << "index " << getIndex() << " is outside the "
+                         << in.getDimSize(0) << " steps of " << in;
+  return success();
+}
+
+LogicalResult TimeStackOp::verify() {
+  if (getSteps().empty())
+    return emitOpError() << "needs at least one step";
+  auto step = cast<RankedTensorType>(getSteps().front().getType());
+  SmallVector<int64_t> shape{int64_t(getSteps().size())};
+  llvm::append_range(shape, step.getShape());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (out.getShape() != ArrayRef<int64_t>(shape) ||
+      out.getElementType() != step.getElementType())
+    return emitOpError() << "stacks " << getSteps().size() << " x " << step
+                         << " into " << out << "; expected "
+                         << RankedTensorType::get(shape, step.getElementType());
+  return success();
+}
+
 /// The results of linear_bwd / conv2d_bwd: gx?, gw, gb?.
 template <typename BwdOp>
 static LogicalResult verifyWeightGrads(BwdOp op) {

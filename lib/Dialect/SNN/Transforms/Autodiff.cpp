@@ -8,10 +8,16 @@
 // optimizer ops come last, which is the order the compiled module's
 // backward and update programs run in.
 //
+// A recurrent layer (an snn.time_loop that temporal fusion kept) is unrolled
+// into one copy of its body per step (snn.time_slice / snn.time_stack at the
+// edges), and each step neuron gets an snn.neuron_step_bwd: BPTT through the
+// recurrence, step by step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -37,7 +43,28 @@ public:
       : b(b), requiresGrad(requiresGrad) {}
 
   void seed(Value v, Value grad) { grads[v] = grad; }
-  Value gradOf(Value v) const { return grads.lookup(v); }
+  /// The gradient of `v` (null: none). Slices of `v` taken by an unrolled
+  /// loop hand their gradients in per step; they are stacked here, once all
+  /// of `v`'s users are differentiated.
+  Value gradOf(Value v) {
+    auto it = sliceGrads.find(v);
+    if (it != sliceGrads.end()) {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto stepType = RankedTensorType::get(type.getShape().drop_front(),
+                                            type.getElementType());
+      SmallVector<Value> steps(type.getDimSize(0));
+      for (auto [index, grad] : it->second)
+        steps[index] = steps[index]
+                           ? AccumulateOp::create(b, v.getLoc(), steps[index], grad)
+                           : grad;
+      for (Value &step : steps)
+        if (!step)
+          step = zeros(v.getLoc(), stepType);
+      sliceGrads.erase(it);
+      accumulate(v, TimeStackOp::create(b, v.getLoc(), type, steps));
+    }
+    return grads.lookup(v);
+  }
   bool needs(Value v) const { return v && requiresGrad.contains(v); }
 
   /// Adds the adjoint ops of `op`, given the gradients of its results.
@@ -56,6 +83,16 @@ private:
   template <typename WeightOp, typename BwdOp>
   void weightLayer(WeightOp op, Value gy, ArrayRef<NamedAttribute> geometry);
 
+  Value zeros(Location loc, Type type) {
+    auto ranked = cast<RankedTensorType>(type);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(ranked, b.getFloatAttr(
+                                                   ranked.getElementType(), 0.0)));
+  }
+
+  /// One step of a recurrent neuron layer.
+  LogicalResult stepNeuron(Operation *op);
+
   /// Average and sum pooling: the gradient depends on the window only.
   template <typename BwdOp, typename PoolOp>
   LogicalResult windowPool(PoolOp pool, Value gy) {
@@ -70,6 +107,8 @@ private:
   OpBuilder &b;
   const DenseSet<Value> &requiresGrad;
   DenseMap<Value, Value> grads;
+  /// Per sliced value: (step, gradient of that step's slice).
+  llvm::MapVector<Value, SmallVector<std::pair<int64_t, Value>>> sliceGrads;
 };
 
 template <typename WeightOp, typename BwdOp>
@@ -101,9 +140,29 @@ void GradientBuilder::weightLayer(WeightOp op, Value gy,
     accumulate(bias, bwd.getGrads()[i]);
 }
 
+LogicalResult GradientBuilder::stepNeuron(Operation *op) {
+  // lif_step / if_step: (spikes, v_next); li_step: (v_next), which is both.
+  Value gs = gradOf(op->getResult(0));
+  Value gv = op->getNumResults() > 1 ? gradOf(op->getResult(1)) : Value();
+  Value input = op->getOperand(0), state = op->getOperand(1);
+  if ((!gs && !gv) || (!needs(input) && !needs(state)))
+    return success();
+  Type type = input.getType();
+  Location loc = op->getLoc();
+  auto bwd = NeuronStepBwdOp::create(b, loc, type, type,
+                                     gs ? gs : zeros(loc, type),
+                                     gv ? gv : zeros(loc, type),
+                                     op->getResult(0));
+  accumulate(input, bwd.getGradInput());
+  accumulate(state, bwd.getGradPrevState());
+  return success();
+}
+
 LogicalResult GradientBuilder::differentiate(Operation *op) {
   if (isa<ParamOp>(op) || op->getNumResults() == 0)
     return success();
+  if (isa<LIFStepOp, IFStepOp, LIStepOp>(op))
+    return stepNeuron(op);
   Value gy = gradOf(op->getResult(0));
   if (!gy)
     return success(); // not on a path to the loss
@@ -172,6 +231,18 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
                      ReshapeOp::create(b, loc, flatten.getInput().getType(), gy));
         return success();
       })
+      .Case<TimeSliceOp>([&](TimeSliceOp slice) {
+        if (needs(slice.getInput()))
+          sliceGrads[slice.getInput()].push_back({slice.getIndex(), gy});
+        return success();
+      })
+      .Case<TimeStackOp>([&](TimeStackOp stack) {
+        for (auto [index, step] : llvm::enumerate(stack.getSteps()))
+          if (needs(step))
+            accumulate(step, TimeSliceOp::create(b, loc, step.getType(), gy,
+                                                 int64_t(index)));
+        return success();
+      })
       .Case<ReshapeOp>([&](ReshapeOp reshape) {
         if (needs(reshape.getInput()))
           accumulate(reshape.getInput(),
@@ -199,17 +270,64 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
         return other->emitError()
                << "--snn-autodiff cannot differentiate '" << other->getName()
                << "'; differentiable ops: the multi-step neuron ops, linear, "
-                  "conv2d, pools, batch_norm, flatten, reshape, add, scale, dropout";
+                  "conv2d, pools, batch_norm, flatten, reshape, add, scale, dropout, "
+                  "and in recurrent loops lif_step, if_step, li_step";
       });
+}
+
+/// Clones `loop` step by step at `b`: the step t body reads slice t of each
+/// input and the state of step t-1; the results are the stacked step outputs
+/// and the last state. `record` sees every new op in order.
+static void unrollTimeLoop(OpBuilder &b, TimeLoopOp loop, IRMapping &mapping,
+                           function_ref<void(Operation *)> record) {
+  Location loc = loop.getLoc();
+  Block &body = loop.getBodyBlock();
+  unsigned numInputs = loop.getInputs().size();
+  unsigned numOutputs = loop.getNumStepOutputs();
+  SmallVector<Value> state;
+  for (Value init : loop.getInits())
+    state.push_back(mapping.lookupOrDefault(init));
+  SmallVector<SmallVector<Value>> stacked(numOutputs);
+  for (int64_t t = 0, e = loop.getNumTimeSteps(); t < e; ++t) {
+    for (auto [i, input] : llvm::enumerate(loop.getInputs())) {
+      BlockArgument arg = body.getArgument(i);
+      auto slice = TimeSliceOp::create(b, loc, arg.getType(),
+                                       mapping.lookupOrDefault(input), t);
+      record(slice);
+      mapping.map(arg, slice.getResult());
+    }
+    for (auto [j, value] : llvm::enumerate(state))
+      mapping.map(body.getArgument(numInputs + j), value);
+    for (Operation &op : body.without_terminator())
+      record(b.clone(op, mapping));
+    SmallVector<Value> yielded;
+    for (Value v : loop.getYield().getValues())
+      yielded.push_back(mapping.lookupOrDefault(v));
+    for (unsigned k = 0; k < numOutputs; ++k)
+      stacked[k].push_back(yielded[k]);
+    state.assign(yielded.begin() + numOutputs, yielded.end());
+  }
+  for (unsigned k = 0; k < numOutputs; ++k) {
+    auto stack = TimeStackOp::create(b, loc, loop.getResult(k).getType(),
+                                     stacked[k]);
+    record(stack);
+    mapping.map(loop.getResult(k), stack.getResult());
+  }
+  for (auto [j, value] : llvm::enumerate(state))
+    mapping.map(loop.getResult(numOutputs + j), value);
 }
 
 /// Why `op` cannot be part of a training step, or empty.
 static std::string unsupportedReason(Operation *op) {
-  if (isa<TimeLoopOp>(op))
-    return "a recurrent layer left in snn.time_loop: --snn-autodiff "
-           "differentiates the multi-step form only (run "
-           "--snn-temporal-fusion first; recurrent layers cannot be trained "
-           "yet)";
+  if (auto loop = dyn_cast<TimeLoopOp>(op)) {
+    // Unrolled step by step: its step neurons need a step backward.
+    for (Operation &inner : loop.getBodyBlock())
+      if (isa<PLIFStepOp, CubaLIFStepOp>(inner))
+        return "'" + inner.getName().getStringRef().str() +
+               "' in a recurrent snn.time_loop: recurrent layers train with "
+               "snn.lif_step, snn.if_step and snn.li_step only";
+    return "";
+  }
   if (auto neuron = dyn_cast<NeuronOpInterface>(op); neuron && neuron.isStepForm())
     return "a step-form neuron op outside a time loop: run "
            "--snn-temporal-fusion first";
@@ -294,8 +412,7 @@ FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {
   DenseSet<Value> requiresGrad;
   SmallVector<Operation *> forwardOps;
   llvm::MapVector<StringRef, std::pair<ParamOp, Value>> params;
-  for (Operation &op : forward.getBody().front().without_terminator()) {
-    Operation *clone = b.clone(op, mapping);
+  auto record = [&](Operation *clone) {
     forwardOps.push_back(clone);
     bool needs = llvm::any_of(clone->getOperands(), [&](Value v) {
       return requiresGrad.contains(v);
@@ -307,6 +424,14 @@ FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {
     if (needs)
       for (Value result : clone->getResults())
         requiresGrad.insert(result);
+  };
+  for (Operation &op : forward.getBody().front().without_terminator()) {
+    if (auto loop = dyn_cast<TimeLoopOp>(op)) {
+      unrollTimeLoop(b, loop, mapping, record);
+      ++numLoopsUnrolled;
+      continue;
+    }
+    record(b.clone(op, mapping));
   }
   Value output = mapping.lookup(ret.getOperand(0));
   if (!requiresGrad.contains(output))

@@ -127,3 +127,43 @@ func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<3x2x2xf32> {
   %o = snn.lif %h3 : tensor<3x2x2xf32>
   return %o : tensor<3x2x2xf32>
 }
+
+// -----
+
+// A recurrent layer: the loop is unrolled in @train_step (slices of the
+// input, one lif_step per step, the spikes stacked), and BPTT runs one
+// neuron_step_bwd per step in reverse, the membrane gradient flowing from
+// step to step and the recurrent weight's gradient summed over the steps.
+// @forward keeps its loop.
+// CHECK-LABEL: func.func @forward
+// CHECK: snn.time_loop
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: snn.time_loop
+// CHECK: %[[X0:.*]] = snn.time_slice %arg0 {index = 0 : i64} : tensor<3x2x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[S0:.*]], %[[V0:.*]] = snn.lif_step %{{.*}}, %{{.*}} : tensor<2x2xf32>
+// CHECK: snn.time_slice %arg0 {index = 1 : i64}
+// CHECK: %[[S1:.*]], %[[V1:.*]] = snn.lif_step %{{.*}}, %[[V0]] : tensor<2x2xf32>
+// CHECK: snn.time_slice %arg0 {index = 2 : i64}
+// CHECK: %[[S2:.*]], %[[V2:.*]] = snn.lif_step %{{.*}}, %[[V1]] : tensor<2x2xf32>
+// CHECK: %[[OUT:.*]] = snn.time_stack %[[S0]], %[[S1]], %[[S2]] : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32> -> tensor<3x2x2xf32>
+// CHECK: snn.loss_ce_rate %[[OUT]]
+// CHECK: %[[G2:.*]] = snn.time_slice %{{.*}} {index = 2 : i64}
+// CHECK: %[[GX2:.*]], %[[GV2:.*]] = snn.neuron_step_bwd %[[G2]], %{{.*}}, %[[S2]] : tensor<2x2xf32>
+// CHECK: snn.linear_bwd %[[GX2]], %[[S1]], %{{.*}} {has_bias = false, need_gx = true}
+// CHECK: snn.neuron_step_bwd %{{.*}}, %[[GV2]], %[[S1]] : tensor<2x2xf32>
+// CHECK: snn.neuron_step_bwd %{{.*}}, %{{.*}}, %[[S0]] : tensor<2x2xf32>
+// CHECK: snn.sgd
+func.func @forward(%x: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
+  %w = snn.param "rec.weight" : tensor<2x2xf32>
+  %z = arith.constant dense<0.0> : tensor<2x2xf32>
+  %out, %v_last, %s_last = snn.time_loop ins(%x : tensor<3x2x2xf32>)
+      iter_args(%z, %z : tensor<2x2xf32>, tensor<2x2xf32>)
+      -> tensor<3x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32> {
+  ^bb0(%xt: tensor<2x2xf32>, %v: tensor<2x2xf32>, %sp: tensor<2x2xf32>):
+    %r = snn.linear %sp, %w : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+    %i = snn.add %xt, %r : tensor<2x2xf32>
+    %s, %vn = snn.lif_step %i, %v : tensor<2x2xf32>
+    snn.yield %s, %vn, %s : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+  }
+  return %out : tensor<3x2x2xf32>
+}

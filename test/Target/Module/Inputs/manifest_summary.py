@@ -103,8 +103,20 @@ def check_op(op, where, shape):
         states = 2 if op["model"] == "cuba_lif" else 1
         if any(shape(t) != x for t in ins[1:1 + states] + outs):
             fail(f"{where}: neuron_step state or output shapes differ from the input {x}")
-        if len(outs) != (1 if op["model"] == "li" else 1 + states):
+        if len(outs) != (1 if op["model"] == "li" else 1 + states) + bool(op.get("save_h")):
             fail(f"{where}: neuron_step of {op['model']} with {len(outs)} outputs")
+    elif kind == "neuron_step_bwd":
+        x = shape(ins[0])
+        if any(shape(t) != x for t in ins[1:3] + outs) or len(outs) != 2:
+            fail(f"{where}: neuron_step_bwd needs gs, gv, h and gives gx, gv, all like {x}")
+    elif kind == "time_slice":
+        x, y = shape(ins[0]), shape(outs[0])
+        if x[1:] != y or not 0 <= op["index"] < x[0]:
+            fail(f"{where}: time_slice {x} -> {y} at {op['index']}")
+    elif kind == "time_stack":
+        y = shape(outs[0])
+        if y != [len(ins)] + shape(ins[0]) or any(shape(i) != shape(ins[0]) for i in ins):
+            fail(f"{where}: time_stack of {len(ins)} steps into {y}")
     elif kind in ("neuron", "neuron_bwd"):
         x = shape(ins[0])
         f = op["features"]

@@ -66,6 +66,54 @@ def SNN_NeuronBwdOp : SNN_Op<"neuron_bwd", [Pure,
   let hasVerifier = 1;
 }
 
+def SNN_NeuronStepBwdOp : SNN_Op<"neuron_step_bwd", [Pure,
+    AllTypesMatch<["grad_output", "grad_state", "forward", "grad_input",
+                   "grad_prev_state"]>]> {
+  let summary = "backward of one step of a recurrent neuron layer";
+  let description = [{
+    `forward` is the first result of a step neuron op (`snn.lif_step`,
+    `snn.if_step`, `snn.li_step`) inside an unrolled recurrent loop;
+    `grad_output` is the gradient of that result and `grad_state` the gradient
+    of the next membrane `v_next` (zeros for `snn.li_step`, whose one result
+    is both). With the membrane `H` the forward step saved:
+    `gH = grad_output σ'(H - v_th) + grad_state dV/dH` (`li`: their sum),
+    `grad_input = c gH`, `grad_prev_state = (1 - k) gH` (DESIGN §2).
+  }];
+  let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$grad_state,
+                       SNN_FloatTensor:$forward);
+  let results = (outs SNN_FloatTensor:$grad_input,
+                      SNN_FloatTensor:$grad_prev_state);
+  let assemblyFormat = [{
+    $grad_output `,` $grad_state `,` $forward attr-dict `:` type($grad_output)
+  }];
+  let hasVerifier = 1;
+}
+
+def SNN_TimeSliceOp : SNN_Op<"time_slice", [Pure]> {
+  let summary = "step `index` of a time-leading tensor";
+  let description = [{
+    `[T, ...] -> [...]`: the slice at step `index`. --snn-autodiff unrolls a
+    recurrent `snn.time_loop` into one copy of its body per step; the body
+    reads its inputs through these.
+  }];
+  let arguments = (ins SNN_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$index);
+  let results = (outs SNN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def SNN_TimeStackOp : SNN_Op<"time_stack", [Pure, SameTypeOperands]> {
+  let summary = "step tensors stacked into a time-leading tensor";
+  let description = [{
+    `N x [...] -> [N, ...]`: the step outputs of an unrolled recurrent loop.
+  }];
+  let arguments = (ins Variadic<SNN_FloatTensor>:$steps);
+  let results = (outs SNN_FloatTensor:$output);
+  let assemblyFormat = "$steps attr-dict `:` type($steps) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def SNN_LinearBwdOp : SNN_Op<"linear_bwd", [Pure]> {
   let summary = "gradients of snn.linear: input (optional), weight, bias (optional)";
   let description = [{

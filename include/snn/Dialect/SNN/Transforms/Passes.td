@@ -99,11 +99,19 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
 
     Only the values that backward reads stay alive from the forward pass
     (what `--snn-compile` marks as saved): neuron layers keep their membrane
-    `H`, batch norm its statistics, dropout its mask. Recurrent layers left in
-    an `snn.time_loop` are not differentiated yet (an error says so).
+    `H`, batch norm its statistics, dropout its mask.
+
+    A recurrent layer left in an `snn.time_loop` (its state feeds something
+    other than a membrane) is unrolled in `@train_step`: one copy of the body
+    per step, reading `snn.time_slice`s of the loop inputs, the step outputs
+    gathered by `snn.time_stack`. Its step neurons (`snn.lif_step`,
+    `snn.if_step`, `snn.li_step`) get one `snn.neuron_step_bwd` per step, so
+    the gradient flows back through the recurrent weights step by step (BPTT).
+    `@forward` keeps the loop for inference.
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The function to train">,
@@ -126,6 +134,7 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numNeuronGrads", "neuron-grads", "Neuron layers differentiated">,
+    Statistic<"numLoopsUnrolled", "unrolled-loops", "Recurrent time loops unrolled for BPTT">,
     Statistic<"numParamsUpdated", "updated-params", "Parameters given an optimizer update">,
   ];
 }

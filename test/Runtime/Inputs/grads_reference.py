@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""One training step of the C++ runtime against the float64 reference.
+
+  grads_reference.py make MODULE DIR   fresh random weights (DIR/w.safetensors),
+                                       input [T, B, ...] (DIR/x.npy), labels
+  grads_reference.py compare MODULE DIR
+                                       runs train_forward + backward of MODULE in
+                                       python/snnref on them and compares the
+                                       loss and every parameter gradient with
+                                       DIR/grads.safetensors (`snn-run MODULE
+                                       grads --output`): normwise relative error
+                                       below 1e-4 (float32 against float64).
+"""
+import sys
+
+import numpy as np
+
+from snnref.manifest import Module
+from snnref.tensorio import read_safetensors, write_safetensors
+
+
+def make(module, d):
+    mod = Module(module)
+    rng = np.random.default_rng()  # fresh every run
+    weights = {}
+    for t in mod.m["tensors"]:
+        if t.get("role") == "param":
+            fan_in = int(np.prod(t["shape"][1:])) if len(t["shape"]) > 1 else t["shape"][0]
+            weights[t["name"]] = rng.normal(0.0, 1.2 / np.sqrt(fan_in), t["shape"]).astype(np.float32)
+    write_safetensors(f"{d}/w.safetensors", weights)
+    shape = mod.info(int(mod.m["input"]))["shape"]
+    np.save(f"{d}/x.npy", rng.normal(0.6, 1.0, shape).astype(np.float32))
+    classes = mod.info(int(mod.m["output"]))["shape"][-1]
+    np.save(f"{d}/y.npy", rng.integers(0, classes, shape[1]).astype(np.int64))
+
+
+def compare(module, d):
+    mod = Module(module)
+    weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
+    mod.initialize(weights=weights)
+    mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
+    mod.set("labels", np.load(f"{d}/y.npy"))
+    mod.run("train_forward")
+    mod.run("backward")
+    got = read_safetensors(f"{d}/grads.safetensors")[0]
+    worst, failed, active = 0.0, [], 0
+    rows = [("loss", float(mod.get("loss")), got["loss"].astype(np.float64).reshape(()))]
+    for t in mod.m["tensors"]:
+        if t["name"].startswith("grad:") and "grad_of" in t:
+            rows.append((t["name"], mod.get(t["name"]), got[t["name"]].astype(np.float64)))
+    for name, ref, ours in rows:
+        ref = np.asarray(ref, dtype=np.float64)
+        err = float(np.linalg.norm(ours.reshape(ref.shape) - ref) / max(np.linalg.norm(ref), 1e-12))
+        worst = max(worst, err)
+        active += bool(np.any(ref != 0))
+        if not err < 1e-4:
+            failed.append(f"{name} (rel {err:.2e})")
+    if active < len(rows):
+        failed.append("a gradient is all zero: the check proves nothing")
+    print(f"GRADS {len(rows) - 1} params max_rel={worst:.1e} "
+          + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    cmd, module, d = sys.argv[1:4]
+    sys.exit(make(module, d) if cmd == "make" else compare(module, d))
