@@ -147,7 +147,15 @@ void checkNeuron(NeuronConfig cfg, OpHarness &hx, Random &rnd,
   auto minOf = [](const std::vector<float> &v) {
     return *std::min_element(v.begin(), v.end());
   };
-  float gain = std::max(1.0f, 1.5f * maxOf(cfg.vTh) * maxOf(cfg.k) / minOf(cfg.c));
+  // plif's leak is k = sigmoid(w) and c = k (decay_input) or 1.
+  std::vector<float> k = cfg.k, c = cfg.c;
+  if (cfg.model == "plif") {
+    k = cfg.plifW;
+    for (float &v : k)
+      v = 1.0f / (1.0f + std::exp(-v));
+    c = cfg.decayInput ? k : std::vector<float>(k.size(), 1.0f);
+  }
+  float gain = std::max(1.0f, 1.5f * maxOf(cfg.vTh) * maxOf(k) / minOf(c));
   std::vector<float> x = rnd.uniform(total, -0.5f * gain, 1.5f * gain);
   std::vector<int64_t> paramIds;
   json attrs = neuronJson(cfg, hx, paramIds);
