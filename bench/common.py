@@ -21,7 +21,8 @@ def add_common_args(ap):
     ap.add_argument("--quick", action="store_true",
                     help="tiny sizes and few repetitions (smoke test)")
     ap.add_argument("--peers-dir", default=".peers",
-                    help="folder holding SpikingJelly's source (bench/get_spikingjelly.sh)")
+                    help="folder holding SpikingJelly's source: the spikingjelly/ folder of "
+                         "github.com/fangwei123456/spikingjelly (never committed here)")
     ap.add_argument("--ours", metavar="CMD",
                     help="command timing snn-mlir; it prints JSON lines (see bench/README.md); "
                          "'{T}' in CMD is replaced by the number of steps")
@@ -105,7 +106,8 @@ def import_spikingjelly(peers_dir):
     if peers_dir:
         path = os.path.abspath(peers_dir)
         if not os.path.isdir(os.path.join(path, "spikingjelly")):
-            return None, (f"{path}/spikingjelly not found: run bench/get_spikingjelly.sh "
+            return None, (f"{path}/spikingjelly not found: extract the spikingjelly/ folder "
+                          "of github.com/fangwei123456/spikingjelly there "
                           "(or pass --peers-dir)")
         sys.path.insert(0, path)
     try:

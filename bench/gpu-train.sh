@@ -42,7 +42,7 @@ vgg)
   for m in vgg11 fmnist-mlp fmnist-convnet; do
     $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50
   done | tee "$out/bench-ours.jsonl"
-  for tf32 in on off; do
+  for tf32 in ${VGG_TF32:-on off}; do
     python3 bench/vgg11.py --device cuda --peers-dir .peers --out "$out" --tf32 $tf32 \
       --ours "$run $g/mods/vgg11.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -14
   done

@@ -8,6 +8,8 @@
 #include <dlfcn.h>
 
 #include <climits>
+#include <cstdlib>
+#include <string>
 #include <mutex>
 
 // The v7 algorithm queries are deprecated in cuDNN 9 but remain its
@@ -42,9 +44,16 @@ namespace snnrt::cuda {
   X(cudnnConvolutionBackwardData)                                              \
   X(cudnnConvolutionBackwardFilter)
 
+// Benchmarking searches: optional (null when this cuDNN lacks them).
+#define SNNRT_CUDNN_FIND_FUNCTIONS(X)                                          \
+  X(cudnnFindConvolutionForwardAlgorithm)                                      \
+  X(cudnnFindConvolutionBackwardDataAlgorithm)                                 \
+  X(cudnnFindConvolutionBackwardFilterAlgorithm)
+
 struct CudnnApi {
 #define SNNRT_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   SNNRT_CUDNN_FUNCTIONS(SNNRT_DECLARE_MEMBER)
+  SNNRT_CUDNN_FIND_FUNCTIONS(SNNRT_DECLARE_MEMBER)
 #undef SNNRT_DECLARE_MEMBER
 };
 
@@ -93,6 +102,11 @@ const CudnnApi *loadApi() {
     return;
     SNNRT_CUDNN_FUNCTIONS(SNNRT_RESOLVE)
 #undef SNNRT_RESOLVE
+#define SNNRT_RESOLVE_OPTIONAL(name)                                           \
+  api.name = reinterpret_cast<decltype(api.name)>(                             \
+      dlsym(lib, SNNRT_STRINGIFY(name)));
+    SNNRT_CUDNN_FIND_FUNCTIONS(SNNRT_RESOLVE_OPTIONAL)
+#undef SNNRT_RESOLVE_OPTIONAL
     loaded = &api;
   });
   return loaded;
@@ -107,13 +121,24 @@ int narrow(long long v, const std::string &where) {
   return static_cast<int>(v);
 }
 
-/// The first heuristic choice that succeeded and fits the workspace limit.
+/// The first choice (fastest measured, or heuristic order) that succeeded,
+/// is deterministic (so that a resumed training run repeats itself on the
+/// GPU too) and fits the workspace limit.
 template <typename Perf> const Perf *pick(const Perf *perf, int count) {
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        perf[i].determinism == CUDNN_DETERMINISTIC &&
         perf[i].memory <= kMaxWorkspace)
       return &perf[i];
   return nullptr;
+}
+
+/// SNNRT_CUDA_CUDNN_FIND=0 keeps cuDNN's heuristic choice; by default each
+/// convolution shape times the candidates once (as torch.backends.cudnn
+/// .benchmark), when it is first planned.
+bool findEnabled() {
+  const char *v = std::getenv("SNNRT_CUDA_CUDNN_FIND");
+  return !v || std::string(v) != "0";
 }
 } // namespace
 
@@ -195,24 +220,47 @@ CudnnConv::Plan &CudnnConv::plan(const ConvProblem &p,
               where);
 
   constexpr int kMaxAlgos = 16;
+  bool find = findEnabled() && api.cudnnFindConvolutionForwardAlgorithm &&
+              api.cudnnFindConvolutionBackwardDataAlgorithm &&
+              api.cudnnFindConvolutionBackwardFilterAlgorithm;
+  // The searches run convolutions on scratch buffers of their own; a plan
+  // is made on a program's first (eager) run, never inside a graph capture.
   int count = 0;
   cudnnConvolutionFwdAlgoPerf_t fwd[kMaxAlgos];
-  SNNRT_CUDNN(api.cudnnGetConvolutionForwardAlgorithm_v7(
-                  handle, plan->x, plan->w, plan->conv, plan->y, kMaxAlgos,
-                  &count, fwd),
-              where);
+  if (find)
+    SNNRT_CUDNN(api.cudnnFindConvolutionForwardAlgorithm(
+                    handle, plan->x, plan->w, plan->conv, plan->y, kMaxAlgos,
+                    &count, fwd),
+                where);
+  else
+    SNNRT_CUDNN(api.cudnnGetConvolutionForwardAlgorithm_v7(
+                    handle, plan->x, plan->w, plan->conv, plan->y, kMaxAlgos,
+                    &count, fwd),
+                where);
   const auto *f = pick(fwd, count);
   cudnnConvolutionBwdDataAlgoPerf_t data[kMaxAlgos];
-  SNNRT_CUDNN(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                  handle, plan->w, plan->y, plan->conv, plan->x, kMaxAlgos,
-                  &count, data),
-              where);
+  if (find)
+    SNNRT_CUDNN(api.cudnnFindConvolutionBackwardDataAlgorithm(
+                    handle, plan->w, plan->y, plan->conv, plan->x, kMaxAlgos,
+                    &count, data),
+                where);
+  else
+    SNNRT_CUDNN(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                    handle, plan->w, plan->y, plan->conv, plan->x, kMaxAlgos,
+                    &count, data),
+                where);
   const auto *d = pick(data, count);
   cudnnConvolutionBwdFilterAlgoPerf_t filter[kMaxAlgos];
-  SNNRT_CUDNN(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                  handle, plan->x, plan->y, plan->conv, plan->w, kMaxAlgos,
-                  &count, filter),
-              where);
+  if (find)
+    SNNRT_CUDNN(api.cudnnFindConvolutionBackwardFilterAlgorithm(
+                    handle, plan->x, plan->y, plan->conv, plan->w, kMaxAlgos,
+                    &count, filter),
+                where);
+  else
+    SNNRT_CUDNN(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                    handle, plan->x, plan->y, plan->conv, plan->w, kMaxAlgos,
+                    &count, filter),
+                where);
   const auto *g = pick(filter, count);
   if (!f || !d || !g)
     throwError(where + ": cuDNN has no algorithm for this convolution within "
