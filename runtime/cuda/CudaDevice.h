@@ -33,6 +33,10 @@ struct DeviceOptions {
   /// SNNRT_CUDA_CUDNN=0: convolutions use im2col + cuBLAS even when
   /// libcudnn.so.9 is installed.
   bool cudnn = true;
+  /// SNNRT_CUDA_PROFILE=1: programs run op by op (no graphs) with CUDA
+  /// events around each op; the device prints the time per op kind to
+  /// stderr when it ends.
+  bool profile = false;
   static DeviceOptions fromEnvironment();
 };
 
@@ -107,7 +111,15 @@ public:
   void destroyGraph(CUgraphExec graph);
   bool capturing() const { return isCapturing; }
 
+  /// SNNRT_CUDA_PROFILE: adds `ms` to the op kind `key` of `program`.
+  void addProfile(const std::string &program, const std::string &key,
+                  double ms);
+
 private:
+  void printProfile() const;
+  /// program -> op kind -> (total ms, calls).
+  std::map<std::string, std::map<std::string, std::pair<double, long>>>
+      profileTable;
   struct Scratch {
     CUdeviceptr ptr = 0;
     std::size_t bytes = 0;

@@ -2,6 +2,7 @@
 
 #include "CudaProgram.h"
 
+#include "CudaDriver.h"
 #include "CudaError.h"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   if (!this->ops.is_array())
     throwError(device.name() + ": program '" + this->name +
                "' is not a list of ops");
-  capturable = device.options().graphs;
+  capturable = device.options().graphs && !device.options().profile;
   for (const json &op : this->ops)
     capturable = capturable && !hasStepValues(op);
   kernels.resize(this->ops.size());
@@ -82,7 +83,27 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     // A different stream of random numbers for every dropout op and step.
     call.seed = values.seed * 0x100000001B3ull + i;
     call.kernelUsed = used && i < used->size() ? &(*used)[i] : nullptr;
+    if (!device.options().profile) {
+      runOp(device, call);
+      continue;
+    }
+    // Profiling: the op alone between two events (one wait per op).
+    const DriverApi &d = driver();
+    CUevent start = nullptr, stop = nullptr;
+    SNNRT_CU(d.cuEventCreate(&start, 0), call.where);
+    SNNRT_CU(d.cuEventCreate(&stop, 0), call.where);
+    SNNRT_CU(d.cuEventRecord(start, device.stream()), call.where);
     runOp(device, call);
+    SNNRT_CU(d.cuEventRecord(stop, device.stream()), call.where);
+    SNNRT_CU(d.cuEventSynchronize(stop), call.where);
+    float ms = 0;
+    SNNRT_CU(d.cuEventElapsedTime(&ms, start, stop), call.where);
+    d.cuEventDestroy(start);
+    d.cuEventDestroy(stop);
+    std::string key = op.value("op", std::string("?"));
+    if (op.contains("model") && op["model"].is_string())
+      key += " " + op["model"].get<std::string>();
+    device.addProfile(name, key, ms);
   }
 }
 

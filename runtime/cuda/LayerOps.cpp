@@ -393,6 +393,25 @@ void runPoolBackward(CudaDevice &dev, OpCall &call, int kind) {
 
 //===-- batch norm --------------------------------------------------------===//
 
+/// How the statistics of x[M, C, S] are split: `parts` blocks per channel of
+/// `rowsPer` rows each, about 8K elements per block and enough blocks to fill
+/// the GPU; a partition stays below 2^31 elements (32-bit indices).
+struct BnPartition {
+  int parts;
+  long long rowsPer;
+};
+BnPartition bnPartition(long long m, long long c, long long s) {
+  long long perChannel = m * s;
+  long long want = std::max(1LL, std::min((perChannel + 8191) / 8192,
+                                          (2048 + c - 1) / c));
+  long long rowsPer = (m + want - 1) / want;
+  rowsPer = std::max(1LL, std::min(rowsPer, (1LL << 30) / std::max(s, 1LL)));
+  BnPartition p;
+  p.rowsPer = rowsPer;
+  p.parts = static_cast<int>((m + rowsPer - 1) / rowsPer);
+  return p;
+}
+
 /// x viewed as [M, C, S]: C from gamma, S from `spatial_rank` trailing dims.
 void bnDims(const OpCall &call, const DeviceTensor &x, long long channels,
             long long &m, long long &s) {
@@ -439,9 +458,16 @@ void runBatchNorm(CudaDevice &dev, OpCall &call) {
     expectElements(call, call.out[1], c, "one per channel");
     expectElements(call, call.out[2], c, "one per channel");
   }
-  dev.launch(dev.kernels().builtin("snnrt_bn_stats", call.where),
-             static_cast<unsigned>(c), 512, 0, call.where, x.f32(), m, c, s,
-             eps, momentum, mean, invstd, runMean.f32(), runVar.f32());
+  BnPartition part = bnPartition(m, c, s);
+  float *partial = reinterpret_cast<float *>(dev.scratch(
+      "bn.partial", 2 * c * part.parts * 4, call.where));
+  dev.launch(dev.kernels().builtin("snnrt_bn_stats_partial", call.where),
+             static_cast<unsigned>(c * part.parts), 256, 0, call.where,
+             x.f32(), m, c, s, part.parts, part.rowsPer, partial);
+  dev.launchElementwise("snnrt_bn_stats_finish", c, call.where, x.f32(),
+                        static_cast<const float *>(partial), m, c, s,
+                        part.parts, eps, momentum, mean, invstd, runMean.f32(),
+                        runVar.f32());
   dev.launchElementwise("snnrt_bn_apply", x.numel(), call.where, x.f32(),
                         y.f32(), static_cast<const float *>(mean),
                         static_cast<const float *>(invstd), 0, eps,
@@ -463,10 +489,17 @@ void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
     expectElements(call, *t, c, "one per channel");
   float *sums = reinterpret_cast<float *>(
       dev.scratch("bn.sums", 2 * c * 4, call.where));
-  dev.launch(dev.kernels().builtin("snnrt_bn_bwd_reduce", call.where),
-             static_cast<unsigned>(c), 512, 0, call.where, gy.f32(), x.f32(),
-             mean.f32(), invstd.f32(), m, c, s, sums, call.out[1].f32(),
-             call.out[2].f32(), int(accumulate));
+  BnPartition part = bnPartition(m, c, s);
+  float *partial = reinterpret_cast<float *>(dev.scratch(
+      "bn.partial", 2 * c * part.parts * 4, call.where));
+  dev.launch(dev.kernels().builtin("snnrt_bn_bwd_partial", call.where),
+             static_cast<unsigned>(c * part.parts), 256, 0, call.where,
+             gy.f32(), x.f32(), mean.f32(), invstd.f32(), m, c, s, part.parts,
+             part.rowsPer, partial);
+  dev.launchElementwise("snnrt_bn_bwd_finish", c, call.where,
+                        static_cast<const float *>(partial), c, part.parts,
+                        sums, call.out[1].f32(), call.out[2].f32(),
+                        int(accumulate));
   dev.launchElementwise("snnrt_bn_bwd_apply", x.numel(), call.where, gy.f32(),
                         x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
                         static_cast<const float *>(sums), call.out[0].f32(),

@@ -1,47 +1,94 @@
 //===- BatchNorm.cu - batch norm over x[M, C, S] --------------------------===//
 //
-// Statistics: one block per channel, two passes (mean, then the squared
-// deviations) in a fixed order, so results are deterministic.
+// Statistics and the backward's sums: many blocks per channel write partial
+// sums, one thread per channel combines them in a fixed order (so results
+// are deterministic), in double.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.cuh"
 
 namespace {
-__device__ __forceinline__ float at(const float *x, long long i, long long c,
-                                    long long C, long long S) {
-  return x[((i / S) * C + c) * S + i % S];
+/// (i / S) % C, in 32 bits when the tensor allows (64-bit division is slow;
+/// below 2^30 the grid-stride index cannot overflow either).
+__device__ __forceinline__ long long channelOf(long long i, long long total,
+                                               long long C, long long S) {
+  if (total <= 0x3fffffffLL)
+    return ((unsigned)i / (unsigned)S) % (unsigned)C;
+  return (i / S) % C;
 }
 } // namespace
 
-/// Training statistics: saved_mean, saved_invstd, and the running update
-/// r = (1 - momentum) r + momentum stat (unbiased variance).
-extern "C" __global__ void snnrt_bn_stats(const float *x, long long M,
-                                          long long C, long long S, float eps,
-                                          float momentum, float *savedMean,
-                                          float *savedInvstd, float *runMean,
-                                          float *runVar) {
+/// Block b = c * P + p of a statistics pass covers rows
+/// [p * rowsPer, (p + 1) * rowsPer) of channel c; 32-bit indices inside a
+/// partition (the host keeps rowsPer * S below 2^31).
+struct Part {
+  long long c, m0;
+  int n; // elements of this partition
+};
+__device__ __forceinline__ Part partition(long long M, long long S, int P,
+                                          long long rowsPer) {
+  Part r;
+  r.c = blockIdx.x / P;
+  r.m0 = (blockIdx.x % P) * rowsPer;
+  long long m1 = min(M, r.m0 + rowsPer);
+  r.n = r.m0 < m1 ? (int)((m1 - r.m0) * S) : 0;
+  return r;
+}
+__device__ __forceinline__ long long offset(const Part &q, int j, int S,
+                                            long long C) {
+  return ((q.m0 + j / S) * C + q.c) * S + j % S;
+}
+
+/// Training statistics, pass 1: per partition the sums of (x - K) and
+/// (x - K)^2, K = the channel's first element (a shift against
+/// cancellation). Many blocks per channel; the partials are combined in a
+/// fixed order by snnrt_bn_stats_finish, so results are deterministic.
+extern "C" __global__ void snnrt_bn_stats_partial(const float *x, long long M,
+                                                  long long C, long long S,
+                                                  int P, long long rowsPer,
+                                                  float *partial) {
   __shared__ float scratch[32];
-  long long c = blockIdx.x, n = M * S;
-  float sum = 0.0f;
-  for (long long i = threadIdx.x; i < n; i += blockDim.x)
-    sum += at(x, i, c, C, S);
-  float mean = blockSum(sum, scratch) / (float)n;
-  float sq = 0.0f;
-  for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-    float d = at(x, i, c, C, S) - mean;
+  Part q = partition(M, S, P, rowsPer);
+  float k = x[q.c * S];
+  float sum = 0.0f, sq = 0.0f;
+  for (int j = threadIdx.x; j < q.n; j += blockDim.x) {
+    float d = x[offset(q, j, (int)S, C)] - k;
+    sum += d;
     sq += d * d;
   }
-  float var = blockSum(sq, scratch) / (float)n;
-  if (threadIdx.x != 0)
-    return;
-  savedMean[c] = mean;
-  savedInvstd[c] = 1.0f / sqrtf(var + eps);
-  float unbiased = n > 1 ? var * ((float)n / (float)(n - 1)) : var;
-  if (runMean)
-    runMean[c] = (1.0f - momentum) * runMean[c] + momentum * mean;
-  if (runVar)
-    runVar[c] = (1.0f - momentum) * runVar[c] + momentum * unbiased;
+  sum = blockSum(sum, scratch);
+  sq = blockSum(sq, scratch);
+  if (threadIdx.x == 0) {
+    partial[2 * blockIdx.x] = sum;
+    partial[2 * blockIdx.x + 1] = sq;
+  }
+}
+
+/// Pass 2, one thread per channel: saved_mean, saved_invstd and the running
+/// update r = (1 - momentum) r + momentum stat (unbiased variance).
+extern "C" __global__ void snnrt_bn_stats_finish(
+    const float *x, const float *partial, long long M, long long C,
+    long long S, int P, float eps, float momentum, float *savedMean,
+    float *savedInvstd, float *runMean, float *runVar) {
+  SNNRT_GRID_LOOP(c, C) {
+    double sum = 0.0, sq = 0.0, n = (double)(M * S);
+    for (int p = 0; p < P; ++p) {
+      sum += partial[2 * (c * P + p)];
+      sq += partial[2 * (c * P + p) + 1];
+    }
+    double shifted = sum / n;
+    double var = sq / n - shifted * shifted;
+    var = var > 0.0 ? var : 0.0;
+    float mean = (float)(x[c * S] + shifted);
+    savedMean[c] = mean;
+    savedInvstd[c] = (float)(1.0 / sqrt(var + (double)eps));
+    float unbiased = n > 1 ? (float)(var * n / (n - 1)) : (float)var;
+    if (runMean)
+      runMean[c] = (1.0f - momentum) * runMean[c] + momentum * mean;
+    if (runVar)
+      runVar[c] = (1.0f - momentum) * runVar[c] + momentum * unbiased;
+  }
 }
 
 /// y = (x - mean) * invstd * gamma + beta; with `fromVar`, `scale` holds the
@@ -53,33 +100,52 @@ extern "C" __global__ void snnrt_bn_apply(const float *x, float *y,
                                           long long total, long long C,
                                           long long S) {
   SNNRT_GRID_LOOP(i, total) {
-    long long c = (i / S) % C;
+    long long c = channelOf(i, total, C, S);
     float invstd = fromVar ? 1.0f / sqrtf(scale[c] + eps) : scale[c];
     y[i] = (x[i] - mean[c]) * invstd * gamma[c] + beta[c];
   }
 }
 
-/// sums[c] = sum gy, sums[C + c] = sum gy * xhat; ggamma/gbeta (+)= them.
-extern "C" __global__ void snnrt_bn_bwd_reduce(
+/// Backward, pass 1: per partition, sum gy and sum gy * xhat.
+extern "C" __global__ void snnrt_bn_bwd_partial(
     const float *gy, const float *x, const float *mean, const float *invstd,
-    long long M, long long C, long long S, float *sums, float *ggamma,
-    float *gbeta, int accumulate) {
+    long long M, long long C, long long S, int P, long long rowsPer,
+    float *partial) {
   __shared__ float scratch[32];
-  long long c = blockIdx.x, n = M * S;
+  Part q = partition(M, S, P, rowsPer);
+  float mu = mean[q.c], inv = invstd[q.c];
   float sg = 0.0f, sgx = 0.0f;
-  for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-    float g = at(gy, i, c, C, S);
+  for (int j = threadIdx.x; j < q.n; j += blockDim.x) {
+    long long at = offset(q, j, (int)S, C);
+    float g = gy[at];
     sg += g;
-    sgx += g * (at(x, i, c, C, S) - mean[c]) * invstd[c];
+    sgx += g * (x[at] - mu) * inv;
   }
   sg = blockSum(sg, scratch);
   sgx = blockSum(sgx, scratch);
-  if (threadIdx.x != 0)
-    return;
-  sums[c] = sg;
-  sums[C + c] = sgx;
-  gbeta[c] = accumulate ? gbeta[c] + sg : sg;
-  ggamma[c] = accumulate ? ggamma[c] + sgx : sgx;
+  if (threadIdx.x == 0) {
+    partial[2 * blockIdx.x] = sg;
+    partial[2 * blockIdx.x + 1] = sgx;
+  }
+}
+
+/// Pass 2, one thread per channel: sums[c] = sum gy, sums[C + c] = sum gy
+/// xhat; ggamma/gbeta (+)= them.
+extern "C" __global__ void snnrt_bn_bwd_finish(const float *partial,
+                                               long long C, int P, float *sums,
+                                               float *ggamma, float *gbeta,
+                                               int accumulate) {
+  SNNRT_GRID_LOOP(c, C) {
+    double sg = 0.0, sgx = 0.0;
+    for (int p = 0; p < P; ++p) {
+      sg += partial[2 * (c * P + p)];
+      sgx += partial[2 * (c * P + p) + 1];
+    }
+    sums[c] = (float)sg;
+    sums[C + c] = (float)sgx;
+    gbeta[c] = accumulate ? gbeta[c] + (float)sg : (float)sg;
+    ggamma[c] = accumulate ? ggamma[c] + (float)sgx : (float)sgx;
+  }
 }
 
 /// gx = gamma invstd (gy - sum(gy)/n - xhat sum(gy xhat)/n).
@@ -89,7 +155,7 @@ extern "C" __global__ void snnrt_bn_bwd_apply(
     long long C, long long S, int accumulate) {
   float n = (float)(total / C);
   SNNRT_GRID_LOOP(i, total) {
-    long long c = (i / S) % C;
+    long long c = channelOf(i, total, C, S);
     float xhat = (x[i] - mean[c]) * invstd[c];
     float v = gamma[c] * invstd[c] *
               (gy[i] - sums[c] / n - xhat * (sums[C + c] / n));

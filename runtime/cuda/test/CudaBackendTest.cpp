@@ -512,11 +512,16 @@ TEST(CudaLayers, PoolingForwardAndBackward) {
 
 //===-- batch norm --------------------------------------------------------===//
 
-TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
-  REQUIRE_GPU();
-  const int64_t M = 12, C = 5, S = 7 * 6;
+/// Batch norm of x [T, B, C, H, W] drawn from [lo, hi] against float64.
+void checkBatchNorm(OpHarness &hx, Random &rnd, int64_t T, int64_t B,
+                    int64_t C, int64_t H, int64_t W, float lo, float hi) {
+  SCOPED_TRACE("x [" + std::to_string(T) + ", " + std::to_string(B) + ", " +
+               std::to_string(C) + ", " + std::to_string(H) + ", " +
+               std::to_string(W) + "] in [" + std::to_string(lo) + ", " +
+               std::to_string(hi) + "]");
+  const int64_t M = T * B, S = H * W;
   const double eps = 1e-5, momentum = 0.1;
-  std::vector<float> x = rnd.uniform(M * C * S, -2, 3);
+  std::vector<float> x = rnd.uniform(M * C * S, lo, hi);
   std::vector<float> gamma = rnd.uniform(C, 0.5, 1.5), beta = rnd.uniform(C, -1, 1);
   std::vector<float> rm = rnd.uniform(C, -0.5, 0.5), rv = rnd.uniform(C, 0.5, 2);
   std::vector<float> gy = rnd.uniform(M * C * S, -1, 1);
@@ -550,7 +555,7 @@ TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
     double xhat = (x[i] - mean[c]) * invstd[c];
     gx[i] = gamma[c] * invstd[c] * (gy[i] - gbeta[c] / n - xhat * gg[c] / n);
   }
-  std::vector<int64_t> shape{3, 4, C, 7, 6};
+  std::vector<int64_t> shape{T, B, C, H, W};
   int64_t xi = hx.add("x", shape, x), gi = hx.add("gamma", {C}, gamma);
   int64_t bi = hx.add("beta", {C}, beta), rmi = hx.add("rm", {C}, rm);
   int64_t rvi = hx.add("rv", {C}, rv), yi = hx.addOutput("y", shape);
@@ -577,6 +582,15 @@ TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
   EXPECT_CLOSE(hx.read(gxi), gx, 1e-4, 1e-5);
   EXPECT_CLOSE(hx.read(ggi), gg, 1e-4, 1e-5);
   EXPECT_CLOSE(hx.read(gbi), gbeta, 1e-4, 1e-5);
+}
+
+TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
+  REQUIRE_GPU();
+  checkBatchNorm(hx, rnd, 3, 4, 5, 7, 6, -2, 3);
+  // Many partial sums per channel, and values far from 0 (the statistics
+  // must not cancel).
+  checkBatchNorm(hx, rnd, 4, 64, 3, 32, 32, -2, 3);
+  checkBatchNorm(hx, rnd, 4, 16, 2, 16, 16, 40, 44);
 }
 
 //===-- elementwise -------------------------------------------------------===//
