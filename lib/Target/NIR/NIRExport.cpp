@@ -81,6 +81,24 @@ private:
 };
 } // namespace
 
+/// A conv2d that imports a NIR Conv1d: its input is a reshape that inserted
+/// a height of 1, its kernel has height 1 and the height is not padded,
+/// strided or dilated.
+static bool isConv1d(Conv2DOp conv) {
+  if (!conv)
+    return false;
+  auto reshape = conv.getInput().getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return false;
+  auto in = cast<RankedTensorType>(reshape.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(reshape.getOutput().getType()).getShape();
+  auto w = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
+  return out.size() == in.size() + 1 && out[out.size() - 2] == 1 &&
+         out.take_back(1) == in.take_back(1) && w[2] == 1 &&
+         conv.getStride()[0] == 1 && conv.getPadding()[0] == 0 &&
+         conv.getDilation()[0] == 1;
+}
+
 static int64_t product(ArrayRef<int64_t> shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t(1),
                          std::multiplies<int64_t>());
@@ -436,14 +454,53 @@ LogicalResult Exporter::visit(Operation *op) {
         single(lin.getInput(), node.name);
         return success();
       })
+      .Case<ReshapeOp>([&](ReshapeOp reshape) -> LogicalResult {
+        // Only the reshapes around a Conv1d (imported as a conv2d over
+        // [C, 1, L]) have a NIR meaning: they are part of that node.
+        bool around = isConv1d(reshape.getInput().getDefiningOp<Conv2DOp>()) ||
+                      llvm::all_of(reshape->getUsers(), [](Operation *user) {
+                        return isConv1d(dyn_cast<Conv2DOp>(user));
+                      });
+        if (!around || reshape->use_empty())
+          return reshape.emitOpError()
+                 << "has no NIR equivalent (only the reshapes around a "
+                    "convolution with a kernel of height 1, a Conv1d, do)";
+        auto s = signalOf(reshape.getInput(), op);
+        if (failed(s))
+          return failure();
+        signals[reshape.getResult()] = *s;
+        return success();
+      })
       .Case<Conv2DOp>([&](Conv2DOp conv) -> LogicalResult {
         auto w = paramValues(conv.getWeight(), op);
         if (failed(w) || failed(signalOf(conv.getInput(), op)))
           return failure();
         StringRef pname = conv.getWeight().getDefiningOp<ParamOp>().getName();
         pname.consume_back(".weight");
-        H5WriteEntry &node = addNode(op, "Conv2d", pname);
         auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
+        if (isConv1d(conv)) {
+          // [O, C/g, 1, K] -> [O, C/g, K]: the same values in the same order.
+          H5WriteEntry &node = addNode(op, "Conv1d", pname);
+          addArray(node, "weight", {wShape[0], wShape[1], wShape[3]}, *w, true);
+          std::vector<double> bias(wShape[0], 0.0);
+          if (conv.getBias()) {
+            auto bv = paramValues(conv.getBias(), op);
+            if (failed(bv))
+              return failure();
+            bias = *bv;
+          }
+          addArray(node, "bias", {wShape[0]}, bias, true);
+          addInts(node, "stride", {conv.getStride()[1]});
+          addInts(node, "padding", {conv.getPadding()[1]});
+          addInts(node, "dilation", {conv.getDilation()[1]});
+          addInts(node, "groups", {int64_t(conv.getGroups())}, /*scalar=*/true);
+          // NIR's Conv1d takes the input length as a scalar.
+          addInts(node, "input_shape", features(conv.getInput(), op).take_back(1),
+                  /*scalar=*/true);
+          single(conv.getInput(), node.name);
+          return success();
+        }
+        H5WriteEntry &node = addNode(op, "Conv2d", pname);
         addArray(node, "weight", wShape, *w, true);
         std::vector<double> bias(wShape[0], 0.0);
         if (conv.getBias()) {

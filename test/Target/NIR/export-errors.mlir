@@ -31,3 +31,11 @@ func.func @forward(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
 // CHECK: error: NIR export needs a function @forward (the model)
 func.func @a() { return }
 func.func @b() { return }
+
+// -----
+
+// CHECK: error: 'snn.reshape' op has no NIR equivalent (only the reshapes around a convolution with a kernel of height 1, a Conv1d, do)
+func.func @forward(%x: tensor<4x2x6xf32>) -> tensor<4x2x2x3xf32> {
+  %r = snn.reshape %x : tensor<4x2x6xf32> -> tensor<4x2x2x3xf32>
+  return %r : tensor<4x2x2x3xf32>
+}

@@ -224,7 +224,7 @@ def case_conv1d():
                       "dilation": np.int64(1), "groups": np.int64(1)},
              "lif1": {k: (np.full((4, 8), v[0]) if k != "type" else v)
                       for k, v in lif(1).items()},
-             "conv2": {"type": "Conv1d", "weight": rand(4, 2, 3),
+             "conv2": {"type": "Conv1d", "weight": rand(4, 2, 3), "bias": rand(4),
                        "stride": np.array([1]), "padding": "same",
                        "dilation": np.array([2]), "groups": np.int64(2)},
              "lif2": {k: (np.full((4, 8), v[0]) if k != "type" else v)
