@@ -478,17 +478,18 @@ LogicalResult Exporter::visit(Operation *op) {
         StringRef pname = conv.getWeight().getDefiningOp<ParamOp>().getName();
         pname.consume_back(".weight");
         auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
+        // NIR convolutions always have a bias (zeros when the layer has none).
+        std::vector<double> bias(wShape[0], 0.0);
+        if (conv.getBias()) {
+          auto bv = paramValues(conv.getBias(), op);
+          if (failed(bv))
+            return failure();
+          bias = *bv;
+        }
         if (isConv1d(conv)) {
           // [O, C/g, 1, K] -> [O, C/g, K]: the same values in the same order.
           H5WriteEntry &node = addNode(op, "Conv1d", pname);
           addArray(node, "weight", {wShape[0], wShape[1], wShape[3]}, *w, true);
-          std::vector<double> bias(wShape[0], 0.0);
-          if (conv.getBias()) {
-            auto bv = paramValues(conv.getBias(), op);
-            if (failed(bv))
-              return failure();
-            bias = *bv;
-          }
           addArray(node, "bias", {wShape[0]}, bias, true);
           addInts(node, "stride", {conv.getStride()[1]});
           addInts(node, "padding", {conv.getPadding()[1]});
@@ -502,13 +503,6 @@ LogicalResult Exporter::visit(Operation *op) {
         }
         H5WriteEntry &node = addNode(op, "Conv2d", pname);
         addArray(node, "weight", wShape, *w, true);
-        std::vector<double> bias(wShape[0], 0.0);
-        if (conv.getBias()) {
-          auto bv = paramValues(conv.getBias(), op);
-          if (failed(bv))
-            return failure();
-          bias = *bv;
-        }
         addArray(node, "bias", {wShape[0]}, bias, true);
         addInts(node, "stride", pair(conv.getStride()));
         addInts(node, "padding", pair(conv.getPadding()));
