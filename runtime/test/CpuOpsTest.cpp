@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -143,6 +144,85 @@ TEST(CpuOps, UnsupportedOpIsAClearError) {
     FAIL() << "expected an error";
   } catch (const std::exception &e) {
     EXPECT_NE(std::string(e.what()).find("op #0 (linear_fwd)"), std::string::npos);
+  }
+}
+
+/// A body op over tensor ids.
+Op bodyOp(const std::string &kind, std::vector<int> in, std::vector<int> out,
+          json attrs = json::object()) {
+  Op op;
+  op.kind = kind;
+  op.in = std::move(in);
+  op.out = std::move(out);
+  op.attrs = std::move(attrs);
+  return op;
+}
+
+TEST(CpuOps, TimeLoopCarriesStateAndStacksOutputs) {
+  // y[t] = x[t] + a[t-1] (a running sum, a[-1] = init) as a time loop, with a
+  // second state pair that swaps every step (p <- q, q <- p).
+  const int T = 5, N = 3;
+  std::mt19937 rng(7);
+  OneOp o("time_loop", {{T, N}, {N}, {N}, {N}}, {{T, N}, {N}, {N}, {N}},
+          {{"steps", T}, {"num_inputs", 1}});
+  int xt = o.add({N}), a = o.add({N}), p = o.add({N}), q = o.add({N});
+  int y = o.add({N}), pNext = o.add({N}), qNext = o.add({N});
+  o.op.args = {xt, a, p, q};
+  o.op.yields = {y, y, pNext, qNext};
+  o.op.body = {bodyOp("add", {xt, a}, {y}),
+               bodyOp("scale", {q}, {pNext}, {{"scale", 1.0}}),
+               bodyOp("scale", {p}, {qNext}, {{"scale", 1.0}})};
+  for (int i = 0; i < 4; ++i)
+    fillRandom(o.in(i), rng, -1, 1);
+  o.run();
+  std::vector<double> acc(o.in(1).begin(), o.in(1).end());
+  for (int t = 0; t < T; ++t)
+    for (int n = 0; n < N; ++n) {
+      acc[n] += o.in(0)[t * N + n];
+      EXPECT_NEAR(o.out(0)[t * N + n], acc[n], 1e-5) << "t=" << t;
+    }
+  for (int n = 0; n < N; ++n) {
+    EXPECT_NEAR(o.out(1)[n], acc[n], 1e-5);
+    // Five swaps: the states end exchanged.
+    EXPECT_EQ(o.out(2)[n], o.in(3)[n]);
+    EXPECT_EQ(o.out(3)[n], o.in(2)[n]);
+  }
+}
+
+TEST(CpuOps, TimeLoopNeuronStepMatchesTheScan) {
+  // A LIF layer run as a loop of neuron_step ops equals the neuron scan.
+  const int T = 6, N = 4;
+  std::mt19937 rng(8);
+  json lif = {{"model", "lif"}, {"k", 0.3}, {"c", 0.9}, {"v_th", 0.8},
+              {"reset", "soft"}, {"features", N}};
+  OneOp scan("neuron", {{T, N}}, {{T, N}}, lif);
+  fillRandom(scan.in(0), rng, -0.5, 1.5);
+  scan.run();
+  json loopAttrs = {{"steps", T}, {"num_inputs", 1}};
+  OneOp o("time_loop", {{T, N}, {N}}, {{T, N}, {N}}, loopAttrs);
+  o.in(0) = scan.in(0);
+  int xt = o.add({N}), v = o.add({N}), s = o.add({N}), vNext = o.add({N});
+  o.op.args = {xt, v};
+  o.op.yields = {s, vNext};
+  o.op.body = {bodyOp("neuron_step", {xt, v}, {s, vNext}, lif)};
+  o.run();
+  EXPECT_EQ(o.out(0), scan.out(0));
+  EXPECT_GT(std::count(o.out(0).begin(), o.out(0).end(), 1.0f), 0);
+}
+
+TEST(CpuOps, TimeLoopWithoutBlockArgumentsIsAClearError) {
+  OneOp o("time_loop", {{4, 2}, {2}}, {{4, 2}, {2}},
+          {{"steps", 4}, {"num_inputs", 1}});
+  o.op.args = {o.add({2})};
+  o.op.yields = {o.op.args[0], o.op.args[0]};
+  try {
+    o.run();
+    FAIL() << "a loop without one block argument per operand ran";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("needs one block argument per input "
+                                         "and init (2), got 1"),
+              std::string::npos)
+        << e.what();
   }
 }
 
