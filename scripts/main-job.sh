@@ -43,4 +43,9 @@ for model in mlp convnet; do
   "$build/runtime/snn-run" "$work/$model.snnmod" infer --device "$device" \
     --data "$data" --limit 1024 --output "$work/$model.out.npy"
 done
+echo "== compile examples/recurrent.mlir (a recurrent LIF layer, T=100) -> $work/recurrent.snnmod"
+"$build/bin/snn-opt" "$root/examples/recurrent.mlir" --snn-temporal-fusion \
+  --snn-compile="output=$work/recurrent.snnmod target=$target" -o /dev/null 2>/dev/null
+echo "== snn-run recurrent.snnmod infer ($device, one batch of seeded random input)"
+"$build/runtime/snn-run" "$work/recurrent.snnmod" infer --device "$device"
 echo "main job done: outputs in $work"

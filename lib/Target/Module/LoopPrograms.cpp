@@ -123,6 +123,14 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
       return failure();
     out.push_back(*id);
   }
+  // A step output that is a spiking layer's spikes gives that layer's rate.
+  for (unsigned k = 0; k < numOutputs; ++k) {
+    Operation *def = yield.getValues()[k].getDefiningOp();
+    auto name = def ? stepLayerNames.find(def) : stepLayerNames.end();
+    if (name != stepLayerNames.end() && !isa<LIStepOp>(def) &&
+        yield.getValues()[k] == def->getResult(0))
+      spikeLayers.push_back(Object{{"name", name->second}, {"tensor", out[k]}});
+  }
   json["args"] = std::move(args);
   json["yields"] = std::move(yields);
   json["body"] = std::move(bodyOps);
@@ -136,6 +144,7 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
                                                    Phase phase) {
   StringRef model = getNeuronModelName(op);
   std::string layer = getLayerName(op, model);
+  stepLayerNames[op] = layer;
   Object json{{"op", "neuron_step"}};
   SmallVector<int64_t> paramInputs;
   serializeNeuronAttributes(op, json, paramInputs,

@@ -103,6 +103,8 @@ private:
   llvm::StringMap<int64_t> paramIds;
   llvm::StringMap<std::pair<int64_t, Attribute>> constantIds;
   llvm::json::Array infer, trainForward, backward, update;
+  /// Layer names of the step neurons written (for the spike rates of loops).
+  llvm::DenseMap<Operation *, std::string> stepLayerNames;
   /// Set while a time loop's body is written: ops go there.
   llvm::json::Array *bodyTarget = nullptr;
   llvm::json::Array spikeLayers;
