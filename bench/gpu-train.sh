@@ -65,10 +65,11 @@ recurrent)
     --trials 6 --device cuda:0 2>&1 | tail -8
   python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
     single_lif mlp conv conv_same misc recurrent nested old conv1d 2>&1 | tail -11
-  r=$g/recurrent-grads
-  $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
-    --labels $r/y.npy --output $r/grads.safetensors && \
-    PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba; do
+    $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
+      --labels $r/y.npy --output $r/grads.safetensors && \
+      PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
+  done
   python3 bench/recurrent.py --device cuda --run $run --module $g/mods/recurrent.snnmod \
     --train-module $g/mods/recurrent-train.snnmod --out "$out" 2>&1 | tail -30
   stamp "recurrent done";;

@@ -35,6 +35,11 @@ mkdir -p "$g/recurrent-grads"
   --snn-autodiff --snn-compile="output=$g/recurrent-grads/rec.snnmod target=all" -o /dev/null 2>/dev/null
 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
   "$g/recurrent-grads/rec.snnmod" "$g/recurrent-grads"
+rm -rf "$g/recurrent-grads-cuba" && mkdir -p "$g/recurrent-grads-cuba"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent-cuba.mlir" --snn-temporal-fusion \
+  --snn-autodiff --snn-compile="output=$g/recurrent-grads-cuba/rec.snnmod target=all" -o /dev/null 2>/dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/recurrent-grads-cuba/rec.snnmod" "$g/recurrent-grads-cuba"
 python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
   single_lif mlp conv conv_same misc recurrent nested old conv1d

@@ -358,21 +358,37 @@ def _run_op(mod, op, lr, smooth):
             addend = op.get("addend")
             if isinstance(addend, dict):
                 x = x + mod.get(int(addend["tensor"])).reshape(x.shape)
-            o, v, h = nrn.step(x, mod.get(ins[1]), smooth=smooth)
-            put(0, o)
-            n = 1
-            if nrn.model != "li":
-                put(1, v)
-                n = 2
+            if nrn.model == "cuba_lif":  # in: x, i, v; out: s, i', v', (h)
+                o, v, h, i = nrn.step(x, mod.get(ins[2]), smooth=smooth,
+                                      i=mod.get(ins[1]))
+                put(0, o)
+                put(1, i)
+                put(2, v)
+                n = 3
+            else:
+                o, v, h = nrn.step(x, mod.get(ins[1]), smooth=smooth)
+                put(0, o)
+                n = 1
+                if nrn.model != "li":
+                    put(1, v)
+                    n = 2
             if op.get("save_h"):
                 put(n, h)
         elif kind == "neuron_step_bwd":
-            ins = _ids(op, "in", 3, 16, "inputs (gs, gv, h, ...)")
+            ins = _ids(op, "in", 3, 16, "inputs (gs, [gi], gv, h, ...)")
             nrn = _neuron(mod, op)
-            gx, gv = nrn.step_backward(mod.get(ins[0]), mod.get(ins[1]),
-                                       mod.get(ins[2]), smooth=smooth)
-            put(0, gx, grad=True)
-            put(1, gv, grad=True)
+            if nrn.model == "cuba_lif":
+                gx, gv, gi = nrn.step_backward(mod.get(ins[0]), mod.get(ins[2]),
+                                               mod.get(ins[3]), smooth=smooth,
+                                               gi_next=mod.get(ins[1]))
+                put(0, gx, grad=True)
+                put(1, gi, grad=True)
+                put(2, gv, grad=True)
+            else:
+                gx, gv = nrn.step_backward(mod.get(ins[0]), mod.get(ins[1]),
+                                           mod.get(ins[2]), smooth=smooth)
+                put(0, gx, grad=True)
+                put(1, gv, grad=True)
         elif kind == "time_slice":
             ins = _ids(op, "in", 1, 1, "input")
             x = mod.get(ins[0])

@@ -136,13 +136,23 @@ class Neuron:
         return out.reshape(shape), hs.reshape(shape), i_out
 
     # -- one step of a recurrent layer (unrolled loops) ------------------------
-    def step(self, x, v, smooth=False):
-        """One step from the membrane v: (out, v_next, h); li's out is h."""
-        if self.model not in ("lif", "if", "li"):
+    def step(self, x, v, smooth=False, i=None):
+        """One step from the membrane v (and cuba's current i):
+        (out, v_next, h), and i_next last for cuba; li's out is h."""
+        if self.model not in ("lif", "if", "li", "cuba_lif"):
             raise RefError(f"no step form for {self.model} in snnref")
         shape = np.shape(x)
         x = np.asarray(x, dtype=np.float64).reshape(-1, self.F)
         v = np.asarray(v, dtype=np.float64).reshape(-1, self.F)
+        if self.model == "cuba_lif":
+            i = np.asarray(i, dtype=np.float64).reshape(-1, self.F)
+            x = i - self.k_syn * i + self.c_syn * x
+            out = self.step_lif(x, v, smooth, shape)
+            return out + (x.reshape(shape),)
+        return self.step_lif(x, v, smooth, shape)
+
+    def step_lif(self, x, v, smooth=False, shape=None):
+        shape = shape if shape is not None else x.shape
         h = v + self.k * (self.v_leak - v) + self.c * x
         if self.model == "li":
             return h.reshape(shape), h.reshape(shape), h.reshape(shape)
@@ -150,9 +160,10 @@ class Neuron:
         return (s.reshape(shape), self.after_reset(h, s).reshape(shape),
                 h.reshape(shape))
 
-    def step_backward(self, gs, gv_next, h, smooth=False):
+    def step_backward(self, gs, gv_next, h, smooth=False, gi_next=None):
         """Gradients (input, previous membrane) of one step from those of its
-        output and of the next membrane."""
+        output and of the next membrane; for cuba also of the next current,
+        and the previous current's gradient comes last."""
         shape = np.shape(h)
         gs, gv_next, h = (np.asarray(a, dtype=np.float64).reshape(-1, self.F)
                           for a in (gs, gv_next, h))
@@ -161,7 +172,13 @@ class Neuron:
         else:
             sg = self.surrogate.grad(h - self.v_th, h)
             gh = gs * sg + gv_next * self._dvdh(h, sg, smooth)
-        return (self.c * gh).reshape(shape), (gh * (1.0 - self.k)).reshape(shape)
+        gin = self.c * gh
+        gv = (gh * (1.0 - self.k)).reshape(shape)
+        if self.model == "cuba_lif":
+            g = gin + np.asarray(gi_next, dtype=np.float64).reshape(-1, self.F)
+            return ((self.c_syn * g).reshape(shape), gv,
+                    (g * (1.0 - self.k_syn)).reshape(shape))
+        return gin.reshape(shape), gv
 
     # -- backward --------------------------------------------------------------
     def backward(self, gs, h, smooth=False):

@@ -205,3 +205,27 @@ def test_step_backward_matches_finite_differences(model, reset, rng):
                                smooth=True)
     assert check_grad(lambda a: loss(a, v), x, gx) < 1e-6
     assert check_grad(lambda a: loss(x, a), v, gv) < 1e-6
+
+
+def test_cuba_steps_chain_into_the_scan_and_their_backward_is_exact(rng):
+    nrn = Neuron(model="cuba_lif", features=3, k=0.3, c=0.8, v_th=0.7,
+                 k_syn=0.4, c_syn=0.9)
+    x = rng.normal(0.6, 1.0, (6, 2, 3))
+    out, h, _ = nrn.forward(x)
+    v, i = np.broadcast_to(nrn.v_init, (2, 3)), np.broadcast_to(nrn.i_init, (2, 3))
+    for t in range(6):
+        o, v, ht, i = nrn.step(x[t], v, i=i)
+        assert np.array_equal(o, out[t]) and np.allclose(ht, h[t], rtol=0, atol=1e-12)
+
+    x0, v0, i0 = rng.normal(0.4, 1.0, (2, 3)), rng.normal(0.2, 0.5, (2, 3)), rng.normal(0, 0.5, (2, 3))
+    gs, gvn, gin = (rng.normal(size=(2, 3)) for _ in range(3))
+
+    def loss(xv, vv, iv):
+        o, vn, _, inext = nrn.step(xv, vv, smooth=True, i=iv)
+        return float(np.sum(gs * o) + np.sum(gvn * vn) + np.sum(gin * inext))
+
+    _, _, hh, _ = nrn.step(x0, v0, smooth=True, i=i0)
+    gx, gv, gi = nrn.step_backward(gs, gvn, hh, smooth=True, gi_next=gin)
+    assert check_grad(lambda a: loss(a, v0, i0), x0, gx) < 1e-6
+    assert check_grad(lambda a: loss(x0, a, i0), v0, gv) < 1e-6
+    assert check_grad(lambda a: loss(x0, v0, a), i0, gi) < 1e-6

@@ -281,11 +281,8 @@ void runStep(CudaDevice &device, OpCall &call) {
   bool saveH = attrBool(call, "save_h", false);
   size_t states = cuba ? 2 : 1, outs = (li ? 1 : 1 + states) + saveH;
   expectArity(call, 1 + states, 64, outs, outs);
-  if (saveH) {
-    if (cuba)
-      opError(call, "cuba_lif steps cannot be trained yet (no saved I)");
-    a.h = call.out.back().f32();
-  }
+  if (saveH)
+    a.h = call.out.back().f32(); // the step backward needs H, not I
   for (size_t i = 1; i <= states; ++i)
     checkShape(call, call.in[i], x);
   for (const DeviceTensor &t : call.out)
@@ -310,18 +307,25 @@ void runStep(CudaDevice &device, OpCall &call) {
 /// The backward of one recurrent step: the built-in backward kernel over
 /// one step, with the membrane gradient read from and written to tensors.
 void runStepBackward(CudaDevice &device, OpCall &call) {
-  expectArity(call, 3, 64, 2, 2);
-  const DeviceTensor &gs = call.in[0];
+  const DeviceTensor &gs = call.in.at(0);
   SnnNeuronArgs a = parseNeuron(call, gs, /*step=*/true);
-  if (a.model != SNN_MODEL_LIF && a.model != SNN_MODEL_LI)
-    opError(call, "only lif, if and li steps have a step backward");
-  for (const DeviceTensor &t : {call.in[1], call.in[2], call.out[0], call.out[1]})
+  if (a.model == SNN_MODEL_PLIF)
+    opError(call, "plif steps have no step backward yet");
+  // in: gS, [cuba: gI'], gV', H, parameters; out: gX, [cuba: gI], gV.
+  bool cuba = a.model == SNN_MODEL_CUBA;
+  size_t grads = cuba ? 3 : 2;
+  expectArity(call, grads + 1, 64, grads, grads);
+  for (size_t i = 1; i <= grads; ++i)
+    checkShape(call, call.in[i], gs);
+  for (const DeviceTensor &t : call.out)
     checkShape(call, t, gs);
   a.in = gs.f32();
-  a.vIn = call.in[1].f32();
-  a.h = call.in[2].f32();
+  a.iIn = cuba ? call.in[1].f32() : nullptr;
+  a.vIn = call.in[grads - 1].f32();
+  a.h = call.in[grads].f32();
   a.out = call.out[0].f32();
-  a.vOut = call.out[1].f32();
+  a.iOut = cuba ? call.out[1].f32() : nullptr;
+  a.vOut = call.out[grads - 1].f32();
   launchBuiltin(device, call, a, /*backward=*/true);
 }
 } // namespace

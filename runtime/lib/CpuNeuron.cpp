@@ -322,8 +322,6 @@ void runNeuronStep(const Ctx &c) {
   // out: the output and the next state (li: the membrane is both).
   size_t states = s.cuba ? 2 : 1;
   bool saveH = c.attr("save_h", false);
-  if (saveH && s.cuba)
-    c.fail("cuba_lif steps cannot be trained yet (no saved I)");
   size_t outs = (s.li ? 1 : 1 + states) + saveH;
   c.arity(1 + states, 64, outs, outs);
   size_t n = static_cast<size_t>(s.N);
@@ -377,18 +375,22 @@ void runNeuronStep(const Ctx &c) {
 
 void runNeuronStepBackward(const Ctx &c) {
   NeuronSpec s = readSpec(c, /*step=*/true);
-  if (s.cuba || s.plif)
-    c.fail("only lif, if and li steps have a step backward");
-  // in: gS (li: gV'), gV' (the next membrane's gradient), H, parameters;
-  // out: gX, gV (the previous membrane's gradient).
-  c.arity(3, 64, 2, 2);
+  if (s.plif)
+    c.fail("plif steps have no step backward yet");
+  // in: gS (li: gV'), [cuba: gI' (the next current's gradient)], gV' (the
+  // next membrane's gradient), H, parameters; out: gX, [cuba: gI], gV (the
+  // previous state's gradients).
+  size_t grads = s.cuba ? 3 : 2;
+  c.arity(grads + 1, 64, grads, grads);
   size_t n = static_cast<size_t>(s.N);
-  for (size_t i = 0; i < 3; ++i)
+  for (size_t i = 0; i <= grads; ++i)
     c.expectElements(c.in(i), n, "like the step's input");
-  for (size_t i = 0; i < 2; ++i)
+  for (size_t i = 0; i < grads; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
-  const float *gs = c.inPtr(0), *gvNext = c.inPtr(1), *hs = c.inPtr(2);
-  float *gx = c.outPtr(0), *gv = c.outPtr(1);
+  const float *gs = c.inPtr(0), *giNext = s.cuba ? c.inPtr(1) : nullptr;
+  const float *gvNext = c.inPtr(grads - 1), *hs = c.inPtr(grads);
+  float *gx = c.outPtr(0), *gi = s.cuba ? c.outPtr(1) : nullptr;
+  float *gv = c.outPtr(grads - 1);
   int64_t F = s.F, B = s.N / s.F;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t f = 0; f < F; ++f) {
@@ -409,8 +411,14 @@ void runNeuronStepBackward(const Ctx &c) {
         }
         gh = gs[at] * sg + gvNext[at] * dvdh;
       }
-      gx[at] = s.c[f] * gh;
       gv[at] = gh * (1.0f - s.k[f]);
+      float gin = s.c[f] * gh;
+      if (s.cuba) {
+        float g = gin + giNext[at];
+        gin = s.csyn[f] * g;
+        gi[at] = g * (1.0f - s.ksyn[f]);
+      }
+      gx[at] = gin;
     }
 }
 

@@ -213,17 +213,23 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
   return success();
 }
 
-LogicalResult ManifestBuilder::serializeNeuronStepBackward(NeuronStepBwdOp op) {
-  auto it = neurons.find(op.getForward().getDefiningOp());
+LogicalResult ManifestBuilder::serializeNeuronStepBackward(Operation *op) {
+  // Operands: the gradients of the step's results (spikes, then the next
+  // state: cuba's current and membrane), then the forward step's spikes.
+  Value forward = op->getOperands().back();
+  auto it = neurons.find(forward.getDefiningOp());
   if (it == neurons.end() || it->second.savedH < 0)
-    return op.emitError() << "the forward step of 'snn.neuron_step_bwd' did "
-                             "not run in the training forward program";
+    return op->emitError() << "the forward step of '" << op->getName()
+                           << "' did not run in the training forward program";
   NeuronRecord &record = it->second;
-  FailureOr<int64_t> gs = lookup(op, op.getGradOutput());
-  FailureOr<int64_t> gv = lookup(op, op.getGradState());
-  if (failed(gs) || failed(gv))
-    return failure();
-  Array in{*gs, *gv, record.savedH};
+  Array in;
+  for (Value grad : op->getOperands().drop_back()) {
+    FailureOr<int64_t> id = lookup(op, grad);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
+  in.push_back(record.savedH);
   for (int64_t id : record.paramInputs)
     in.push_back(id);
   Array out;

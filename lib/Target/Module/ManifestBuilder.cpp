@@ -376,8 +376,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
       return op->emitError() << "forward neuron op in the backward program";
     return serializeNeuronStep(op, phase);
   }
-  if (auto stepBwd = dyn_cast<NeuronStepBwdOp>(op))
-    return serializeNeuronStepBackward(stepBwd);
+  if (isa<NeuronStepBwdOp, CubaLIFStepBwdOp>(op))
+    return serializeNeuronStepBackward(op);
   if (isa<NeuronOpInterface>(op)) {
     if (!forwardPhase)
       return op->emitError() << "forward neuron op in the backward program";

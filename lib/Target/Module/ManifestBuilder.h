@@ -87,7 +87,8 @@ private:
   LogicalResult serializeConstant(arith::ConstantOp op);
   LogicalResult serializeTimeLoop(TimeLoopOp loop, Phase phase);
   LogicalResult serializeNeuronStep(Operation *op, Phase phase);
-  LogicalResult serializeNeuronStepBackward(NeuronStepBwdOp op);
+  /// snn.neuron_step_bwd and snn.cuba_lif_step_bwd.
+  LogicalResult serializeNeuronStepBackward(Operation *op);
   LogicalResult serializeNeuronBackward(Operation *op);
   LogicalResult serializeOptimizer(Operation *op);
   LogicalResult serializeGeneric(Operation *op, Phase phase);

@@ -205,6 +205,12 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
       for (int l = 0; l < W; ++l)
         gv[l] = g.v[l];
     }
+    if (a.iIn) { // and (cuba) of the next synaptic current
+      Vec<W> g = load<W>(a.iIn, base);
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        gi[l] = g.v[l];
+    }
     const bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
     for (long long t = a.steps - 1; t >= 0; --t) {
       long long at = t * a.neurons + base;
@@ -270,6 +276,13 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
       for (int l = 0; l < W; ++l)
         g.v[l] = gv[l];
       store<W>(a.vOut, base, g);
+    }
+    if (a.iOut) { // and (cuba) of the previous synaptic current
+      Vec<W> g;
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        g.v[l] = gi[l];
+      store<W>(a.iOut, base, g);
     }
     if (plif) {
 #pragma unroll

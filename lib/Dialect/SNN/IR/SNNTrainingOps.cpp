@@ -85,12 +85,21 @@ LogicalResult NeuronStepBwdOp::verify() {
   Operation *def = getForward().getDefiningOp();
   if (!isa_and_nonnull<LIFStepOp, IFStepOp, LIStepOp>(def))
     return emitOpError() << "'forward' must be the first result of "
-                            "snn.lif_step, snn.if_step or snn.li_step (other "
-                            "step neurons cannot be trained in a recurrent "
+                            "snn.lif_step, snn.if_step or snn.li_step "
+                            "(snn.cuba_lif_step has snn.cuba_lif_step_bwd; "
+                            "snn.plif_step cannot be trained in a recurrent "
                             "loop yet)";
   if (getForward() != def->getResult(0))
     return emitOpError() << "'forward' must be the first result of its step "
                             "op (the spikes, or li's membrane)";
+  return success();
+}
+
+LogicalResult CubaLIFStepBwdOp::verify() {
+  auto step = getForward().getDefiningOp<CubaLIFStepOp>();
+  if (!step || getForward() != step.getSpikes())
+    return emitOpError() << "'forward' must be the spikes of an "
+                            "snn.cuba_lif_step";
   return success();
 }
 

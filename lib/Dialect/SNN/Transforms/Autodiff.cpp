@@ -141,6 +141,24 @@ void GradientBuilder::weightLayer(WeightOp op, Value gy,
 }
 
 LogicalResult GradientBuilder::stepNeuron(Operation *op) {
+  if (auto cuba = dyn_cast<CubaLIFStepOp>(op)) {
+    // (spikes, i_next, v_next) from (input, i, v).
+    Value gs = gradOf(cuba.getSpikes()), gi = gradOf(cuba.getINext()),
+          gv = gradOf(cuba.getVNext());
+    if ((!gs && !gi && !gv) ||
+        (!needs(cuba.getInput()) && !needs(cuba.getI()) && !needs(cuba.getV())))
+      return success();
+    Type type = cuba.getInput().getType();
+    Location loc = op->getLoc();
+    auto orZeros = [&](Value g) { return g ? g : zeros(loc, type); };
+    auto bwd = CubaLIFStepBwdOp::create(b, loc, type, type, type, orZeros(gs),
+                                        orZeros(gi), orZeros(gv),
+                                        cuba.getSpikes());
+    accumulate(cuba.getInput(), bwd.getGradInput());
+    accumulate(cuba.getI(), bwd.getGradPrevCurrent());
+    accumulate(cuba.getV(), bwd.getGradPrevState());
+    return success();
+  }
   // lif_step / if_step: (spikes, v_next); li_step: (v_next), which is both.
   Value gs = gradOf(op->getResult(0));
   Value gv = op->getNumResults() > 1 ? gradOf(op->getResult(1)) : Value();
@@ -161,7 +179,7 @@ LogicalResult GradientBuilder::stepNeuron(Operation *op) {
 LogicalResult GradientBuilder::differentiate(Operation *op) {
   if (isa<ParamOp>(op) || op->getNumResults() == 0)
     return success();
-  if (isa<LIFStepOp, IFStepOp, LIStepOp>(op))
+  if (isa<LIFStepOp, IFStepOp, LIStepOp, CubaLIFStepOp>(op))
     return stepNeuron(op);
   Value gy = gradOf(op->getResult(0));
   if (!gy)
@@ -271,7 +289,8 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
                << "--snn-autodiff cannot differentiate '" << other->getName()
                << "'; differentiable ops: the multi-step neuron ops, linear, "
                   "conv2d, pools, batch_norm, flatten, reshape, add, scale, dropout, "
-                  "and in recurrent loops lif_step, if_step, li_step";
+                  "and in recurrent loops lif_step, if_step, li_step, "
+                  "cuba_lif_step";
       });
 }
 
@@ -322,10 +341,11 @@ static std::string unsupportedReason(Operation *op) {
   if (auto loop = dyn_cast<TimeLoopOp>(op)) {
     // Unrolled step by step: its step neurons need a step backward.
     for (Operation &inner : loop.getBodyBlock())
-      if (isa<PLIFStepOp, CubaLIFStepOp>(inner))
+      if (isa<PLIFStepOp>(inner))
         return "'" + inner.getName().getStringRef().str() +
                "' in a recurrent snn.time_loop: recurrent layers train with "
-               "snn.lif_step, snn.if_step and snn.li_step only";
+               "snn.lif_step, snn.if_step, snn.li_step and snn.cuba_lif_step "
+               "(a learned leak in a recurrent loop is not supported yet)";
     return "";
   }
   if (auto neuron = dyn_cast<NeuronOpInterface>(op); neuron && neuron.isStepForm())

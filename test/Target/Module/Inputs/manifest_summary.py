@@ -107,8 +107,10 @@ def check_op(op, where, shape):
             fail(f"{where}: neuron_step of {op['model']} with {len(outs)} outputs")
     elif kind == "neuron_step_bwd":
         x = shape(ins[0])
-        if any(shape(t) != x for t in ins[1:3] + outs) or len(outs) != 2:
-            fail(f"{where}: neuron_step_bwd needs gs, gv, h and gives gx, gv, all like {x}")
+        grads = 3 if op["model"] == "cuba_lif" else 2
+        if any(shape(t) != x for t in ins[1:grads + 1] + outs) or len(outs) != grads:
+            fail(f"{where}: neuron_step_bwd needs gs, [gi], gv, h and gives gx, "
+                 f"[gi], gv, all like {x}")
     elif kind == "time_slice":
         x, y = shape(ins[0]), shape(outs[0])
         if x[1:] != y or not 0 <= op["index"] < x[0]:

@@ -89,6 +89,30 @@ def SNN_NeuronStepBwdOp : SNN_Op<"neuron_step_bwd", [Pure,
   let hasVerifier = 1;
 }
 
+def SNN_CubaLIFStepBwdOp : SNN_Op<"cuba_lif_step_bwd", [Pure,
+    AllTypesMatch<["grad_output", "grad_current", "grad_state", "forward",
+                   "grad_input", "grad_prev_current", "grad_prev_state"]>]> {
+  let summary = "backward of one step of a recurrent current-based LIF layer";
+  let description = [{
+    As `snn.neuron_step_bwd` for `snn.cuba_lif_step` (whose results are the
+    spikes, the next current `i_next` and the next membrane `v_next`):
+    `gH = grad_output σ'(H - v_th) + grad_state dV/dH`,
+    `gI = c gH + grad_current`, `grad_input = c_syn gI`,
+    `grad_prev_current = (1 - k_syn) gI`, `grad_prev_state = (1 - k) gH`.
+  }];
+  let arguments = (ins SNN_FloatTensor:$grad_output,
+                       SNN_FloatTensor:$grad_current,
+                       SNN_FloatTensor:$grad_state, SNN_FloatTensor:$forward);
+  let results = (outs SNN_FloatTensor:$grad_input,
+                      SNN_FloatTensor:$grad_prev_current,
+                      SNN_FloatTensor:$grad_prev_state);
+  let assemblyFormat = [{
+    $grad_output `,` $grad_current `,` $grad_state `,` $forward attr-dict `:`
+    type($grad_output)
+  }];
+  let hasVerifier = 1;
+}
+
 def SNN_TimeSliceOp : SNN_Op<"time_slice", [Pure]> {
   let summary = "step `index` of a time-leading tensor";
   let description = [{
