@@ -122,3 +122,54 @@ func.func @adam_betas(%p: tensor<3xf32>, %g: tensor<3xf32>) {
   %p2, %m, %v = snn.adam %p, %g, %p, %p {lr = 0.1, beta2 = 1.0} : tensor<3xf32>
   return
 }
+
+// -----
+
+func.func @time_slice_index(%x: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{index 4 is outside the 4 steps of 'tensor<4x2x3xf32>'}}
+  %y = snn.time_slice %x {index = 4} : tensor<4x2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @time_slice_shape(%x: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{takes [T, ...] to [...], got 'tensor<4x2x3xf32>' -> 'tensor<2x2xf32>'}}
+  %y = snn.time_slice %x {index = 0} : tensor<4x2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @time_stack_shape(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
+  // expected-error @+1 {{stacks 2 x 'tensor<2x3xf32>' into 'tensor<3x2x3xf32>'; expected 'tensor<2x2x3xf32>'}}
+  %y = snn.time_stack %a, %b : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<3x2x3xf32>
+  return
+}
+
+// -----
+
+func.func @step_bwd_forward(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %w: tensor<1xf32>) {
+  %s, %vn = snn.plif_step %x, %x, %w : tensor<2x3xf32>, tensor<1xf32>
+  // expected-error @+1 {{'forward' must be the first result of snn.lif_step, snn.if_step or snn.li_step}}
+  %gx, %gv = snn.neuron_step_bwd %g, %g, %s : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @step_bwd_first_result(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>) {
+  %s, %vn = snn.lif_step %x, %v : tensor<2x3xf32>
+  // expected-error @+1 {{'forward' must be the first result of its step op}}
+  %gx, %gv = snn.neuron_step_bwd %g, %g, %vn : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @cuba_step_bwd_forward(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>) {
+  %s, %vn = snn.lif_step %x, %v : tensor<2x3xf32>
+  // expected-error @+1 {{'forward' must be the spikes of an snn.cuba_lif_step}}
+  %gx, %gi, %gv = snn.cuba_lif_step_bwd %g, %g, %g, %s : tensor<2x3xf32>
+  return
+}

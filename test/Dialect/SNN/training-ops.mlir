@@ -61,3 +61,19 @@ func.func @ops(%x: tensor<2x3x1x4x4xf32>, %labels: tensor<3xi32>) -> tensor<f32>
   %fw2, %am2, %av2 = snn.adam %fw, %gfw, %am, %av {lr = 0.001, decoupled = true} : tensor<4x8xf32>
   return %loss : tensor<f32>
 }
+
+// The edges of an unrolled recurrent loop and the step backwards.
+// CHECK-LABEL: func.func @unrolled_steps
+func.func @unrolled_steps(%x: tensor<2x3x4xf32>, %v: tensor<3x4xf32>, %g: tensor<3x4xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: snn.time_slice %{{.*}} {index = 1 : i64} : tensor<2x3x4xf32> -> tensor<3x4xf32>
+  %x1 = snn.time_slice %x {index = 1} : tensor<2x3x4xf32> -> tensor<3x4xf32>
+  %s, %vn = snn.lif_step %x1, %v : tensor<3x4xf32>
+  // CHECK: snn.neuron_step_bwd %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x4xf32>
+  %gx, %gv = snn.neuron_step_bwd %g, %g, %s : tensor<3x4xf32>
+  %c, %ci, %cv = snn.cuba_lif_step %x1, %v, %v : tensor<3x4xf32>
+  // CHECK: snn.cuba_lif_step_bwd %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x4xf32>
+  %hx, %hi, %hv = snn.cuba_lif_step_bwd %g, %g, %g, %c : tensor<3x4xf32>
+  // CHECK: snn.time_stack %{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<2x3x4xf32>
+  %y = snn.time_stack %gx, %hx : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
