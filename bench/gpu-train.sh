@@ -39,7 +39,7 @@ tests)
   tar -C "$out" -czf "$out/sj-golden.tgz" sj && rm -rf "$out/sj" "$out"/sj-ours-*
   stamp "tests done";;
 vgg)
-  for m in vgg11 fmnist-mlp fmnist-convnet; do
+  for m in vgg11 vgg11-bf16h fmnist-mlp fmnist-convnet; do
     $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50
   done | tee "$out/bench-ours.jsonl"
   for tf32 in ${VGG_TF32:-on off}; do

@@ -17,6 +17,10 @@ compile() { # name source autodiff-options
 compile fmnist-mlp "$root/examples/fmnist-mlp.mlir" "optimizer=adam lr=0.001"
 compile fmnist-convnet "$root/examples/fmnist-convnet.mlir" "optimizer=adam lr=0.001"
 compile vgg11 "$root/examples/vgg11.mlir" "optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate"
+# The same with the saved membranes in bf16 (--snn-compile saved-h=bf16).
+rm -rf "$g/mods/vgg11-bf16h.snnmod"
+"$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \
+  --snn-compile="output=$g/mods/vgg11-bf16h.snnmod target=all saved-h=bf16" -o /dev/null
 for net in mlp conv; do
   compile sj-$net "$root/test/Runtime/Inputs/sj/$net.mlir" "optimizer=sgd lr=0.1 momentum=0 loss=ce_rate"
 done

@@ -26,6 +26,14 @@ class OpError(RefError):
     pass
 
 
+def round_to_bf16(v):
+    """The float32 value of v rounded to bfloat16 (nearest, ties to even):
+    what a bf16 tensor of the runtime holds."""
+    bits = np.asarray(v, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 class Module:
     def __init__(self, source):
         """source: a .snnmod directory, a manifest.json path or a dict."""
@@ -123,6 +131,8 @@ class Module:
         v = v.reshape(self.info(root)["shape"])
         if accumulate and root in self.store:
             v = self.store[root] + v
+        if t.get("dtype") == "bf16":
+            v = round_to_bf16(v)
         self.store[root] = v.copy()
 
     # -- initial values ------------------------------------------------------

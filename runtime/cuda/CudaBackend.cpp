@@ -2,6 +2,8 @@
 
 #include "CudaBackend.h"
 
+#include <cstring>
+
 #include "CudaModule.h"
 #include "snnrt/Error.h"
 
@@ -66,6 +68,16 @@ void CudaExecutor::upload(int id) {
     module->upload(id, bytes.data(), bytes.size());
     return;
   }
+  if (t.dtype == DType::BF16) { // the upper half of each float's bits
+    std::vector<uint16_t> half(t.numel());
+    for (size_t i = 0; i < half.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &slots[i], sizeof bits);
+      half[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    module->upload(id, half.data(), half.size() * 2);
+    return;
+  }
   module->upload(id, slots, t.bytes());
 }
 
@@ -77,6 +89,15 @@ void CudaExecutor::download(int id) {
     module->download(id, bytes.data(), bytes.size());
     for (size_t i = 0; i < bytes.size(); ++i)
       slots[i] = bytes[i];
+    return;
+  }
+  if (t.dtype == DType::BF16) {
+    std::vector<uint16_t> half(t.numel());
+    module->download(id, half.data(), half.size() * 2);
+    for (size_t i = 0; i < half.size(); ++i) {
+      uint32_t bits = uint32_t(half[i]) << 16;
+      std::memcpy(&slots[i], &bits, sizeof bits);
+    }
     return;
   }
   module->download(id, slots, t.bytes());

@@ -12,7 +12,10 @@ static std::size_t dtypeSize(const std::string &dtype, const std::string &where)
     return 4;
   if (dtype == "u8")
     return 1;
-  throwError(where + ": unknown dtype '" + dtype + "' (expected f32, i32, u8)");
+  if (dtype == "bf16")
+    return 2;
+  throwError(where + ": unknown dtype '" + dtype +
+             "' (expected f32, i32, u8, bf16)");
 }
 
 CudaModule::CudaModule(CudaDevice &device, const json &manifest,
@@ -34,6 +37,7 @@ CudaModule::CudaModule(CudaDevice &device, const json &manifest,
     Storage s;
     s.tensor.shape = t["shape"].get<std::vector<int64_t>>();
     s.tensor.name = t.value("name", "%" + std::to_string(t["id"].get<int64_t>()));
+    s.tensor.bf16 = t.value("dtype", "f32") == "bf16";
     s.bytes = s.tensor.numel() * dtypeSize(t.value("dtype", "f32"),
                                            where + ": tensor " + s.tensor.name);
     s.tensor.ptr = device.allocator().allocate(s.bytes, s.tensor.name);

@@ -23,6 +23,7 @@ struct DeviceTensor {
   CUdeviceptr ptr = 0;
   std::vector<int64_t> shape;
   std::string name;
+  bool bf16 = false; ///< elements are bfloat16 (2 bytes), not f32
   int64_t numel() const {
     int64_t n = 1;
     for (int64_t d : shape)

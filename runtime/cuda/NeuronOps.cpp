@@ -218,10 +218,11 @@ void runForward(CudaDevice &device, OpCall &call) {
   a.in = x.f32();
   a.out = call.out[0].f32();
   a.h = saveH ? call.out[1].f32() : nullptr;
+  a.hBf16 = saveH && call.out[1].bf16;
   a.syn = saveH && cuba ? call.out[2].f32() : nullptr;
 
   std::string name;
-  if (a.model != SNN_MODEL_PLIF &&
+  if (a.model != SNN_MODEL_PLIF && !a.hBf16 &&
       compiledKernelFor(device, call, "fwd", name)) {
     std::vector<CUdeviceptr> args{x.ptr};
     for (const DeviceTensor &t : call.out)
@@ -244,6 +245,7 @@ void runBackward(CudaDevice &device, OpCall &call) {
                        : "expected one output (gx)");
   a.in = gs.f32();
   a.h = h.f32();
+  a.hBf16 = h.bf16;
   a.out = call.out[0].f32();
   a.accumulate = attrBool(call, "accumulate", false);
   if (plif) {
@@ -259,7 +261,7 @@ void runBackward(CudaDevice &device, OpCall &call) {
   }
 
   std::string name;
-  if (!plif && !a.accumulate &&
+  if (!plif && !a.accumulate && !a.hBf16 &&
       compiledKernelFor(device, call, "bwd", name)) {
     size_t firstParam = cuba ? 3 : 2;
     if (call.in.size() < firstParam)

@@ -194,6 +194,9 @@ void runNeuron(const Ctx &c) {
   float *iOut = saveH && s.cuba && c.op.out.size() > 2 ? c.outPtr(2) : nullptr;
   if (hOut)
     c.expectElements(c.out(1), total, "saved H, like the input");
+  // A bf16 H (--snn-compile saved-h=bf16) is stored rounded; the scan itself
+  // runs in fp32.
+  bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
   const float *x = c.inPtr(0);
@@ -222,7 +225,7 @@ void runNeuron(const Ctx &c) {
         }
         float h = (vb[f] + k[f] * (vleak[f] - vb[f])) + cin[f] * input;
         if (hOut)
-          hOut[base + f] = h;
+          hOut[base + f] = hBf16 ? roundToBf16(h) : h;
         if (s.li) {
           vb[f] = h;
           out[base + f] = h;

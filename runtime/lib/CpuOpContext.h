@@ -12,6 +12,7 @@
 #include "snnrt/Error.h"
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,19 @@ namespace cpu {
 /// CBLAS when the build found it, else plain loops.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, const float *b, float beta, float *c);
+
+/// `v` rounded to the nearest bfloat16 (ties to even), as a float: what a
+/// bf16 tensor stores (NaN stays NaN).
+inline float roundToBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu))
+    return v;
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
 
 struct Ctx {
   const Module &m;

@@ -17,6 +17,8 @@ size_t dtypeSize(DType type) {
     return 4;
   case DType::U8:
     return 1;
+  case DType::BF16:
+    return 2;
   }
   return 4;
 }
@@ -48,7 +50,10 @@ static DType parseDType(const std::string &s, const std::string &where) {
     return DType::I32;
   if (s == "u8")
     return DType::U8;
-  throw Error(where + ": unknown dtype '" + s + "' (expected f32, i32 or u8)");
+  if (s == "bf16")
+    return DType::BF16;
+  throw Error(where + ": unknown dtype '" + s +
+              "' (expected f32, i32, u8 or bf16)");
 }
 
 /// The ops of a program (or of a time loop's body), with every tensor id

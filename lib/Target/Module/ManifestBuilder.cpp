@@ -550,8 +550,10 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   bool saveH = phase == Phase::TrainForward;
   if (saveH) {
     Array shape = *tensor(*s).getArray("shape");
-    record.savedH = addTensor(
-        Object{{"name", layer + ".h"}, {"shape", Array(shape)}, {"role", "saved"}});
+    Object h{{"name", layer + ".h"}, {"shape", Array(shape)}, {"role", "saved"}};
+    if (savedHBf16)
+      h["dtype"] = "bf16";
+    record.savedH = addTensor(std::move(h));
     out.push_back(record.savedH);
     if (isa<CubaLIFOp>(op)) {
       record.savedI = addTensor(
@@ -568,7 +570,7 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
   auto kernel = kernels.find(op);
-  if (kernel != kernels.end())
+  if (kernel != kernels.end() && !(saveH && savedHBf16))
     json["kernel"] = Object{
         {"fwd", saveH ? kernel->second.fwd : kernel->second.fwdInfer},
         {"block", kernel->second.block},

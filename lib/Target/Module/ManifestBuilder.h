@@ -46,8 +46,12 @@ using NeuronKernelMap = llvm::DenseMap<Operation *, NeuronKernelRef>;
 class ManifestBuilder {
 public:
   /// `batch` replaces dynamic dimensions (0: none allowed).
-  ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels)
-      : batch(batch), kernels(kernels) {}
+  /// `savedHBf16`: training stores the H of multi-step neuron layers in
+  /// bf16 (and names no compiled kernel for them: the compiled kernels
+  /// read and write fp32).
+  ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels,
+                  bool savedHBf16 = false)
+      : batch(batch), kernels(kernels), savedHBf16(savedHBf16) {}
 
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
@@ -98,6 +102,7 @@ private:
 
   int64_t batch;
   const NeuronKernelMap &kernels;
+  bool savedHBf16;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

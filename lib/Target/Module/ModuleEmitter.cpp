@@ -107,7 +107,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
                                    kernels, blobs)))
     return failure();
 
-  ManifestBuilder builder(options.batch, kernels);
+  ManifestBuilder builder(options.batch, kernels, options.savedHBf16);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();

@@ -34,6 +34,12 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.batch = batch;
+    if (savedH != "f32" && savedH != "bf16") {
+      module.emitError() << "snn-compile: saved-h must be f32 or bf16, not '"
+                         << savedH << "'";
+      return signalPassFailure();
+    }
+    options.savedHBf16 = savedH == "bf16";
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

@@ -117,7 +117,7 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
   auto kernel = kernels.find(record->op);
-  if (kernel != kernels.end())
+  if (kernel != kernels.end() && !savedHBf16)
     json["kernel"] = Object{{"bwd", kernel->second.bwd},
                             {"block", kernel->second.block},
                             {"grid", kernel->second.grid}};

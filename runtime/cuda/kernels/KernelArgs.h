@@ -73,6 +73,8 @@ struct SnnNeuronArgs {
   float *iOut;
   // Forward: the input is in + addend (a fused snn.add; null: in alone).
   const float *addend;
+  // h holds bfloat16 values (--snn-compile saved-h=bf16), not floats.
+  int hBf16;
 };
 
 /// A 2-d convolution (or pooling window) over images [M, C, H, W].

@@ -11,6 +11,8 @@
 
 #include "KernelArgs.h"
 
+#include <cuda_bf16.h>
+
 namespace {
 
 template <int W> struct Vec {
@@ -41,6 +43,32 @@ __device__ __forceinline__ void store(float *p, long long at, const Vec<W> &r) {
     for (int l = 0; l < W; ++l)
       p[at + l] = r.v[l];
   }
+}
+
+/// The saved H, in f32 or (saved-h=bf16) rounded to bfloat16.
+template <int W>
+__device__ __forceinline__ Vec<W> loadH(const SnnNeuronArgs &a, long long at) {
+  if (!a.hBf16)
+    return load<W>(a.h, at);
+  const __nv_bfloat16 *p = reinterpret_cast<const __nv_bfloat16 *>(a.h) + at;
+  Vec<W> r;
+#pragma unroll
+  for (int l = 0; l < W; ++l)
+    r.v[l] = __bfloat162float(p[l]);
+  return r;
+}
+
+template <int W>
+__device__ __forceinline__ void storeH(const SnnNeuronArgs &a, long long at,
+                                       const Vec<W> &h) {
+  if (!a.hBf16) {
+    store<W>(a.h, at, h);
+    return;
+  }
+  __nv_bfloat16 *p = reinterpret_cast<__nv_bfloat16 *>(a.h) + at;
+#pragma unroll
+  for (int l = 0; l < W; ++l)
+    p[l] = __float2bfloat16_rn(h.v[l]);
 }
 
 /// The parameters of one neuron, read once before the time loop.
@@ -162,7 +190,7 @@ template <int W> __device__ void neuronForward(const SnnNeuronArgs &a) {
     }
     store<W>(a.out, at, out);
     if (a.h)
-      store<W>(a.h, at, hs);
+      storeH<W>(a, at, hs);
     if (a.syn)
       store<W>(a.syn, at, x);
   }
@@ -214,10 +242,10 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
     const bool cuba = a.model == SNN_MODEL_CUBA, li = a.model == SNN_MODEL_LI;
     for (long long t = a.steps - 1; t >= 0; --t) {
       long long at = t * a.neurons + base;
-      Vec<W> gs = load<W>(a.in, at), hv = load<W>(a.h, at), gx;
+      Vec<W> gs = load<W>(a.in, at), hv = loadH<W>(a, at), gx;
       Vec<W> hPrev;
       if (plif && t > 0)
-        hPrev = load<W>(a.h, at - a.neurons);
+        hPrev = loadH<W>(a, at - a.neurons);
 #pragma unroll
       for (int l = 0; l < W; ++l) {
         const float *p = q[l].p;

@@ -16,7 +16,9 @@
 
 namespace snnrt {
 
-enum class DType { F32, I32, U8 };
+/// BF16: bfloat16 on the device; on the CPU a 4-byte float slot whose value
+/// is rounded to bfloat16 by the op that writes it.
+enum class DType { F32, I32, U8, BF16 };
 size_t dtypeSize(DType type);
 
 struct TensorInfo {

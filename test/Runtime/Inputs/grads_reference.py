@@ -3,13 +3,16 @@
 
   grads_reference.py make MODULE DIR   fresh random weights (DIR/w.safetensors),
                                        input [T, B, ...] (DIR/x.npy), labels
-  grads_reference.py compare MODULE DIR
+  grads_reference.py compare MODULE DIR [OTHER.safetensors]
                                        runs train_forward + backward of MODULE in
                                        python/snnref on them and compares the
                                        loss and every parameter gradient with
                                        DIR/grads.safetensors (`snn-run MODULE
                                        grads --output`): normwise relative error
                                        below 1e-4 (float32 against float64).
+                                       With OTHER (the gradients of another
+                                       build of the model, e.g. saved-h=f32),
+                                       also prints how far they are from ours.
 """
 import sys
 
@@ -27,6 +30,9 @@ def make(module, d):
         if t.get("role") == "param":
             fan_in = int(np.prod(t["shape"][1:])) if len(t["shape"]) > 1 else t["shape"][0]
             weights[t["name"]] = rng.normal(0.0, 1.2 / np.sqrt(fan_in), t["shape"]).astype(np.float32)
+        elif t.get("role") == "buffer":  # batch-norm running statistics
+            lo, hi = (0.5, 1.5) if t["name"].endswith("var") else (-0.2, 0.2)
+            weights[t["name"]] = rng.uniform(lo, hi, t["shape"]).astype(np.float32)
     write_safetensors(f"{d}/w.safetensors", weights)
     shape = mod.info(int(mod.m["input"]))["shape"]
     np.save(f"{d}/x.npy", rng.normal(0.6, 1.0, shape).astype(np.float32))
@@ -34,7 +40,7 @@ def make(module, d):
     np.save(f"{d}/y.npy", rng.integers(0, classes, shape[1]).astype(np.int64))
 
 
-def compare(module, d):
+def compare(module, d, other=None):
     mod = Module(module)
     weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
     mod.initialize(weights=weights)
@@ -59,9 +65,14 @@ def compare(module, d):
         failed.append("a gradient is all zero: the check proves nothing")
     print(f"GRADS {len(rows) - 1} params max_rel={worst:.1e} "
           + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
+    if other:
+        theirs = read_safetensors(other)[0]
+        dist = max(float(np.linalg.norm(theirs[n] - got[n]) / np.linalg.norm(got[n]))
+                   for n, _, _ in rows[1:])
+        print(f"OTHER {'DIFFERS' if dist > 1e-5 else 'EQUAL'} max_rel={dist:.1e}")
     return 0 if not failed else 1
 
 
 if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
-    sys.exit(make(module, d) if cmd == "make" else compare(module, d))
+    sys.exit(make(module, d) if cmd == "make" else compare(module, d, *sys.argv[4:5]))

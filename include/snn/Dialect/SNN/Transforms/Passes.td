@@ -170,6 +170,9 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
                "CUDA architectures of the cubins (default sm_80,sm_90)">,
     Option<"batch", "batch", "int64_t", /*default=*/"0",
            "Batch size for dynamic batch dimensions (0: the IR's shapes)">,
+    Option<"savedH", "saved-h", "std::string", /*default=*/"\"f32\"",
+           "Storage of the membrane H that training saves for backward: f32, "
+           "or bf16 (half the bytes; backward reads H rounded to bf16)">,
   ];
 }
 
