@@ -42,6 +42,12 @@ vgg)
   for m in vgg11 vgg11-bf16h fmnist-mlp fmnist-convnet; do
     $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50
   done | tee "$out/bench-ours.jsonl"
+  # Reduced precision: TF32 convolutions and GEMMs, then bf16 GEMM products.
+  for env in SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1; do
+    for m in vgg11 vgg11-bf16h; do
+      echo "$env $m: $(env $env $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50)"
+    done
+  done | tee -a "$out/bench-ours.jsonl"
   for tf32 in ${VGG_TF32:-on off}; do
     python3 bench/vgg11.py --device cuda --peers-dir .peers --out "$out" --tf32 $tf32 \
       --ours "$run $g/mods/vgg11.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -14

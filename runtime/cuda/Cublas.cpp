@@ -39,6 +39,8 @@ void loadOnce() {
     return;                                                                    \
   }
   SNNRT_CUBLAS_FUNCTIONS(SNNRT_RESOLVE)
+  SNNRT_RESOLVE(cublasGemmEx)
+  SNNRT_RESOLVE(cublasGemmStridedBatchedEx)
 #undef SNNRT_RESOLVE
 }
 } // namespace
@@ -77,11 +79,34 @@ void snnrt::cuda::check(cublasStatus_t status, const char *call,
 }
 
 void snnrt::cuda::gemm(const CublasApi &api, cublasHandle_t handle,
-                       const RowMajorGemm &g, const std::string &where) {
+                       const RowMajorGemm &g, const std::string &where,
+                       bool bf16) {
   // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: swap the
   // operands; the transposition flags carry over unchanged.
   cublasOperation_t opA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (bf16) {
+    // fp32 data and accumulation, bf16 tensor-core products.
+    if (g.batch == 1) {
+      SNNRT_CUBLAS(api.cublasGemmEx(handle, opB, opA, g.n, g.m, g.k, &g.alpha,
+                                    g.b, CUDA_R_32F, static_cast<int>(g.ldb),
+                                    g.a, CUDA_R_32F, static_cast<int>(g.lda),
+                                    &g.beta, g.c, CUDA_R_32F,
+                                    static_cast<int>(g.ldc),
+                                    CUBLAS_COMPUTE_32F_FAST_16BF,
+                                    CUBLAS_GEMM_DEFAULT),
+                   where);
+      return;
+    }
+    SNNRT_CUBLAS(api.cublasGemmStridedBatchedEx(
+                     handle, opB, opA, g.n, g.m, g.k, &g.alpha, g.b,
+                     CUDA_R_32F, static_cast<int>(g.ldb), g.strideB, g.a,
+                     CUDA_R_32F, static_cast<int>(g.lda), g.strideA, &g.beta,
+                     g.c, CUDA_R_32F, static_cast<int>(g.ldc), g.strideC,
+                     g.batch, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
+                 where);
+    return;
+  }
   if (g.batch == 1) {
     SNNRT_CUBLAS(api.cublasSgemm(handle, opB, opA, g.n, g.m, g.k, &g.alpha,
                                  g.b, static_cast<int>(g.ldb), g.a,

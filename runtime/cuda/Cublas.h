@@ -23,10 +23,25 @@ namespace snnrt::cuda {
   X(cublasSgemm)                                                               \
   X(cublasSgemmStridedBatched)
 
+/// cublasGemmEx and its strided batch, with the compute type of cuBLAS 11+
+/// (C++ also sees a legacy overload, so decltype cannot name them).
+using CublasGemmExFn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+    const void *, const void *, cudaDataType, int, const void *, cudaDataType,
+    int, const void *, void *, cudaDataType, int, cublasComputeType_t,
+    cublasGemmAlgo_t);
+using CublasGemmStridedBatchedExFn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+    const void *, const void *, cudaDataType, int, long long, const void *,
+    cudaDataType, int, long long, const void *, void *, cudaDataType, int,
+    long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+
 struct CublasApi {
 #define SNNRT_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   SNNRT_CUBLAS_FUNCTIONS(SNNRT_DECLARE_MEMBER)
 #undef SNNRT_DECLARE_MEMBER
+  CublasGemmExFn cublasGemmEx = nullptr;
+  CublasGemmStridedBatchedExFn cublasGemmStridedBatchedEx = nullptr;
 };
 
 /// Loads cuBLAS once per process; throws snnrt::Error naming `device` when
@@ -53,7 +68,7 @@ struct RowMajorGemm {
   long long strideA = 0, strideB = 0, strideC = 0;
 };
 void gemm(const CublasApi &api, cublasHandle_t handle, const RowMajorGemm &g,
-          const std::string &where);
+          const std::string &where, bool bf16 = false);
 
 } // namespace snnrt::cuda
 

@@ -23,6 +23,7 @@ static bool envFlag(const char *name, bool fallback) {
 DeviceOptions DeviceOptions::fromEnvironment() {
   DeviceOptions o;
   o.tf32 = envFlag("SNNRT_CUDA_TF32", false);
+  o.bf16 = envFlag("SNNRT_CUDA_BF16", false);
   o.graphs = envFlag("SNNRT_CUDA_GRAPHS", true);
   o.cudnn = envFlag("SNNRT_CUDA_CUDNN", true);
   o.profile = envFlag("SNNRT_CUDA_PROFILE", false);
@@ -79,7 +80,7 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
                                         workspaceBytes),
                deviceName);
   if (opts.cudnn)
-    cudnnConv = CudnnConv::create(*this, opts.tf32);
+    cudnnConv = CudnnConv::create(*this, opts.tf32 || opts.bf16);
 }
 
 void CudaDevice::addProfile(const std::string &program, const std::string &key,
@@ -152,7 +153,7 @@ void CudaDevice::launchRaw(CUfunction fn, unsigned grid, unsigned block,
 }
 
 void CudaDevice::gemm(const RowMajorGemm &g, const std::string &where) {
-  snnrt::cuda::gemm(*blas, handle, g, where);
+  snnrt::cuda::gemm(*blas, handle, g, where, opts.bf16);
 }
 
 void CudaDevice::copyToDevice(CUdeviceptr dst, const void *src,

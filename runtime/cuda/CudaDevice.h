@@ -28,6 +28,10 @@ struct DeviceOptions {
   /// SNNRT_CUDA_TF32=1: GEMMs may use TF32 tensor cores (faster, ~1e-3
   /// relative error instead of fp32 rounding).
   bool tf32 = false;
+  /// SNNRT_CUDA_BF16=1: GEMMs take their fp32 operands through bf16 tensor
+  /// cores (cuBLAS CUBLAS_COMPUTE_32F_FAST_16BF: fp32 data and accumulation,
+  /// ~1e-2 relative error); convolutions then use TF32.
+  bool bf16 = false;
   /// SNNRT_CUDA_GRAPHS=0 disables CUDA-graph capture of programs.
   bool graphs = true;
   /// SNNRT_CUDA_CUDNN=0: convolutions use im2col + cuBLAS even when

@@ -430,6 +430,35 @@ void checkConvs(OpHarness &hx, Random &rnd) {
 }
 } // namespace
 
+TEST(CudaLayers, Bf16GemmOptionUsesReducedPrecisionProducts) {
+  REQUIRE_GPU();
+  // A device of its own with SNNRT_CUDA_BF16's option: the same GEMM is
+  // close to float64 (bf16 products, fp32 accumulation) but not fp32-exact.
+  DeviceOptions opts = device->options();
+  opts.bf16 = true;
+  opts.tf32 = false;
+  CudaDevice bf16Device(0, opts);
+  OpHarness h(bf16Device);
+  const int64_t M = 64, K = 256, N = 48;
+  std::vector<float> x = rnd.uniform(M * K, -1, 1), w = rnd.uniform(N * K, -1, 1);
+  int64_t xi = h.add("x", {M, K}, x), wi = h.add("w", {N, K}, w);
+  int64_t yi = h.addOutput("y", {M, N});
+  h.run({{"op", "linear"}, {"has_bias", false}, {"in", ids({xi, wi})},
+         {"out", ids({yi})}});
+  std::vector<float> y = h.read(yi);
+  double worst = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += (double)x[m * K + k] * w[n * K + k];
+      worst = std::max(worst, std::fabs(y[m * N + n] - acc));
+    }
+  // |y| ~ sqrt(K)/3 ~ 5: bf16 rounding of the operands gives ~1e-2.
+  EXPECT_LT(worst, 0.15);
+  EXPECT_GT(worst, 1e-4) << "the GEMM ran in fp32: the bf16 option is ignored";
+}
+
 TEST(CudaLayers, Conv2dForwardAndBackward) {
   REQUIRE_GPU();
   SCOPED_TRACE(device->cudnn() ? "cuDNN" : "im2col + cuBLAS");
