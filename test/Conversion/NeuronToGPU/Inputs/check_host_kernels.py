@@ -285,13 +285,21 @@ def check_config(cfg, args, rng, workdir):
                         dtype=np.int64).astype(np.uint32)
         got[key] = bits.view(np.float32).astype(np.float64).reshape(T, n)
 
-    S, H, I, gX = reference(model, attrs, values, x.astype(np.float64),
-                            gs.astype(np.float64))
+    S, H, I, _ = reference(model, attrs, values, x.astype(np.float64),
+                           gs.astype(np.float64))
+    # The backward's surrogate is evaluated at the kernel's own (float32) H:
+    # at a float64 H a kink of the surrogate (triangle, theta_grad) or the
+    # spike decision may fall on the other side, which is rounding, not a
+    # wrong kernel. The forward is checked bit-exact in float32 below.
+    gX = backward(model, attrs, values, got["h"], gs.astype(np.float64))
     failures = []
+    # Spikes: equal to float64 except where H is within rounding of v_th.
+    v_th = _layer(model, attrs, values, n, np.float64)[3]
+    near = np.abs(H - v_th) < 1e-5 * np.maximum(1.0, np.abs(H))
     if model == "li":
         if not np.allclose(got["s"], S, rtol=1e-5, atol=1e-6):
             failures.append(("membrane", got["s"], S))
-    elif not np.array_equal(got["s"], S):
+    elif not np.array_equal(got["s"][~near], S[~near]):
         failures.append(("spikes", got["s"], S))
     if not np.allclose(got["h"], H, rtol=1e-5, atol=1e-6):
         failures.append(("h", got["h"], H))
