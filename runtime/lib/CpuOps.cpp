@@ -241,28 +241,47 @@ void conv2d(const Ctx &c) {
   }
 }
 
+/// The windows of one pooling op; `isMax` and `average` are compile-time so
+/// that the inner loops hold no per-element decision.
+template <bool isMax, bool average>
+static void poolWindows(const PoolGeometry &g, const float *x, float *y) {
+  const int64_t KH = g.kernel[0], KW = g.kernel[1], SH = g.stride[0],
+                SW = g.stride[1], PH = g.pad[0], PW = g.pad[1];
+  const float area = static_cast<float>(KH * KW);
+  for (int64_t p = 0; p < g.planes; ++p) {
+    const float *plane = x + p * g.H * g.W;
+    float *out = y + p * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          int64_t ih = oh * SH - PH + kh;
+          if (ih < 0 || ih >= g.H)
+            continue; // padding: -inf for max, 0 for sums
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            int64_t iw = ow * SW - PW + kw;
+            if (iw < 0 || iw >= g.W)
+              continue;
+            float v = plane[ih * g.W + iw];
+            acc = isMax ? std::max(acc, v) : acc + v;
+          }
+        }
+        out[oh * g.OW + ow] = average ? acc / area : acc;
+      }
+  }
+}
+
 void pool(const Ctx &c, const std::string &kind) {
   c.arity(1, 1, 1, 1);
   PoolGeometry g(c, c.in(0), c.out(0));
   const float *x = c.inPtr(0);
   float *y = c.outPtr(0);
-  for (int64_t p = 0; p < g.planes; ++p)
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float acc = kind == "max" ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
-          for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
-            int64_t ih = oh * g.stride[0] - g.pad[0] + kh,
-                    iw = ow * g.stride[1] - g.pad[1] + kw;
-            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
-              continue; // padding: -inf for max, 0 for sums
-            float v = x[(p * g.H + ih) * g.W + iw];
-            acc = kind == "max" ? std::max(acc, v) : acc + v;
-          }
-        if (kind == "avg")
-          acc /= static_cast<float>(g.kernel[0] * g.kernel[1]);
-        y[(p * g.OH + oh) * g.OW + ow] = acc;
-      }
+  if (kind == "max")
+    poolWindows<true, false>(g, x, y);
+  else if (kind == "avg")
+    poolWindows<false, true>(g, x, y);
+  else
+    poolWindows<false, false>(g, x, y);
 }
 
 /// x viewed as [rows, C, spatial]; statistics per channel over rows*spatial.

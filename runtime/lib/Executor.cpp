@@ -4,7 +4,10 @@
 #include "snnrt/CpuOps.h"
 #include "snnrt/Error.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <sys/stat.h>
@@ -142,8 +145,44 @@ void Executor::setLabels(const int32_t *labels, size_t count) {
 void Executor::run(const std::string &program, const RunContext &ctx) {
   const auto &ops = module_.program(program);
   TensorLookup lookup = [this](int id) { return data(id); };
-  for (size_t i = 0; i < ops.size(); ++i)
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!profile_) {
+      runCpuOp(module_, ops[i], i, lookup, ctx);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     runCpuOp(module_, ops[i], i, lookup, ctx);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    std::string key = ops[i].kind;
+    auto model = ops[i].attrs.find("model");
+    if (model != ops[i].attrs.end() && model->is_string())
+      key += " " + model->get<std::string>();
+    auto &slot = profileTable_[program][key];
+    slot.first += ms;
+    ++slot.second;
+  }
+}
+
+Executor::~Executor() {
+  for (const auto &[program, kinds] : profileTable_) {
+    double total = 0;
+    for (const auto &[key, v] : kinds)
+      total += v.first;
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto &[key, v] : kinds)
+      rows.emplace_back(v.first, key);
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "snnrt profile (cpu) %s: %.3f ms of ops in all\n",
+                 program.c_str(), total);
+    for (const auto &[ms, key] : rows) {
+      long calls = kinds.at(key).second;
+      std::fprintf(stderr, "  %-28s %9.3f ms %5.1f%% %8ld calls %8.2f us/call\n",
+                   key.c_str(), ms, 100.0 * ms / std::max(total, 1e-12), calls,
+                   1e3 * ms / double(std::max(calls, 1L)));
+    }
+  }
 }
 
 } // namespace snnrt

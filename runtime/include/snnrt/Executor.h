@@ -36,9 +36,17 @@ public:
   void setLabels(const int32_t *labels, size_t count);
   /// Runs every op of `program` on the CPU.
   void run(const std::string &program, const RunContext &ctx = {});
+  /// Times every op from now on; the time per op kind of each program is
+  /// printed to stderr when the executor ends (snn-run --profile).
+  void enableProfile() { profile_ = true; }
+  ~Executor();
 
 private:
   void initialize(uint64_t seed);
+  bool profile_ = false;
+  /// program -> op kind -> (total ms, calls).
+  std::map<std::string, std::map<std::string, std::pair<double, long>>>
+      profileTable_;
   Module module_;
   std::vector<std::vector<float>> storage_;
   std::vector<int> owner_;

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -42,6 +43,8 @@ common options:
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file
   --verbose                  print the module, the device and each program
+  --profile                  time every op (no CUDA graphs) and print the time
+                             per op kind of each program when the run ends
 data:
   --data PATH                an IDX directory (train-/t10k-images-idx3-ubyte
                              [.gz] and their labels, e.g.
@@ -88,7 +91,7 @@ struct Options {
           stepSize = 1;
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
-  bool verbose = false, shuffle = true, progress = true;
+  bool verbose = false, shuffle = true, progress = true, profile = false;
 };
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
@@ -183,6 +186,8 @@ Options parse(int argc, char **argv) {
       o.iterations = toInt(a, value(), 1);
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (!a.empty() && a[0] == '-') {
       throw Error("unknown option " + a + " (see snn-run --help)");
     } else {
@@ -229,6 +234,10 @@ private:
 
 /// The runner for --device; without --device, CUDA when a GPU answers.
 std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
+  if (o.profile) {
+    exec.enableProfile();
+    ::setenv("SNNRT_CUDA_PROFILE", "1", 1); // read when the device starts
+  }
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
 #ifdef SNNRT_HAVE_CUDA
