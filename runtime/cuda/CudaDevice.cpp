@@ -85,35 +85,13 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
 
 void CudaDevice::addProfile(const std::string &program, const std::string &key,
                             double ms) {
-  auto &slot = profileTable[program][key];
-  slot.first += ms;
-  ++slot.second;
-}
-
-void CudaDevice::printProfile() const {
-  for (const auto &[program, kinds] : profileTable) {
-    double total = 0;
-    for (const auto &[key, v] : kinds)
-      total += v.first;
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto &[key, v] : kinds)
-      rows.emplace_back(v.first, key);
-    std::sort(rows.rbegin(), rows.rend());
-    std::fprintf(stderr, "snnrt profile (%s) %s: %.3f ms of ops in all\n",
-                 deviceName.c_str(), program.c_str(), total);
-    for (const auto &[ms, key] : rows) {
-      long calls = kinds.at(key).second;
-      std::fprintf(stderr, "  %-28s %9.3f ms %5.1f%% %8ld calls %8.2f us/call\n",
-                   key.c_str(), ms, 100.0 * ms / std::max(total, 1e-12), calls,
-                   1e3 * ms / double(std::max(calls, 1L)));
-    }
-  }
+  addToProfile(profileTable, program, key, ms);
 }
 
 CudaDevice::~CudaDevice() {
   // No exceptions from a destructor: teardown errors are ignored.
   if (opts.profile)
-    printProfile();
+    printProfile(deviceName, profileTable);
   const DriverApi &d = driver();
   d.cuCtxSetCurrent(context);
   if (cuStream)

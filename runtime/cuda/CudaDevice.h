@@ -16,6 +16,8 @@
 #include "KernelModules.h"
 
 #include <cstddef>
+#include "snnrt/Profile.h"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -120,10 +122,7 @@ public:
                   double ms);
 
 private:
-  void printProfile() const;
-  /// program -> op kind -> (total ms, calls).
-  std::map<std::string, std::map<std::string, std::pair<double, long>>>
-      profileTable;
+  ProfileTable profileTable;
   struct Scratch {
     CUdeviceptr ptr = 0;
     std::size_t bytes = 0;

@@ -159,30 +159,10 @@ void Executor::run(const std::string &program, const RunContext &ctx) {
     auto model = ops[i].attrs.find("model");
     if (model != ops[i].attrs.end() && model->is_string())
       key += " " + model->get<std::string>();
-    auto &slot = profileTable_[program][key];
-    slot.first += ms;
-    ++slot.second;
+    addToProfile(profileTable_, program, key, ms);
   }
 }
 
-Executor::~Executor() {
-  for (const auto &[program, kinds] : profileTable_) {
-    double total = 0;
-    for (const auto &[key, v] : kinds)
-      total += v.first;
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto &[key, v] : kinds)
-      rows.emplace_back(v.first, key);
-    std::sort(rows.rbegin(), rows.rend());
-    std::fprintf(stderr, "snnrt profile (cpu) %s: %.3f ms of ops in all\n",
-                 program.c_str(), total);
-    for (const auto &[ms, key] : rows) {
-      long calls = kinds.at(key).second;
-      std::fprintf(stderr, "  %-28s %9.3f ms %5.1f%% %8ld calls %8.2f us/call\n",
-                   key.c_str(), ms, 100.0 * ms / std::max(total, 1e-12), calls,
-                   1e3 * ms / double(std::max(calls, 1L)));
-    }
-  }
-}
+Executor::~Executor() { printProfile("cpu", profileTable_); }
 
 } // namespace snnrt

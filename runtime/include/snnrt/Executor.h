@@ -6,6 +6,7 @@
 #include "snnrt/CpuOps.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Manifest.h"
+#include "snnrt/Profile.h"
 
 #include <cstdint>
 #include <map>
@@ -44,9 +45,7 @@ public:
 private:
   void initialize(uint64_t seed);
   bool profile_ = false;
-  /// program -> op kind -> (total ms, calls).
-  std::map<std::string, std::map<std::string, std::pair<double, long>>>
-      profileTable_;
+  ProfileTable profileTable_;
   Module module_;
   std::vector<std::vector<float>> storage_;
   std::vector<int> owner_;
