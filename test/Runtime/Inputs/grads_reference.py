@@ -22,9 +22,8 @@ from snnref.manifest import Module
 from snnref.tensorio import read_safetensors, write_safetensors
 
 
-def make(module, d):
-    mod = Module(module)
-    rng = np.random.default_rng()  # fresh every run
+def draw(mod, rng):
+    """Fresh weights (params and batch-norm buffers), input and labels."""
     weights = {}
     for t in mod.m["tensors"]:
         if t.get("role") == "param":
@@ -33,11 +32,37 @@ def make(module, d):
         elif t.get("role") == "buffer":  # batch-norm running statistics
             lo, hi = (0.5, 1.5) if t["name"].endswith("var") else (-0.2, 0.2)
             weights[t["name"]] = rng.uniform(lo, hi, t["shape"]).astype(np.float32)
-    write_safetensors(f"{d}/w.safetensors", weights)
     shape = mod.info(int(mod.m["input"]))["shape"]
-    np.save(f"{d}/x.npy", rng.normal(0.6, 1.0, shape).astype(np.float32))
+    x = rng.normal(0.6, 1.0, shape).astype(np.float32)
     classes = mod.info(int(mod.m["output"]))["shape"][-1]
-    np.save(f"{d}/y.npy", rng.integers(0, classes, shape[1]).astype(np.int64))
+    y = rng.integers(0, classes, shape[1]).astype(np.int64)
+    return weights, x, y
+
+
+def active(mod, weights, x, y):
+    """Every parameter gets a non-zero gradient (some draws leave a layer
+    silent, and a zero gradient would prove nothing)."""
+    mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+    mod.set("input", x.astype(np.float64))
+    mod.set("labels", y)
+    mod.run("train_forward")
+    mod.run("backward")
+    return all(np.any(mod.get(t["name"]) != 0) for t in mod.m["tensors"]
+               if t["name"].startswith("grad:") and "grad_of" in t)
+
+
+def make(module, d):
+    mod = Module(module)
+    rng = np.random.default_rng()  # fresh every run
+    for _ in range(50):
+        weights, x, y = draw(mod, rng)
+        if active(mod, weights, x, y):
+            break
+    else:
+        sys.exit(f"{module}: 50 random draws left some gradient at zero")
+    write_safetensors(f"{d}/w.safetensors", weights)
+    np.save(f"{d}/x.npy", x)
+    np.save(f"{d}/y.npy", y)
 
 
 def compare(module, d, other=None):
