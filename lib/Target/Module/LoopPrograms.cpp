@@ -46,8 +46,9 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
                                                  Phase phase) {
   if (phase != Phase::Infer)
     return loop.emitError()
-           << "a recurrent snn.time_loop cannot be trained yet: "
-              "--snn-autodiff differentiates the multi-step form only";
+           << "snn.time_loop in a training program: --snn-autodiff unrolls "
+              "recurrent loops in @train_step; run it instead of writing the "
+              "loop there";
   Object json{{"op", "time_loop"}, {"steps", loop.getNumTimeSteps()}};
   Array in;
   for (Value operand : loop->getOperands()) {
@@ -114,7 +115,7 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
     yields.push_back(*id);
   }
   restore.release();
-  bodyTarget = outer;
+  bodyTarget = outer; // the results below belong to the enclosing program
 
   Array out;
   for (Value result : loop.getResults()) {
