@@ -6,6 +6,7 @@
 
 #include "CpuOpContext.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sys/stat.h>
@@ -126,7 +127,9 @@ Encoder parseEncoder(const std::string &name) {
     return Encoder::Direct;
   if (name == "rate")
     return Encoder::Rate;
-  throw Error("--encoder must be direct or rate, not '" + name + "'");
+  if (name == "latency")
+    return Encoder::Latency;
+  throw Error("--encoder must be direct, rate or latency, not '" + name + "'");
 }
 
 uint64_t mixSeed(std::initializer_list<uint64_t> values) {
@@ -175,6 +178,12 @@ void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
         uint64_t base = (static_cast<uint64_t>(t) * B + b) * S;
         for (size_t i = 0; i < S; ++i)
           dst[i] = cpu::counterUniform(stream, base + i) < dst[i] ? 1.0f : 0.0f;
+      } else if (encoder == Encoder::Latency) {
+        for (size_t i = 0; i < S; ++i) {
+          float v = std::min(dst[i], 1.0f);
+          int64_t at = std::lround((1.0f - v) * static_cast<float>(T - 1));
+          dst[i] = v > 0.0f && at == t ? 1.0f : 0.0f;
+        }
       }
     }
 }

@@ -118,4 +118,26 @@ TEST(Dataset, RateEncoderIsSeededBernoulliAndPaddingIsZero) {
   EXPECT_EQ(x[(2 * B + 1) * 2000 + 5], d.samples[1 * 2000 + 5]); // order[2]
 }
 
+TEST(Dataset, LatencyEncoderFiresOnceEarlierForLargerValues) {
+  Dataset d;
+  d.count = 1;
+  d.sampleSize = 5;
+  d.samples = {1.0f, 0.5f, 0.0f, 0.26f, 2.0f};
+  std::vector<int64_t> order = {0};
+  const int T = 5, B = 1;
+  std::vector<float> x(T * B * 5);
+  encodeBatch(d, order, 0, 1, T, B, Encoder::Latency, 0, x.data());
+  // Steps: 1.0 -> 0, 0.5 -> 2, 0.0 -> never, 0.26 -> round(2.96) = 3,
+  // 2.0 (clamped to 1) -> 0.
+  std::vector<int> want = {0, 2, -1, 3, 0};
+  for (int i = 0; i < 5; ++i)
+    for (int t = 0; t < T; ++t)
+      EXPECT_EQ(x[t * 5 + i], t == want[i] ? 1.0f : 0.0f) << "input " << i
+                                                          << " step " << t;
+  EXPECT_EQ(parseEncoder("latency"), Encoder::Latency);
+  EXPECT_NE(errorOf([] { parseEncoder("phase"); }).find(
+                "--encoder must be direct, rate or latency"),
+            std::string::npos);
+}
+
 } // namespace

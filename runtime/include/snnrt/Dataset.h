@@ -52,7 +52,10 @@ Dataset randomDataset(int64_t count, size_t sampleSize, uint64_t seed);
 /// Keeps the first `limit` samples (limit < 0: all).
 void limitDataset(Dataset &data, int64_t limit);
 
-enum class Encoder { Direct, Rate };
+/// Direct: the value at every step. Rate: Bernoulli spikes with p = value
+/// (seeded). Latency: one spike per input, the earlier the larger the value:
+/// at step round((1 - value) (T - 1)), none for a value <= 0.
+enum class Encoder { Direct, Rate, Latency };
 Encoder parseEncoder(const std::string &name);
 
 /// A 64-bit mix of the values (splitmix64 chained): the seeds of the data

@@ -55,9 +55,11 @@ data:
   --labels FILE              labels (.npy or IDX) of a --data file
   --test-data FILE           train: evaluation samples (a --data directory
   --test-labels FILE         uses its t10k split)
-  --encoder direct|rate      direct: the input at every step (IDX bytes / 255);
-                             rate: Bernoulli spikes with p = input (default
-                             direct)
+  --encoder direct|rate|latency
+                             direct: the input at every step (IDX bytes / 255);
+                             rate: Bernoulli spikes with p = input; latency:
+                             one spike per input at step round((1-x)(T-1)),
+                             none for x <= 0 (default direct)
 infer:
   --limit N                  use the first N samples
   --output FILE.npy          write the outputs [T, N, ...] (atomically)
