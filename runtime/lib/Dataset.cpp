@@ -106,7 +106,9 @@ Dataset randomDataset(int64_t count, size_t sampleSize, uint64_t seed) {
 void limitDataset(Dataset &data, int64_t limit) {
   if (limit < 0 || limit >= data.count)
     return;
-  if (data.timeMajor) {
+  if (!data.events.empty()) {
+    data.events.resize(static_cast<size_t>(limit));
+  } else if (data.timeMajor) {
     std::vector<float> kept;
     kept.reserve(static_cast<size_t>(data.steps * limit) * data.sampleSize);
     for (int64_t t = 0; t < data.steps; ++t)
@@ -164,6 +166,16 @@ void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
                  int64_t first, int64_t valid, int64_t T, int64_t B,
                  Encoder encoder, uint64_t stream, float *input) {
   size_t S = data.sampleSize;
+  if (!data.events.empty()) {
+    std::fill(input, input + static_cast<size_t>(T * B) * S, 0.0f);
+    for (int64_t b = 0; b < valid; ++b)
+      for (uint32_t e : data.events[order[first + b]]) {
+        int64_t t = e / S;
+        if (t < T)
+          input[(t * B + b) * static_cast<int64_t>(S) + e % S] += 1.0f;
+      }
+    return;
+  }
   for (int64_t t = 0; t < T; ++t)
     for (int64_t b = 0; b < B; ++b) {
       float *dst = input + (t * B + b) * static_cast<int64_t>(S);

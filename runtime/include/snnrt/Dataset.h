@@ -25,6 +25,9 @@ struct Dataset {
   bool timeMajor = false;     ///< samples are [T, N, sample] (pre-encoded)
   std::vector<float> samples; ///< [N, sample] or [T, N, sample]
   std::vector<int32_t> labels; ///< empty when unlabeled
+  /// Spike files: per sample, its spikes as step * sampleSize + channel
+  /// (samples is empty). A batch holds the spike counts per step and channel.
+  std::vector<std::vector<uint32_t>> events;
 
   bool empty() const { return count == 0; }
   /// Value `i` of sample `n` at step `t`.
@@ -40,6 +43,17 @@ struct Dataset {
 /// naming the file.
 Dataset loadDataset(const std::string &images, const std::string &labels,
                     size_t sampleSize, int64_t steps);
+
+/// A spike file in the layout of the Spiking Heidelberg Digits (HDF5:
+/// /spikes/times [s] and /spikes/units as one variable-length array per
+/// sample, /labels): spike times are binned into `steps` steps over
+/// `duration` seconds (later spikes are dropped), units must be below
+/// `sampleSize`. Needs a runtime built with libhdf5.
+Dataset loadSpikeFile(const std::string &path, size_t sampleSize,
+                      int64_t steps, double duration);
+
+/// Whether `path` names an HDF5 spike file (.h5 or .hdf5).
+bool isSpikeFile(const std::string &path);
 
 /// One split of an IDX directory: "train" or "t10k"
 /// (DIR/<split>-images-idx3-ubyte[.gz] and the labels beside it).
@@ -69,7 +83,8 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
 
 /// Writes one batch into `input` [T, B, sample]: samples order[first..first+
 /// valid), padding rows zero. Rate coding draws Bernoulli(p = value) from
-/// `stream` (e.g. mixSeed({seed, epoch, batch})).
+/// `stream` (e.g. mixSeed({seed, epoch, batch})). Spike files are spikes
+/// already: their counts are written whatever the encoder.
 void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
                  int64_t first, int64_t valid, int64_t T, int64_t B,
                  Encoder encoder, uint64_t stream, float *input);

@@ -53,6 +53,10 @@ data:
                              pre-encoded [T, N, sample...]; infer without
                              --data: one batch of seeded random input
   --labels FILE              labels (.npy or IDX) of a --data file
+  --spike-duration S         HDF5 spike files (.h5/.hdf5, the Spiking
+                             Heidelberg Digits layout: /spikes/times,
+                             /spikes/units, /labels): seconds binned into the
+                             model's T steps (default 1.0)
   --test-data FILE           train: evaluation samples (a --data directory
   --test-labels FILE         uses its t10k split)
   --encoder direct|rate|latency
@@ -94,6 +98,7 @@ struct Options {
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
   bool verbose = false, shuffle = true, progress = true, profile = false;
+  double spikeDuration = 1.0;
 };
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
@@ -190,6 +195,8 @@ Options parse(int argc, char **argv) {
       o.verbose = true;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--spike-duration") {
+      o.spikeDuration = toFloat(a, value());
     } else if (!a.empty() && a[0] == '-') {
       throw Error("unknown option " + a + " (see snn-run --help)");
     } else {
@@ -235,6 +242,17 @@ private:
 #endif
 
 /// The runner for --device; without --device, CUDA when a GPU answers.
+/// --data / --test-data: a spike file, or what loadDataset reads.
+Dataset loadData(const std::string &path, const std::string &labels,
+                 size_t sample, int64_t steps, const Options &o) {
+  if (!isSpikeFile(path))
+    return loadDataset(path, labels, sample, steps);
+  if (!labels.empty())
+    throw Error(labels + ": a spike file (" + path +
+                ") holds its own /labels; drop --labels/--test-labels");
+  return loadSpikeFile(path, sample, steps, o.spikeDuration);
+}
+
 std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
   if (o.profile) {
     exec.enableProfile();
@@ -318,7 +336,7 @@ int infer(const Options &o) {
   } else if (isDir(o.data)) {
     data = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
-    data = loadDataset(o.data, o.labels, s.sample, s.T);
+    data = loadData(o.data, o.labels, s.sample, s.T, o);
   }
   limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
   std::vector<float> outputs;
@@ -367,9 +385,9 @@ int train(const Options &o) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
     testData = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
-    trainData = loadDataset(o.data, o.labels, s.sample, s.T);
+    trainData = loadData(o.data, o.labels, s.sample, s.T, o);
     if (!o.testData.empty())
-      testData = loadDataset(o.testData, o.testLabels, s.sample, s.T);
+      testData = loadData(o.testData, o.testLabels, s.sample, s.T, o);
   }
   limitDataset(trainData, o.limitTrain);
   limitDataset(testData, o.limitTest);
@@ -427,7 +445,7 @@ int grads(const Options &o) {
     exec.loadWeights(o.weights);
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
-  Dataset data = loadDataset(o.data, o.labels, s.sample, s.T);
+  Dataset data = loadData(o.data, o.labels, s.sample, s.T, o);
   if (data.labels.empty())
     throw Error(o.data + ": grads needs labels (--labels)");
   if (data.count < s.B)
