@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace snnrt;
@@ -288,6 +289,84 @@ TEST(Neuron, LeakyIntegratorGradientMatchesFiniteDifferences) {
       toDouble(x));
   for (int i = 0; i < T * N; ++i)
     EXPECT_NEAR(bwd.out(0)[i], g[i], 1e-5);
+}
+
+/// Runs a layer as T neuron_step ops (and their neuron_step_bwd in reverse)
+/// and as one scan (neuron, neuron_bwd): the steps must give the scan's
+/// spikes, H and input gradient.
+void checkStepsAgainstScan(const std::string &model, const std::string &reset,
+                           const std::string &surrogate) {
+  SCOPED_TRACE(model + " " + reset + " " + surrogate);
+  std::mt19937 rng(29);
+  const int T = 6, B = 2, F = 5, N = B * F;
+  bool cuba = model == "cuba_lif", li = model == "li";
+  json attrs = {{"model", model},     {"features", F},     {"k", 0.3},
+                {"c", 0.8},           {"v_th", 0.6},       {"v_reset", 0.0},
+                {"v_init", 0.0},      {"reset", reset},    {"k_syn", 0.4},
+                {"c_syn", 0.9},       {"i_init", 0.0},
+                {"surrogate", {{"kind", surrogate}, {"alpha", 3.0}}}};
+  json withH = attrs;
+  withH["save_h"] = true;
+  OneOp scan("neuron", {{T, B, F}}, {{T, B, F}, {T, B, F}}, withH);
+  fillRandom(scan.in(0), rng, -0.5, 1.5);
+  scan.run();
+  std::vector<float> gs(T * N);
+  fillRandom(gs, rng, -1, 1);
+  OneOp scanBwd("neuron_bwd", {{T, B, F}, {T, B, F}}, {{T, B, F}}, attrs);
+  scanBwd.in(0) = gs;
+  scanBwd.in(1) = scan.out(1);
+  scanBwd.run();
+
+  // Forward, step by step, from the zero state (= v_init, i_init).
+  size_t states = cuba ? 2 : 1;
+  std::vector<std::vector<float>> state(states, std::vector<float>(N, 0.0f));
+  std::vector<std::vector<float>> hs(T);
+  for (int t = 0; t < T; ++t) {
+    std::vector<std::vector<int64_t>> ins(1 + states, {B, F});
+    std::vector<std::vector<int64_t>> outs((li ? 1 : 1 + states) + 1, {B, F});
+    OneOp step("neuron_step", ins, outs, withH);
+    step.in(0).assign(scan.in(0).begin() + t * N, scan.in(0).begin() + (t + 1) * N);
+    for (size_t j = 0; j < states; ++j)
+      step.in(1 + j) = state[j];
+    step.run();
+    std::vector<float> sExpected(scan.out(0).begin() + t * N,
+                                 scan.out(0).begin() + (t + 1) * N);
+    EXPECT_EQ(step.out(0), sExpected) << "step " << t;
+    hs[t] = step.out(outs.size() - 1);
+    EXPECT_EQ(hs[t], std::vector<float>(scan.out(1).begin() + t * N,
+                                        scan.out(1).begin() + (t + 1) * N))
+        << "H at step " << t;
+    for (size_t j = 0; j < states; ++j)
+      state[j] = li ? step.out(0) : step.out(1 + j);
+  }
+  EXPECT_GT(std::count(scan.out(0).begin(), scan.out(0).end(), 1.0f),
+            li ? -1 : 0);
+
+  // Backward, step by step in reverse, carrying the state gradients.
+  std::vector<std::vector<float>> gstate(states, std::vector<float>(N, 0.0f));
+  for (int t = T - 1; t >= 0; --t) {
+    std::vector<std::vector<int64_t>> ins(2 + states, {B, F});
+    std::vector<std::vector<int64_t>> outs(1 + states, {B, F});
+    OneOp step("neuron_step_bwd", ins, outs, attrs);
+    step.in(0).assign(gs.begin() + t * N, gs.begin() + (t + 1) * N);
+    for (size_t j = 0; j < states; ++j)
+      step.in(1 + j) = gstate[j];
+    step.in(1 + states) = hs[t];
+    step.run();
+    for (int i = 0; i < N; ++i)
+      EXPECT_NEAR(step.out(0)[i], scanBwd.out(0)[t * N + i], 1e-6)
+          << "gx at step " << t;
+    for (size_t j = 0; j < states; ++j)
+      gstate[j] = step.out(1 + j);
+  }
+}
+
+TEST(Neuron, StepOpsAndTheirBackwardEqualTheScan) {
+  checkStepsAgainstScan("lif", "hard", "sigmoid");
+  checkStepsAgainstScan("lif", "soft", "atan");
+  checkStepsAgainstScan("if", "hard", "triangle");
+  checkStepsAgainstScan("li", "hard", "sigmoid");
+  checkStepsAgainstScan("cuba_lif", "hard", "fast_sigmoid");
 }
 
 TEST(Neuron, BadAttributesAreClearErrors) {
