@@ -38,12 +38,15 @@ static json readManifest(const Module &m) {
   }
 }
 
-CudaExecutor::CudaExecutor(Executor &host, const std::string &name)
+CudaExecutor::CudaExecutor(Executor &host, const std::string &name,
+                           bool profile)
     : host(host) {
   int ordinal = parseCudaDevice(name);
   if (ordinal < 0)
     throw Error("--device " + name + " is not a CUDA device");
-  device = std::make_unique<cuda::CudaDevice>(ordinal);
+  cuda::DeviceOptions options = cuda::DeviceOptions::fromEnvironment();
+  options.profile = options.profile || profile;
+  device = std::make_unique<cuda::CudaDevice>(ordinal, options);
   module = std::make_unique<cuda::CudaModule>(
       *device, readManifest(host.module()), host.module().dir);
   for (const TensorInfo &t : host.module().tensors)

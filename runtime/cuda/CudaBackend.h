@@ -35,7 +35,8 @@ public:
   /// to it. Throws snnrt::Error when there is no driver or no such device
   /// ("cuda:0: cannot load libcuda.so.1 (no NVIDIA driver on this machine):
   /// use --device cpu").
-  CudaExecutor(Executor &host, const std::string &device);
+  /// `profile`: time every op (as SNNRT_CUDA_PROFILE=1).
+  CudaExecutor(Executor &host, const std::string &device, bool profile = false);
   ~CudaExecutor();
   CudaExecutor(const CudaExecutor &) = delete;
   CudaExecutor &operator=(const CudaExecutor &) = delete;

@@ -65,9 +65,7 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
       throwError(device.name() + ": " + prefix + " op #" + std::to_string(i) +
                  ": an op needs \"op\", \"in\" and \"out\" lists");
     if (op.value("op", "") == "time_loop") {
-      runTimeLoop(op,
-                  device.name() + ": " + prefix + " op #" + std::to_string(i) +
-                      " 'time_loop'",
+      runTimeLoop(op, prefix + " op #" + std::to_string(i) + " 'time_loop'",
                   values, resolver);
       continue;
     }
@@ -107,9 +105,10 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
   }
 }
 
-void CudaProgram::runTimeLoop(const json &op, const std::string &where,
+void CudaProgram::runTimeLoop(const json &op, const std::string &label,
                               const StepValues &values,
                               const Resolver &resolver) {
+  const std::string where = device.name() + ": " + label;
   auto ids = [&](const char *key) {
     if (!op.contains(key) || !op[key].is_array())
       throwError(where + ": needs the list '" + key + "'");
@@ -201,7 +200,7 @@ void CudaProgram::runTimeLoop(const json &op, const std::string &where,
     auto it = redirect.find(id);
     return it != redirect.end() ? it->second : resolver(id);
   };
-  std::string body = where.substr(device.name().size() + 2) + " body";
+  std::string body = label + " body";
   for (long long t = 0; t < steps; ++t) {
     redirect.clear();
     for (size_t i = 0; i < numInputs; ++i) {

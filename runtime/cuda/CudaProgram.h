@@ -58,8 +58,9 @@ private:
   void runOps(const nlohmann::json &list, const std::string &prefix,
               const StepValues &values, std::vector<std::string> *used,
               const Resolver &resolver);
-  /// A recurrent `time_loop` op: its body once per step.
-  void runTimeLoop(const nlohmann::json &op, const std::string &where,
+  /// A recurrent `time_loop` op (`label`: "program op #i 'time_loop'"): its
+  /// body once per step.
+  void runTimeLoop(const nlohmann::json &op, const std::string &label,
                    const StepValues &values, const Resolver &resolver);
 
   CudaDevice &device;

@@ -18,6 +18,10 @@ static bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+bool isSpikeFile(const std::string &path) {
+  return endsWith(path, ".h5") || endsWith(path, ".hdf5");
+}
+
 static HostArray readArray(const std::string &path) {
   return endsWith(path, ".npy") ? readNpy(path) : readIdx(path);
 }

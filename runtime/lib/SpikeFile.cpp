@@ -18,15 +18,6 @@
 
 namespace snnrt {
 
-static bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool isSpikeFile(const std::string &path) {
-  return endsWith(path, ".h5") || endsWith(path, ".hdf5");
-}
-
 #ifndef SNNRT_HAVE_HDF5
 Dataset loadSpikeFile(const std::string &path, size_t, int64_t, double) {
   throw Error(path + ": this snn-run was built without libhdf5, so it cannot "

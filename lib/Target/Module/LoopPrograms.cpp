@@ -117,13 +117,10 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
   restore.release();
   bodyTarget = outer; // the results below belong to the enclosing program
 
-  Array out;
-  for (Value result : loop.getResults()) {
-    FailureOr<int64_t> id = addValueTensor(loop, result, "activation");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-  }
+  FailureOr<Array> results = addResultTensors(loop, "activation");
+  if (failed(results))
+    return failure();
+  Array out = std::move(*results);
   // A step output that is a spiking layer's spikes gives that layer's rate.
   for (unsigned k = 0; k < numOutputs; ++k) {
     Operation *def = yield.getValues()[k].getDefiningOp();
@@ -146,13 +143,16 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
   StringRef model = getNeuronModelName(op);
   std::string layer = getLayerName(op, model);
   stepLayerNames[op] = layer;
-  Object json{{"op", "neuron_step"}};
-  SmallVector<int64_t> paramInputs;
-  serializeNeuronAttributes(op, json, paramInputs,
+  // The model's attributes, shared with the step's backward.
+  NeuronRecord record;
+  record.op = op;
+  serializeNeuronAttributes(op, record.attrs, record.paramInputs,
                             [&](StringRef param, DenseFPElementsAttr values) {
                               return addConstant(layer + "." + param.str(),
                                                  values);
                             });
+  Object json(record.attrs);
+  json["op"] = "neuron_step";
   // Operands: the input, the state(s), then plif's weight; results: the
   // output, then the next state(s) (li: the membrane is both).
   Array in;
@@ -175,30 +175,24 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
       return failure();
     in.push_back(*id);
   }
-  if (auto plif = dyn_cast<PLIFStepOp>(op))
+  if (isa<PLIFStepOp>(op))
     json["plif_w"] = Object{{"tensor", *in.back().getAsInteger()}};
   if (addend) {
     json["addend"] = Object{{"tensor", *addend}};
     in.push_back(*addend);
   }
-  for (int64_t id : paramInputs)
+  for (int64_t id : record.paramInputs)
     in.push_back(id);
-  Array out;
-  for (Value result : op->getResults()) {
-    FailureOr<int64_t> id = addValueTensor(op, result, "activation");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-    if (phase == Phase::TrainForward)
-      forwardActivations.insert(*id);
-  }
+  FailureOr<Array> results = addResultTensors(op, "activation");
+  if (failed(results))
+    return failure();
+  Array out = std::move(*results);
   // In training (an unrolled recurrent loop) the step also saves its H for
   // neuron_step_bwd.
-  NeuronRecord record;
-  record.op = op;
-  record.attrs = json;
-  record.paramInputs.assign(paramInputs.begin(), paramInputs.end());
   bool saveH = phase == Phase::TrainForward;
+  if (saveH)
+    for (const llvm::json::Value &id : out)
+      forwardActivations.insert(*id.getAsInteger());
   if (saveH) {
     Array shape = *tensor(*out.front().getAsInteger()).getArray("shape");
     record.savedH = addTensor(Object{{"name", layer + ".h"},
@@ -233,19 +227,13 @@ LogicalResult ManifestBuilder::serializeNeuronStepBackward(Operation *op) {
   in.push_back(record.savedH);
   for (int64_t id : record.paramInputs)
     in.push_back(id);
-  Array out;
-  for (Value result : op->getResults()) {
-    FailureOr<int64_t> id = addValueTensor(op, result, "grad");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-  }
-  Object json{{"op", "neuron_step_bwd"}};
-  for (const auto &kv : record.attrs)
-    if (kv.first != "op" && kv.first != "addend")
-      json[kv.first] = kv.second;
+  FailureOr<Array> out = addResultTensors(op, "grad");
+  if (failed(out))
+    return failure();
+  Object json(record.attrs);
+  json["op"] = "neuron_step_bwd";
   json["in"] = std::move(in);
-  json["out"] = std::move(out);
+  json["out"] = std::move(*out);
   emit(Phase::Backward, std::move(json));
   return success();
 }

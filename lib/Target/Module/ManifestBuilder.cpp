@@ -77,6 +77,18 @@ FailureOr<int64_t> ManifestBuilder::addValueTensor(Operation *where,
   return id;
 }
 
+FailureOr<Array> ManifestBuilder::addResultTensors(Operation *op,
+                                                  StringRef role) {
+  Array out;
+  for (Value result : op->getResults()) {
+    FailureOr<int64_t> id = addValueTensor(op, result, role);
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
+  return out;
+}
+
 FailureOr<int64_t> ManifestBuilder::lookup(Operation *user, Value value) {
   auto it = ids.find(value);
   if (it != ids.end())
@@ -429,16 +441,14 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     if (!forwardPhase && forwardActivations.contains(*id))
       tensor(*id)["role"] = "saved";
   }
-  Array out;
-  for (Value result : op->getResults()) {
-    FailureOr<int64_t> id =
-        addValueTensor(op, result, forwardPhase ? "activation" : "grad");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-    if (forwardPhase)
-      forwardActivations.insert(*id);
-  }
+  FailureOr<Array> results =
+      addResultTensors(op, forwardPhase ? "activation" : "grad");
+  if (failed(results))
+    return failure();
+  Array out = std::move(*results);
+  if (forwardPhase)
+    for (const llvm::json::Value &id : out)
+      forwardActivations.insert(*id.getAsInteger());
 
   // Attributes as the IR has them; documented ops get their defaults too.
   for (NamedAttribute attr : op->getAttrs()) {

@@ -80,6 +80,8 @@ private:
   FailureOr<int64_t> addValueTensor(Operation *where, Value value,
                                     StringRef role, std::string name = "");
   FailureOr<int64_t> lookup(Operation *user, Value value);
+  /// A new tensor (of `role`) for every result of `op`, in order.
+  FailureOr<llvm::json::Array> addResultTensors(Operation *op, StringRef role);
   FailureOr<int64_t> addParam(ParamOp op);
   int64_t addConstant(StringRef name, DenseFPElementsAttr values);
   FailureOr<llvm::json::Value> convertAttribute(Operation *op, StringRef name,

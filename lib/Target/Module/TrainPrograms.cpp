@@ -106,14 +106,10 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     in.push_back(*record->plifWeight);
   for (int64_t id : record->paramInputs)
     in.push_back(id);
-  Array out;
-  for (Value result : op->getResults()) {
-    FailureOr<int64_t> id = addValueTensor(op, result, "grad");
-    if (failed(id))
-      return failure();
-    out.push_back(*id);
-  }
-  Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(out)}};
+  FailureOr<Array> out = addResultTensors(op, "grad");
+  if (failed(out))
+    return failure();
+  Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(*out)}};
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
   auto kernel = kernels.find(record->op);

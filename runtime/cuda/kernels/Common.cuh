@@ -3,10 +3,12 @@
 #ifndef SNNRT_CUDA_KERNELS_COMMON_CUH
 #define SNNRT_CUDA_KERNELS_COMMON_CUH
 
-/// for (i = global thread; i < n; i += all threads)
-#define SNNRT_GRID_LOOP(i, n)                                                  \
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;         \
-       i < (n); i += (long long)blockDim.x * gridDim.x)
+/// for (i = global thread; i < n; i += all threads), with i of type I (int
+/// where the host guarantees n < 2^30: 32-bit index arithmetic is faster).
+#define SNNRT_GRID_LOOP_T(I, i, n)                                             \
+  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)(n);             \
+       i += (I)blockDim.x * gridDim.x)
+#define SNNRT_GRID_LOOP(i, n) SNNRT_GRID_LOOP_T(long long, i, n)
 
 /// Sum of `v` over the block (blockDim.x a multiple of 32, at most 1024);
 /// the result is valid in every thread. `scratch` holds 32 floats.

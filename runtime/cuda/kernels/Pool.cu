@@ -23,8 +23,7 @@ template <typename I>
 __device__ void pool(const float *x, float *y, const SnnConvShape &shape,
                      int kind, long long total) {
   Geometry<I> s(shape);
-  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)total;
-       i += (I)blockDim.x * gridDim.x) {
+  SNNRT_GRID_LOOP_T(I, i, total) {
     I ox = i % s.OW, oy = (i / s.OW) % s.OH;
     const float *plane = x + (long long)(i / (s.OW * s.OH)) * s.H * s.W;
     float acc = kind == SNN_POOL_MAX ? -INFINITY : 0.0f;
@@ -51,8 +50,7 @@ __device__ void poolSumBackward(const float *gy, float *gx,
                                 const SnnConvShape &shape, float scale,
                                 int accumulate, long long total) {
   Geometry<I> s(shape);
-  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)total;
-       i += (I)blockDim.x * gridDim.x) {
+  SNNRT_GRID_LOOP_T(I, i, total) {
     I ix = i % s.W, iy = (i / s.W) % s.H;
     const float *plane = gy + (long long)(i / (s.W * s.H)) * s.OH * s.OW;
     float sum = 0.0f;

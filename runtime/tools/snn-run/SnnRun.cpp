@@ -225,7 +225,8 @@ bool isDir(const std::string &p) {
 /// The CUDA backend's mirror of the host Executor as a ProgramRunner.
 class CudaRunner : public ProgramRunner {
 public:
-  CudaRunner(Executor &exec, const std::string &device) : gpu(exec, device) {}
+  CudaRunner(Executor &exec, const std::string &device, bool profile)
+      : gpu(exec, device, profile) {}
   void upload(int id) override { gpu.upload(id); }
   void download(int id) override { gpu.download(id); }
   void downloadState() override { gpu.downloadState(); }
@@ -254,16 +255,14 @@ Dataset loadData(const std::string &path, const std::string &labels,
 }
 
 std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
-  if (o.profile) {
+  if (o.profile)
     exec.enableProfile();
-    ::setenv("SNNRT_CUDA_PROFILE", "1", 1); // read when the device starts
-  }
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
 #ifdef SNNRT_HAVE_CUDA
   if (o.device.empty()) {
     try {
-      return std::make_unique<CudaRunner>(exec, "cuda:0");
+      return std::make_unique<CudaRunner>(exec, "cuda:0", o.profile);
     } catch (const Error &e) {
       std::fprintf(stderr, "snn-run: no usable GPU (%s): running on the CPU\n",
                    e.what());
@@ -272,7 +271,7 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
   }
   if (parseCudaDevice(o.device) < 0)
     throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
-  return std::make_unique<CudaRunner>(exec, o.device);
+  return std::make_unique<CudaRunner>(exec, o.device, o.profile);
 #else
   if (o.device.empty())
     return std::make_unique<CpuRunner>(exec);
