@@ -10,6 +10,12 @@
 #   cudatests  the CUDA backend's op tests only (no SpikingJelly needed)
 #   recurrent  recurrent models and NIR graphs on the GPU against their
 #          float64 references; the SHD-sized example vs PyTorch
+#   grads  one training step on the GPU against the float64 reference:
+#          recurrent lif and cuba_lif layers, bf16 saved H (compiled kernels)
+#   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
+#          against the reference, then the LIF layer benchmark
+#          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500)
+#   bf16   VGG-11 with bf16 saved H and with the bf16 GEMM option (no peers)
 set -uo pipefail
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 b=/tmp/snnrt-build
@@ -61,6 +67,29 @@ vgg)
     echo "nsys not found: no kernel profile"
   fi
   stamp "vgg done";;
+grads)
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/bf16-grads; do
+    echo "$r:"
+    $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
+      --labels $r/y.npy --output $r/grads.safetensors && \
+      PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
+  done
+  stamp "grads done";;
+kernels)
+  python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
+  stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"
+  grep '"ok": false' "$out/neuron-kernels.log"
+  grep '"bench_' "$out/neuron-kernels.log" | cut -c1-400
+  timeout "${LIF_TIMEOUT:-500}" python3 bench/lif_layer.py --kernels $g/nk --peers-dir .peers \
+    --out "$out" --steps ${LIF_STEPS:-4 8 16 32 64} 2>&1 | grep -v -i warn > "$out/lif.log"
+  stamp "lif bench rc=$?"; tail -30 "$out/lif.log";;
+bf16)
+  for env in SNNRT_CUDA_TF32=0 SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1; do
+    for m in vgg11 vgg11-bf16h; do
+      echo "$env $m: $(env $env $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50)"
+    done
+  done | tee "$out/bench-bf16.jsonl"
+  stamp "bf16 done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
   SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \

@@ -14,6 +14,12 @@ surrogate alpha = 4, detach_reset = False (SpikingJelly's defaults).
 Floors (bytes that must move / measured device copy bandwidth):
   forward (inference): read X, write S             8 B per neuron-step
   forward + backward: X, S, H out; gS, H in; gX out 24 B per neuron-step
+
+"ours reduced" are the same kernels generated with reduced storage
+(`h-dtype=bf16 spike-bits=1`): H saved in bfloat16, spikes written as bits
+packed over time (8/16/32-bit words). Its floors count the bytes it moves:
+forward 4 B + the spike words, forward + backward 16 B + the spike words
+per neuron-step (x, gs, gx in fp32; H written and read in bf16).
 """
 
 import argparse
@@ -119,6 +125,32 @@ class Ours:
     """The MLIR-generated kernels of one layer, launched through CuPy."""
 
     def __init__(self, kdir):
+        meta_layer = json.load(open(os.path.join(kdir, "kernels.json")))["layers"][0]
+        self.bf16 = meta_layer.get("h_dtype") == "bf16"
+        self.word_bits = meta_layer.get("spike_word_bits", 0)
+        self._load(kdir)
+
+    def buffers(self, x):
+        """s, h, gx for input x: packed spike words and bf16 H when reduced."""
+        T, n = x.shape
+        if self.word_bits:
+            dtype = {8: torch.int8, 16: torch.int16, 32: torch.int32}[self.word_bits]
+            s = torch.empty(-(-T // self.word_bits), n, dtype=dtype, device=x.device)
+        else:
+            s = torch.empty_like(x)
+        # bf16 H as raw 16-bit words (CuPy has no bfloat16 dtype).
+        h = torch.empty(T, n, dtype=torch.int16 if self.bf16 else x.dtype,
+                        device=x.device)
+        return s, h, torch.empty_like(x)
+
+    def spikes(self, s, T):
+        """The spikes as [T, n] 0/1 floats."""
+        if not self.word_bits:
+            return s.clone()
+        b = self.word_bits
+        return torch.stack([(s[t // b] >> (t % b)) & 1 for t in range(T)]).float()
+
+    def _load(self, kdir):
         import cupy as cp
         self.cp = cp
         meta = json.load(open(os.path.join(kdir, "kernels.json")))
@@ -177,17 +209,24 @@ def main():
         floor_fb = 24 * T * n / bandwidth * 1e3
         row.update(floor_fwd_ms=floor_f, floor_fwdbwd_ms=floor_fb)
 
-        kdir = os.path.join(args.kernels, f"bench_lif_T{T}")
         ref_s = ref_gx = None
-        ours = Ours(kdir) if os.path.isdir(kdir) else None
-        if ours:
-            s, h, gx = (torch.empty_like(x) for _ in range(3))
+        results = {}
+        for variant, suffix in (("ours", ""), ("ours reduced", "_reduced")):
+            kdir = os.path.join(args.kernels, f"bench_lif_T{T}{suffix}")
+            if not os.path.isdir(kdir):
+                continue
+            ours = Ours(kdir)
+            s, h, gx = ours.buffers(x)
             ours.bind(x, s, h, gs, gx)
-            row["ours fwd"] = time_ms(ours.infer)
-            row["ours fwd+bwd"] = time_ms(ours.train)
+            row[f"{variant} fwd"] = time_ms(ours.infer)
+            row[f"{variant} fwd+bwd"] = time_ms(ours.train)
             ours.train()
             torch.cuda.synchronize()
-            ours_s, ours_gx = s.clone(), gx.clone()
+            results[variant] = (ours.spikes(s, T), gx.clone())
+            moved_fwd = x.numel() * 4 + s.numel() * s.element_size()
+            moved_fb = moved_fwd + h.numel() * h.element_size() * 2 + 2 * x.numel() * 4
+            row[f"{variant} floor_fwd_ms"] = moved_fwd / bandwidth * 1e3
+            row[f"{variant} floor_fwdbwd_ms"] = moved_fb / bandwidth * 1e3
             del s, h, gx
         for name, make in makers.items():
             try:
@@ -211,33 +250,47 @@ def main():
             except Exception as e:  # noqa: BLE001
                 row[f"{name} error"] = repr(e)[:200]
             torch.cuda.empty_cache()
-        if ours and ref_s is not None:
-            row["ours spikes equal"] = float((ours_s == ref_s).float().mean())
-            row["ours gx rel err"] = float((ours_gx - ref_gx).norm() / ref_gx.norm())
+        if ref_s is not None:
+            for variant, (ours_s, ours_gx) in results.items():
+                row[f"{variant} spikes equal"] = float((ours_s == ref_s).float().mean())
+                row[f"{variant} gx rel err"] = float((ours_gx - ref_gx).norm() /
+                                                     ref_gx.norm())
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    names = ["ours"] + list(makers)
+    ours_names = ["ours", "ours reduced"]
+    names = ours_names + list(makers)
     date = datetime.date.today().isoformat()
-    lines = [f"# LIF layer, 2^27 neuron-steps, fp32 — {dev}, {date}", "",
-             f"Copy bandwidth {bandwidth / 1e12:.2f} TB/s. Floors: forward 8 B, "
-             "forward+backward 24 B per neuron-step. Times are medians in ms.", ""]
+    lines = [f"# LIF layer, 2^27 neuron-steps — {dev}, {date}", "",
+             f"Copy bandwidth {bandwidth / 1e12:.2f} TB/s. Floors: fp32 forward 8 B, "
+             "forward+backward 24 B per neuron-step; reduced (bf16 H, packed spikes) "
+             "forward 4 B + spike words, forward+backward 16 B + spike words. "
+             "Times are medians in ms.", ""]
     for mode in ("fwd", "fwd+bwd"):
         floor_key = "floor_fwd_ms" if mode == "fwd" else "floor_fwdbwd_ms"
         lines += [f"## {mode}", "",
-                  "| T | floor | " + " | ".join(names) +
-                  " | speed-up over fastest peer | ours: fraction of floor |",
-                  "|---" * (len(names) + 4) + "|"]
+                  "| T | floor fp32 | floor reduced | " + " | ".join(names) +
+                  " | fp32: speed-up over fastest peer | fp32: fraction of floor"
+                  " | reduced: speed-up over fastest peer | reduced: fraction of floor |",
+                  "|---" * (len(names) + 7) + "|"]
         for r in rows:
-            peer_times = [r.get(f"{p} {mode}") for p in names[1:]]
+            peer_times = [r.get(f"{p} {mode}") for p in names[2:]]
             peer_times = [t for t in peer_times if t]
-            ours_t = r.get(f"ours {mode}")
             cells = [f"{r.get(f'{p} {mode}', float('nan')):.3f}" for p in names]
-            ratio = f"{min(peer_times) / ours_t:.2f}x" if ours_t and peer_times else "-"
-            frac = f"{r[floor_key] / ours_t:.0%}" if ours_t else "-"
-            lines.append(f"| {r['T']} | {r[floor_key]:.3f} | " + " | ".join(cells) +
-                         f" | {ratio} | {frac} |")
+            stats = []
+            for variant in ours_names:
+                t = r.get(f"{variant} {mode}")
+                floor = r.get(f"{variant} {floor_key}")
+                stats += [f"{min(peer_times) / t:.2f}x" if t and peer_times else "-",
+                          f"{floor / t:.0%}" if t and floor else "-"]
+            floors = [f"{r.get(f'{v} {floor_key}', float('nan')):.3f}" for v in ours_names]
+            lines.append(f"| {r['T']} | " + " | ".join(floors + cells + stats) + " |")
         lines.append("")
+    lines.append("Correctness: " + "; ".join(
+        f"T={r['T']} " + ", ".join(
+            f"{v}: spikes equal {r[f'{v} spikes equal']:.4%}, gx rel err "
+            f"{r[f'{v} gx rel err']:.1e}" for v in ours_names
+            if f"{v} spikes equal" in r) for r in rows))
     table = "\n".join(lines)
     print(table)
     os.makedirs(args.out, exist_ok=True)

@@ -44,6 +44,17 @@ rm -rf "$g/recurrent-grads-cuba" && mkdir -p "$g/recurrent-grads-cuba"
   --snn-autodiff --snn-compile="output=$g/recurrent-grads-cuba/rec.snnmod target=all" -o /dev/null 2>/dev/null
 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
   "$g/recurrent-grads-cuba/rec.snnmod" "$g/recurrent-grads-cuba"
+# The bf16 saved H through the compiled kernels: one training step's
+# gradients against the float64 reference that rounds H the same way.
+rm -rf "$g/bf16-grads" && mkdir -p "$g/bf16-grads"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv.mlir" --snn-autodiff \
+  --snn-compile="output=$g/bf16-grads/rec.snnmod target=all saved-h=bf16" -o /dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/bf16-grads/rec.snnmod" "$g/bf16-grads"
+# The MLIR-generated neuron kernels alone (bench/gpu-check.sh, bench/lif_layer.py).
+rm -rf "$g/nk"
+python3 "$root/test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py" build "$g/nk" \
+  --snn-opt "$opt" > /dev/null
 python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
   single_lif mlp conv conv_same misc recurrent nested old conv1d

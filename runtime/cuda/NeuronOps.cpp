@@ -202,6 +202,20 @@ bool compiledKernelFor(CudaDevice &dev, const OpCall &call, const char *which,
   return true;
 }
 
+/// The compiled kernel was generated for one element type of the saved H;
+/// a manifest that gives the tensor another one would be misread.
+void checkKernelHType(const OpCall &call, const DeviceTensor &h) {
+  const json &k = call.op["kernel"];
+  std::string kernelType = k.contains("h_dtype") && k["h_dtype"].is_string()
+                               ? k["h_dtype"].get<std::string>()
+                               : "f32";
+  std::string tensorType = h.bf16 ? "bf16" : "f32";
+  if (kernelType != tensorType)
+    opError(call, "the compiled kernel reads and writes H as " + kernelType +
+                      " but tensor " + h.name + " is " + tensorType +
+                      "; recompile the module (snn-opt --snn-compile)");
+}
+
 void runForward(CudaDevice &device, OpCall &call) {
   expectArity(call, 1, 64, 1, 3);
   const DeviceTensor &x = call.in[0];
@@ -222,8 +236,10 @@ void runForward(CudaDevice &device, OpCall &call) {
   a.syn = saveH && cuba ? call.out[2].f32() : nullptr;
 
   std::string name;
-  if (a.model != SNN_MODEL_PLIF && !a.hBf16 &&
+  if (a.model != SNN_MODEL_PLIF &&
       compiledKernelFor(device, call, "fwd", name)) {
+    if (saveH)
+      checkKernelHType(call, call.out[1]);
     std::vector<CUdeviceptr> args{x.ptr};
     for (const DeviceTensor &t : call.out)
       args.push_back(t.ptr);
@@ -261,8 +277,9 @@ void runBackward(CudaDevice &device, OpCall &call) {
   }
 
   std::string name;
-  if (!plif && !a.accumulate && !a.hBf16 &&
+  if (!plif && !a.accumulate &&
       compiledKernelFor(device, call, "bwd", name)) {
+    checkKernelHType(call, h);
     size_t firstParam = cuba ? 3 : 2;
     if (call.in.size() < firstParam)
       opError(call, "cuba_lif backward needs the saved synaptic current");

@@ -35,6 +35,12 @@ def SNNNeuronToGPU : Pass<"snn-neuron-to-gpu", "ModuleOp"> {
            "(training); false gives inference kernels without that output">,
     Option<"backward", "backward", "bool", /*default=*/"true",
            "Also generate the backward (BPTT) kernels">,
+    Option<"hDType", "h-dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type of the saved H: f32, or bf16 (rounded to nearest "
+           "even; the backward reads the rounded value)">,
+    Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
+           "Forward kernels write spikes as bits packed over time "
+           "(docs/artifact-format.md) instead of f32 0/1">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block (a multiple of 32, at most 1024)">,
   ];
@@ -66,6 +72,12 @@ def SNNNeuronToHost : Pass<"snn-neuron-to-host", "ModuleOp"> {
            "Forward functions save the charged membrane H">,
     Option<"backward", "backward", "bool", /*default=*/"true",
            "Also generate the backward functions">,
+    Option<"hDType", "h-dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type of the saved H: f32, or bf16 (rounded to nearest "
+           "even; the backward reads the rounded value)">,
+    Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
+           "Forward kernels write spikes as bits packed over time "
+           "(docs/artifact-format.md) instead of f32 0/1">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -96,6 +108,12 @@ def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
     Option<"funcName", "func", "std::string", /*default=*/"",
            "The function whose kernels to write (default: the only one with "
            "neuron kernels)">,
+    Option<"hDType", "h-dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type of the saved H: f32, or bf16 (rounded to nearest "
+           "even; the backward reads the rounded value)">,
+    Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
+           "Forward kernels write spikes as bits packed over time "
+           "(docs/artifact-format.md) instead of f32 0/1">,
   ];
 }
 

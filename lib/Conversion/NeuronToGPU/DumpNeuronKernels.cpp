@@ -57,7 +57,10 @@ static llvm::json::Object describe(Operation *op, unsigned index,
       {"neurons", spec.numNeurons},
       {"features", spec.numFeatures},
       {"neurons_per_thread", spec.getWidth()},
-      {"tensor_params", static_cast<int64_t>(spec.getTensorParams().size())}};
+      {"tensor_params", static_cast<int64_t>(spec.getTensorParams().size())},
+      {"h_dtype", spec.storage.bf16H ? "bf16" : "f32"},
+      // 0: spikes are f32 0/1.
+      {"spike_word_bits", spec.packsSpikes() ? spec.getSpikeWordBits() : 0}};
 }
 
 namespace {
@@ -71,6 +74,10 @@ struct SNNDumpNeuronKernelsPass
       module.emitError() << "--snn-dump-neuron-kernels needs output-dir=DIR";
       return signalPassFailure();
     }
+    FailureOr<NeuronStorage> storage =
+        parseNeuronStorage(module, hDType, spikeBits);
+    if (failed(storage))
+      return signalPassFailure();
     // The function with kernels: the named one, else the only one.
     func::FuncOp target;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
@@ -101,7 +108,7 @@ struct SNNDumpNeuronKernelsPass
     if (chipList.empty())
       chipList = {"sm_80", "sm_90"};
     FailureOr<NeuronKernelBundle> bundle =
-        generateNeuronKernels(target, chipList, emitBinary);
+        generateNeuronKernels(target, chipList, emitBinary, *storage);
     if (failed(bundle))
       return signalPassFailure();
 
@@ -114,7 +121,7 @@ struct SNNDumpNeuronKernelsPass
     forEachKernelOp(target, [&](Operation *op, unsigned index,
                                 const NeuronSpec &spec) {
       layers.push_back(describe(op, index, spec, bundle->kernels.lookup(op)));
-    });
+    }, *storage);
     llvm::json::Object files;
     for (const auto &blob : bundle->blobs) {
       std::string name = blob.getKey() == "ptx"

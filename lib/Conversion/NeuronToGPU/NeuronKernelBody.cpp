@@ -10,6 +10,7 @@
 #include "NeuronKernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,17 +49,32 @@ private:
     Value row = arith::MulIOp::create(b, loc, t, index(spec.numNeurons));
     return arith::AddIOp::create(b, loc, row, base);
   }
-  int64_t alignment() const { return width * 4; }
+  /// W lanes of `memref` (f32 or bf16) at `at`, as f32.
   Value load(Value memref, Value at) {
-    return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{at},
-                                  /*nontemporal=*/false,
-                                  llvm::MaybeAlign(alignment()));
+    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    Value lanes = vector::LoadOp::create(
+        b, loc, VectorType::get({width}, elem), memref, ValueRange{at},
+        /*nontemporal=*/false, alignment(elem));
+    return elem.isF32() ? lanes : arith::ExtFOp::create(b, loc, vecType, lanes);
   }
+  /// Stores W f32 lanes, rounded to the element type of `memref`.
   void store(Value value, Value memref, Value at) {
+    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    auto type = cast<VectorType>(value.getType());
+    if (type.getElementType() != elem && isa<FloatType>(elem))
+      value = arith::TruncFOp::create(b, loc, type.clone(elem), value);
     vector::StoreOp::create(b, loc, value, memref, ValueRange{at},
-                            /*nontemporal=*/false,
-                            llvm::MaybeAlign(alignment()));
+                            /*nontemporal=*/false, alignment(elem));
   }
+  llvm::MaybeAlign alignment(Type elem) const {
+    return llvm::MaybeAlign(width * elem.getIntOrFloatBitWidth() / 8);
+  }
+
+  /// Runs one forward step at `t` from `state`: stores what the step
+  /// writes except packed spikes, and returns the next state and the spike
+  /// mask (null for li).
+  Value forwardStep(Value t, ValueRange state, Value x, Value s, Value h,
+                    Value iSaved, SmallVectorImpl<Value> &next);
 
   /// Loads the tensor parameters once, before the time loop.
   void loadParams(ValueRange paramArgs);
@@ -179,6 +195,39 @@ Value ThreadEmitter::surrogate(Value h) {
   return sg;
 }
 
+Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
+                                 Value h, Value iSaved,
+                                 SmallVectorImpl<Value> &next) {
+  Value at = offset(t);
+  Value in = load(x, at);
+  if (spec.hasSynapse()) {
+    // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
+    Value i = state[1];
+    i = add(sub(i, mul(param(spec.kSyn), i)), mul(param(spec.cSyn), in));
+    if (iSaved)
+      store(i, iSaved, at);
+    next.push_back(i);
+    in = i;
+  }
+  Value hv = charge(state[0], in);
+  if (!spec.spikes()) {
+    store(hv, s, at);
+    if (h)
+      store(hv, h, at);
+    next.insert(next.begin(), hv);
+    return Value();
+  }
+  Value spike = fires(hv);
+  if (!spec.packsSpikes())
+    store(select(spike, splat(1.0), splat(0.0)), s, at);
+  if (h)
+    store(hv, h, at);
+  Value v = spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
+                           : select(spike, param(spec.vReset), hv);
+  next.insert(next.begin(), v);
+  return spike;
+}
+
 void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
   Value x = args[0], s = args[1];
   Value h = saveH ? args[2] : Value();
@@ -186,43 +235,57 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
   unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   loadParams(args.drop_front(numOutputs));
 
-  SmallVector<Value> init{param(spec.vInitFromReset ? spec.vReset : spec.vInit)};
+  SmallVector<Value> init{
+      param(spec.vInitFromReset ? spec.vReset : spec.vInit)};
   if (spec.hasSynapse())
     init.push_back(param(spec.iInit));
-  Value one = splat(1.0), zero = splat(0.0);
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), index(spec.numSteps), index(1), init,
-      [&](OpBuilder &, Location, Value t, ValueRange state) {
-        Value at = offset(t);
-        Value in = load(x, at);
-        SmallVector<Value> next;
-        if (spec.hasSynapse()) {
-          // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
-          Value i = state[1];
-          i = add(sub(i, mul(param(spec.kSyn), i)), mul(param(spec.cSyn), in));
-          if (iSaved)
-            store(i, iSaved, at);
-          next.push_back(i);
-          in = i;
-        }
-        Value hv = charge(state[0], in);
-        Value v = hv;
-        if (spec.spikes()) {
-          Value spike = fires(hv);
-          store(select(spike, one, zero), s, at);
-          if (h)
-            store(hv, h, at);
-          v = spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
-                             : select(spike, param(spec.vReset), hv);
-        } else {
-          store(hv, s, at);
-          if (h)
-            store(hv, h, at);
-        }
-        next.insert(next.begin(), v);
-        scf::YieldOp::create(b, loc, next);
+  if (!spec.packsSpikes()) {
+    scf::ForOp::create(b, loc, index(0), index(spec.numSteps), index(1), init,
+                       [&](OpBuilder &, Location, Value t, ValueRange state) {
+                         SmallVector<Value> next;
+                         forwardStep(t, state, x, s, h, iSaved, next);
+                         scf::YieldOp::create(b, loc, next);
+                       });
+    return;
+  }
+
+  // Packed spikes: an outer loop over words, an inner one over the steps of
+  // a word that ORs each step's spike into bit j of the lanes' word.
+  int64_t bits = spec.getSpikeWordBits();
+  auto wordType = VectorType::get({width}, b.getIntegerType(bits));
+  Value zeroWord = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wordType, APInt(bits, 0)));
+  Value oneWord = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wordType, APInt(bits, 1)));
+  scf::ForOp::create(
+      b, loc, index(0), index(spec.getNumSpikeWords()), index(1), init,
+      [&](OpBuilder &, Location, Value w, ValueRange outerState) {
+        Value first = arith::MulIOp::create(b, loc, w, index(bits));
+        Value left = arith::SubIOp::create(b, loc, index(spec.numSteps), first);
+        Value count = arith::MinUIOp::create(b, loc, left, index(bits));
+        SmallVector<Value> inner(outerState);
+        inner.push_back(zeroWord);
+        auto steps = scf::ForOp::create(
+            b, loc, index(0), count, index(1), inner,
+            [&](OpBuilder &, Location, Value j, ValueRange state) {
+              Value t = arith::AddIOp::create(b, loc, first, j);
+              SmallVector<Value> next;
+              Value spike =
+                  forwardStep(t, state.drop_back(), x, s, h, iSaved, next);
+              Value shift = vector::BroadcastOp::create(
+                  b, loc, wordType,
+                  arith::IndexCastOp::create(b, loc, b.getIntegerType(bits),
+                                             j));
+              Value bit = arith::ShLIOp::create(
+                  b, loc, select(spike, oneWord, zeroWord), shift);
+              next.push_back(arith::OrIOp::create(b, loc, state.back(), bit));
+              scf::YieldOp::create(b, loc, next);
+            });
+        Value row = arith::MulIOp::create(b, loc, w, index(spec.numNeurons));
+        store(steps.getResults().back(), s,
+              arith::AddIOp::create(b, loc, row, base));
+        scf::YieldOp::create(b, loc, steps.getResults().drop_back());
       });
-  (void)loop;
 }
 
 void ThreadEmitter::emitBackward(ValueRange args) {
@@ -277,8 +340,8 @@ void ThreadEmitter::emitBackward(ValueRange args) {
 }
 
 void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
-                               const NeuronSpec &spec, KernelKind kind,
-                               Value thread, ValueRange args) {
+                                  const NeuronSpec &spec, KernelKind kind,
+                                  Value thread, ValueRange args) {
   ThreadEmitter emitter(b, loc, spec, thread);
   switch (kind) {
   case KernelKind::Forward:
@@ -291,9 +354,16 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   }
 }
 
+LogicalResult kernelgen::expandBF16Conversions(Operation *root) {
+  RewritePatternSet patterns(root->getContext());
+  arith::populateExpandBFloat16Patterns(patterns);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
 LogicalResult kernelgen::expandMathOps(Operation *root) {
   RewritePatternSet patterns(root->getContext());
-  populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    return name == "exp" || name == "math.exp";
+  });
   return applyPatternsGreedily(root, std::move(patterns));
 }

@@ -1,4 +1,5 @@
-//===- NeuronKernelBuilder.h - per-thread code of neuron kernels -*- C++ -*-===//
+//===- NeuronKernelBuilder.h - per-thread code of neuron kernels -*- C++
+//-*-===//
 //
 // What a neuron kernel computes, independent of where it runs: the layer's
 // description (NeuronSpec), the kernel ABI, and the code of one thread. The
@@ -13,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include <optional>
@@ -41,8 +43,8 @@ struct NeuronParam {
 /// the options of DESIGN §2.
 struct NeuronSpec {
   NeuronModel model;
-  int64_t numSteps;   ///< T
-  int64_t numNeurons; ///< N = B * F
+  int64_t numSteps;    ///< T
+  int64_t numNeurons;  ///< N = B * F
   int64_t numFeatures; ///< F: per-neuron parameters are indexed neuron % F
   // In the order of the kernel ABI.
   NeuronParam k, c, vLeak, vTh, vReset, vInit, kSyn, cSyn, iInit;
@@ -53,12 +55,23 @@ struct NeuronSpec {
   SurrogateKind surrogate = SurrogateKind::Sigmoid;
   double alpha = 4.0;
   std::optional<double> thetaGrad;
+  NeuronStorage storage;
 
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
   /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4.
   int64_t getWidth() const { return numNeurons % 4 == 0 ? 4 : 1; }
   int64_t getNumThreads() const { return numNeurons / getWidth(); }
+  /// The forward writes its spikes as packed bits.
+  bool packsSpikes() const { return storage.spikeBits && spikes(); }
+  /// Bits per spike word: the smallest of 8, 16, 32 that holds T steps (32
+  /// for longer runs, which take several words).
+  int64_t getSpikeWordBits() const {
+    return numSteps <= 8 ? 8 : numSteps <= 16 ? 16 : 32;
+  }
+  int64_t getNumSpikeWords() const {
+    return (numSteps + getSpikeWordBits() - 1) / getSpikeWordBits();
+  }
   /// The parameters that are kernel arguments, in ABI order.
   SmallVector<const NeuronParam *> getTensorParams() const;
 };
@@ -91,24 +104,34 @@ struct NeuronOpKernels {
 };
 
 /// Calls `fn(op, index, spec)` for every multi-step neuron op of `func` that
-/// has generated kernels; `index` counts every multi-step neuron op in order,
-/// so that names do not depend on which ops are supported. Returns the number
-/// of neuron ops skipped.
+/// has generated kernels, with `storage` in its spec; `index` counts every
+/// multi-step neuron op in order, so that names do not depend on which ops
+/// are supported. Returns the number of neuron ops skipped.
 unsigned forEachKernelOp(
     func::FuncOp func,
-    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn);
+    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
+    const NeuronStorage &storage = {});
+
+/// Reads the storage options of the passes: `hDType` is "f32" or "bf16".
+/// Emits an error on `module` and fails on another type.
+FailureOr<NeuronStorage> parseNeuronStorage(Operation *module, StringRef hDType,
+                                            bool spikeBits);
 
 /// Adds the `gpu.func` kernels of every supported neuron op of `func` to
 /// `gpuModule`. Fails, with a diagnostic, on a name that already exists.
 FailureOr<std::vector<NeuronOpKernels>>
 buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
                 ArrayRef<KernelKind> kinds, int64_t blockSize,
-                unsigned &numSkipped);
+                const NeuronStorage &storage, unsigned &numSkipped);
 
 /// Replaces math.exp in the generated code by its polynomial approximation,
 /// so that the GPU and the host run the same arithmetic and the GPU kernel
 /// needs no libdevice.
 LogicalResult expandMathOps(Operation *root);
+
+/// Replaces bf16 conversions by integer arithmetic (round to nearest even),
+/// for host targets that have no bf16 instructions or runtime library.
+LogicalResult expandBF16Conversions(Operation *root);
 
 /// The kinds of kernels to generate under the given options.
 SmallVector<KernelKind> getKernelKinds(bool saveH, bool backward);

@@ -100,7 +100,7 @@ serialize(ModuleOp lowered, ArrayRef<std::string> chips, StringRef format,
 
 FailureOr<NeuronKernelBundle>
 snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
-                           bool emitBinary) {
+                           bool emitBinary, const NeuronStorage &storage) {
   if (chips.empty())
     return func.emitError()
            << "no GPU architecture to compile the neuron kernels for; give "
@@ -141,7 +141,7 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
                                 KernelKind::Backward};
   unsigned skipped = 0;
   FailureOr<std::vector<NeuronOpKernels>> built =
-      buildGPUKernels(gpuModule, func, kinds, kBlockSize, skipped);
+      buildGPUKernels(gpuModule, func, kinds, kBlockSize, storage, skipped);
   if (failed(built))
     return failure();
 

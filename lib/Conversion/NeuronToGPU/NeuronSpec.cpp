@@ -33,8 +33,7 @@ static NeuronParam getScalar(double value) {
 }
 
 /// Firing, reset and surrogate options shared by every spiking neuron op.
-template <typename OpT>
-static void readFire(OpT op, NeuronSpec &spec) {
+template <typename OpT> static void readFire(OpT op, NeuronSpec &spec) {
   spec.vTh = getParam(op.getVTh());
   spec.vReset = getParam(op.getVReset());
   spec.softReset = op.getReset() == ResetMode::Soft;
@@ -56,7 +55,7 @@ static void readFire(OpT op, NeuronSpec &spec) {
 }
 
 std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
-                                                std::string &why) {
+                                                   std::string &why) {
   auto neuron = dyn_cast<NeuronOpInterface>(op);
   if (!neuron || neuron.isStepForm()) {
     why = "not a multi-step neuron op";
@@ -138,25 +137,48 @@ SmallVector<const NeuronParam *> NeuronSpec::getTensorParams() const {
 }
 
 SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
-                                            KernelKind kind,
-                                            MLIRContext *ctx) {
+                                               KernelKind kind,
+                                               MLIRContext *ctx) {
   Type f32 = Float32Type::get(ctx);
-  Type flat = MemRefType::get({spec.numSteps * spec.numNeurons}, f32);
+  int64_t size = spec.numSteps * spec.numNeurons;
+  Type flat = MemRefType::get({size}, f32);
+  Type h = MemRefType::get(
+      {size}, spec.storage.bf16H ? Type(BFloat16Type::get(ctx)) : f32);
+  Type s = flat;
+  if (spec.packsSpikes())
+    s = MemRefType::get(
+        {spec.getNumSpikeWords() * spec.numNeurons},
+        IntegerType::get(ctx, static_cast<unsigned>(spec.getSpikeWordBits())));
   Type param = MemRefType::get({spec.numFeatures}, f32);
   SmallVector<Type> types;
   switch (kind) {
   case KernelKind::Forward: // x, s
-    types.assign(2, flat);
+    types = {flat, s};
     break;
   case KernelKind::ForwardSaveH: // x, s, h, i_saved
-    types.assign(spec.hasSynapse() ? 4 : 3, flat);
+    types = {flat, s, h};
     break;
   case KernelKind::Backward: // gs, h, gx, i_saved
-    types.assign(spec.hasSynapse() ? 4 : 3, flat);
+    types = {flat, h, flat};
     break;
   }
+  if (kind != KernelKind::Forward && spec.hasSynapse())
+    types.push_back(flat);
   types.append(spec.getTensorParams().size(), param);
   return types;
+}
+
+FailureOr<NeuronStorage> kernelgen::parseNeuronStorage(Operation *module,
+                                                       StringRef hDType,
+                                                       bool spikeBits) {
+  NeuronStorage storage;
+  storage.spikeBits = spikeBits;
+  if (hDType == "bf16")
+    storage.bf16H = true;
+  else if (hDType != "f32")
+    return module->emitError()
+           << "h-dtype must be f32 or bf16, not '" << hDType << "'";
+  return storage;
 }
 
 static StringRef getModelName(NeuronModel model) {
@@ -174,7 +196,7 @@ static StringRef getModelName(NeuronModel model) {
 }
 
 std::string kernelgen::getKernelName(StringRef funcName, unsigned index,
-                                  const NeuronSpec &spec, KernelKind kind) {
+                                     const NeuronSpec &spec, KernelKind kind) {
   std::string name = "snn_";
   for (char ch : funcName)
     name += llvm::isAlnum(ch) ? ch : '_';

@@ -25,14 +25,17 @@ using namespace mlir::snn::kernelgen;
 
 unsigned kernelgen::forEachKernelOp(
     func::FuncOp func,
-    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn) {
+    function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
+    const NeuronStorage &storage) {
   unsigned index = 0, skipped = 0;
   func.walk([&](NeuronOpInterface neuron) {
     if (neuron.isStepForm())
       return;
     std::string why;
-    if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why))
+    if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why)) {
+      spec->storage = storage;
       fn(neuron, index, *spec);
+    }
     else
       ++skipped;
     ++index;
@@ -81,7 +84,7 @@ static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
 FailureOr<std::vector<NeuronOpKernels>>
 kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
                         ArrayRef<KernelKind> kinds, int64_t blockSize,
-                        unsigned &numSkipped) {
+                        const NeuronStorage &storage, unsigned &numSkipped) {
   SymbolTable symbols(gpuModule);
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   std::vector<NeuronOpKernels> result;
@@ -105,7 +108,7 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
       kernels.names.emplace_back(kind, name);
     }
     result.push_back(std::move(kernels));
-  });
+  }, storage);
   if (failed)
     return failure();
   return result;
@@ -124,6 +127,10 @@ struct SNNNeuronToGPUPass
                          << " is not a multiple of 32 in [32, 1024]";
       return signalPassFailure();
     }
+    FailureOr<NeuronStorage> storage =
+        parseNeuronStorage(module, hDType, spikeBits);
+    if (failed(storage))
+      return signalPassFailure();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     bool any = false;
     for (func::FuncOp func : funcs) {
@@ -146,7 +153,8 @@ struct SNNNeuronToGPUPass
     for (func::FuncOp func : funcs) {
       unsigned skipped = 0;
       FailureOr<std::vector<NeuronOpKernels>> built =
-          buildGPUKernels(gpuModule, func, kinds, blockSize, skipped);
+          buildGPUKernels(gpuModule, func, kinds, blockSize, *storage,
+                          skipped);
       if (failed(built))
         return signalPassFailure();
       numKernels += built->size() * kinds.size();

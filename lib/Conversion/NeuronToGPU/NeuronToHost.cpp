@@ -28,6 +28,10 @@ struct SNNNeuronToHostPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
+    FailureOr<NeuronStorage> storage =
+        parseNeuronStorage(module, hDType, spikeBits);
+    if (failed(storage))
+      return signalPassFailure();
     SymbolTable symbols(module);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     SmallVector<KernelKind> kinds = getKernelKinds(saveH, backward);
@@ -65,12 +69,13 @@ struct SNNNeuronToHostPass
           b.setInsertionPointAfter(threads);
           func::ReturnOp::create(b, loc);
         }
-      });
+      }, *storage);
       if (failed)
         return signalPassFailure();
     }
     for (Operation *fn : created)
-      if (mlir::failed(expandMathOps(fn)))
+      if (mlir::failed(expandMathOps(fn)) ||
+          mlir::failed(expandBF16Conversions(fn)))
         return signalPassFailure();
   }
 };

@@ -580,11 +580,14 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
   auto kernel = kernels.find(op);
-  if (kernel != kernels.end() && !(saveH && savedHBf16))
-    json["kernel"] = Object{
-        {"fwd", saveH ? kernel->second.fwd : kernel->second.fwdInfer},
-        {"block", kernel->second.block},
-        {"grid", kernel->second.grid}};
+  if (kernel != kernels.end()) {
+    Object ref{{"fwd", saveH ? kernel->second.fwd : kernel->second.fwdInfer},
+               {"block", kernel->second.block},
+               {"grid", kernel->second.grid}};
+    if (saveH)
+      ref["h_dtype"] = kernel->second.hDType;
+    json["kernel"] = std::move(ref);
+  }
   emit(phase, std::move(json));
   neurons[op] = std::move(record);
   return success();

@@ -37,6 +37,8 @@ struct NeuronKernelRef {
   std::string fwdInfer; ///< no saved outputs: infer
   std::string bwd;
   int64_t block = 0, grid = 0;
+  /// Element type of the saved H that fwd writes and bwd reads.
+  std::string hDType = "f32";
 };
 using NeuronKernelMap = llvm::DenseMap<Operation *, NeuronKernelRef>;
 
@@ -47,8 +49,7 @@ class ManifestBuilder {
 public:
   /// `batch` replaces dynamic dimensions (0: none allowed).
   /// `savedHBf16`: training stores the H of multi-step neuron layers in
-  /// bf16 (and names no compiled kernel for them: the compiled kernels
-  /// read and write fp32).
+  /// bf16 (the compiled kernels of `kernels` must have been generated so).
   ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels,
                   bool savedHBf16 = false)
       : batch(batch), kernels(kernels), savedHBf16(savedHBf16) {}

@@ -104,7 +104,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   std::map<std::string, std::string> blobs;
   if (options.target != ModuleTarget::Cpu &&
       failed(generateModuleKernels(entries, options.chips, options.batch,
-                                   kernels, blobs)))
+                                   options.savedHBf16, kernels, blobs)))
     return failure();
 
   ManifestBuilder builder(options.batch, kernels, options.savedHBf16);

@@ -32,11 +32,12 @@ static Type withBatch(Type type, int64_t batch) {
 
 LogicalResult mlir::snn::generateModuleKernels(
     ArrayRef<func::FuncOp> funcs, ArrayRef<std::string> chips, int64_t batch,
-    NeuronKernelMap &kernels, std::map<std::string, std::string> &blobs) {
+    bool savedHBf16, NeuronKernelMap &kernels, std::map<std::string, std::string> &blobs) {
   assert(!funcs.empty() && "no entry point");
 #ifndef SNN_HAVE_NEURON_TO_GPU
   (void)chips;
   (void)batch;
+  (void)savedHBf16;
   (void)kernels;
   (void)blobs;
   func::FuncOp first = funcs.front();
@@ -81,8 +82,10 @@ LogicalResult mlir::snn::generateModuleKernels(
   }
   func::ReturnOp::create(b, loc);
 
+  NeuronStorage storage;
+  storage.bf16H = savedHBf16;
   FailureOr<NeuronKernelBundle> bundle =
-      generateNeuronKernels(kernelFunc, chips, /*emitBinary=*/true);
+      generateNeuronKernels(kernelFunc, chips, /*emitBinary=*/true, storage);
   if (failed(bundle))
     return failure();
   for (auto &[copy, kernel] : bundle->kernels) {
@@ -92,6 +95,7 @@ LogicalResult mlir::snn::generateModuleKernels(
     ref.bwd = kernel.bwdName;
     ref.block = kernel.blockSize;
     ref.grid = kernel.gridSize;
+    ref.hDType = savedHBf16 ? "bf16" : "f32";
     kernels[originalOf.lookup(copy)] = std::move(ref);
   }
   for (const auto &blob : bundle->blobs)

@@ -13,9 +13,10 @@ namespace mlir::snn {
 /// chip and one PTX, so that the programs of all entry points share one set
 /// of kernel files. Fills `kernels` for the ops that have kernels and `blobs`
 /// with "sm_XY" -> cubin and "ptx" -> PTX. `batch` replaces dynamic dims.
+/// `savedHBf16`: the kernels write and read the saved H in bf16.
 LogicalResult generateModuleKernels(ArrayRef<func::FuncOp> funcs,
                                     ArrayRef<std::string> chips, int64_t batch,
-                                    NeuronKernelMap &kernels,
+                                    bool savedHBf16, NeuronKernelMap &kernels,
                                     std::map<std::string, std::string> &blobs);
 
 } // namespace mlir::snn

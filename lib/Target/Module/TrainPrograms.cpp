@@ -113,10 +113,11 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
   auto kernel = kernels.find(record->op);
-  if (kernel != kernels.end() && !savedHBf16)
+  if (kernel != kernels.end())
     json["kernel"] = Object{{"bwd", kernel->second.bwd},
                             {"block", kernel->second.block},
-                            {"grid", kernel->second.grid}};
+                            {"grid", kernel->second.grid},
+                            {"h_dtype", kernel->second.hDType}};
   emit(Phase::Backward, std::move(json));
   return success();
 }

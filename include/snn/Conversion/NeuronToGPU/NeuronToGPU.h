@@ -18,6 +18,18 @@
 
 namespace mlir::snn {
 
+/// How the kernels store what they hand on (the memory plan of the training
+/// step); the defaults are f32 tensors.
+struct NeuronStorage {
+  /// The saved H in bfloat16, rounded to nearest even; the backward reads
+  /// the rounded value back (half the bytes of the largest saved tensor).
+  bool bf16H = false;
+  /// Forward spikes as bits packed over time (spiking models only): word w
+  /// of neuron n holds S[w * bits + j][n] in bit j, words of
+  /// `getSpikeWordBits()` bits laid out [words][N].
+  bool spikeBits = false;
+};
+
 /// The kernels of one neuron op and their launch configuration (grid and
 /// block are one-dimensional).
 struct NeuronKernel {
@@ -48,10 +60,10 @@ struct NeuronKernelBundle {
 /// on PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin).
 /// Per-neuron parameters of cuba_lif's synapse (k_syn, c_syn, i_init) follow
 /// v_init in the argument list. Emits a diagnostic and fails when a chip name
-/// is malformed or the toolchain fails.
+/// is malformed or the toolchain fails. `storage` applies to every layer.
 FailureOr<NeuronKernelBundle>
 generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
-                      bool emitBinary);
+                      bool emitBinary, const NeuronStorage &storage = {});
 
 } // namespace mlir::snn
 

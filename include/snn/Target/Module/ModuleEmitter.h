@@ -30,8 +30,8 @@ struct ModuleCompileOptions {
   std::vector<std::string> chips{"sm_80", "sm_90"};
   /// Batch size for dynamic batch dimensions; 0 when the IR fixes it.
   int64_t batch = 0;
-  /// Training saves each multi-step neuron layer's H in bf16 (its backward
-  /// then runs the runtime's built-in kernels, which read bf16).
+  /// Training saves each multi-step neuron layer's H in bf16 (the generated
+  /// kernels and the runtime's built-in ones round it to nearest even).
   bool savedHBf16 = false;
 };
 

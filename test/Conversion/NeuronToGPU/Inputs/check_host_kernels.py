@@ -42,6 +42,55 @@ CONFIGS = [
      dict(k="per", c=1.0, reset="soft", detach_reset=True)),
 ]
 
+# Layers generated with reduced storage (`h-dtype=bf16`, `spike-bits`) and
+# their number of steps: 5 steps fill part of one 8-bit word, 12 part of a
+# 16-bit word, 40 one full and one partial 32-bit word.
+STORAGE = {
+    "lif_bf16h_bits_T5": dict(h_dtype="bf16", spike_bits=True, steps=5),
+    "if_bits_soft_T12": dict(spike_bits=True, steps=12),
+    "cuba_bf16h_bits_T40": dict(h_dtype="bf16", spike_bits=True, steps=40),
+    "li_bf16h": dict(h_dtype="bf16", spike_bits=True),
+}
+CONFIGS += [
+    ("lif_bf16h_bits_T5", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_th="per", surrogate=("atan", 2.0, None))),
+    ("if_bits_soft_T12", "if", 3, 4, dict(c=0.6, reset="soft")),
+    ("cuba_bf16h_bits_T40", "cuba_lif", 1, 6,
+     dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per")),
+    ("li_bf16h", "li", 2, 5, dict(k=0.25, c="per")),
+]
+
+
+def storage_options(name):
+    """The snn-opt options of a layer's storage, e.g. "h-dtype=bf16 spike-bits=1"."""
+    st = STORAGE.get(name, {})
+    return " ".join(([f"h-dtype={st['h_dtype']}"] if "h_dtype" in st else []) +
+                    (["spike-bits=1"] if st.get("spike_bits") else []))
+
+
+def steps_of(name):
+    return STORAGE.get(name, {}).get("steps", T)
+
+
+def spike_word_bits(steps):
+    return 8 if steps <= 8 else 16 if steps <= 16 else 32
+
+
+def unpack_spikes(words, steps):
+    """[words, n] packed spikes -> [steps, n] 0/1 (bit j of word w is step w*bits+j)."""
+    bits = spike_word_bits(steps)
+    words = words.astype(np.uint64)
+    return np.stack([(words[t // bits] >> np.uint64(t % bits)) & np.uint64(1)
+                     for t in range(steps)]).astype(np.float64)
+
+
+def round_bf16(a):
+    """float32 -> nearest bfloat16 (ties to even), as float32."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return bits.astype(np.uint32).view(np.float32)
+
+
 # ABI order of the tensor parameters (docs/artifact-format.md, then the synapse).
 PARAM_ORDER = ["k", "c", "v_leak", "v_th", "v_reset", "v_init", "k_syn",
                "c_syn", "i_init"]
@@ -195,10 +244,17 @@ def global_decl(name, arr):
             f"memref<{arr.size}xf32> = dense<[{body}]>\n")
 
 
-def build_main(prefix, model, size, x, gs, params):
+def build_main(prefix, model, steps, n, x, gs, params, storage):
     """A main that runs forward-with-H and backward and prints raw bits."""
+    size = steps * n
     cuba = model == "cuba_lif"
     flat = f"memref<{size}xf32>"
+    types = dict(s=flat, h=flat, i=flat, gx=flat)
+    if storage.get("h_dtype") == "bf16":
+        types["h"] = f"memref<{size}xbf16>"
+    bits = spike_word_bits(steps)
+    if storage.get("spike_bits") and model != "li":
+        types["s"] = f"memref<{-(-steps // bits) * n}xi{bits}>"
     decls = global_decl("g_x", x) + global_decl("g_gs", gs)
     for name, arr in params:
         decls += global_decl(f"g_{name}", arr)
@@ -209,29 +265,44 @@ def build_main(prefix, model, size, x, gs, params):
                     f"memref<{arr.size}xf32>")
     outs = ["s", "h"] + (["i"] if cuba else []) + ["gx"]
     for name in outs:
-        body.append(f"    %{name} = memref.alloc() : {flat}")
+        body.append(f"    %{name} = memref.alloc() : {types[name]}")
     pnames = [f"%p_{n}" for n, _ in params]
     ptypes = [f"memref<{a.size}xf32>" for _, a in params]
-    fwd_args = ["%x", "%s", "%h"] + (["%i"] if cuba else []) + pnames
-    bwd_args = ["%gs", "%h", "%gx"] + (["%i"] if cuba else []) + pnames
-    fwd_types = [flat] * (len(fwd_args) - len(pnames)) + ptypes
-    bwd_types = [flat] * (len(bwd_args) - len(pnames)) + ptypes
-    body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args)}) : "
+    fwd_args = ["%x", "%s", "%h"] + (["%i"] if cuba else [])
+    bwd_args = ["%gs", "%h", "%gx"] + (["%i"] if cuba else [])
+    fwd_types = [flat] + [types[a[1:]] for a in fwd_args[1:]] + ptypes
+    bwd_types = [flat] + [types[a[1:]] for a in bwd_args[1:]] + ptypes
+    body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args + pnames)}) : "
                 f"({', '.join(fwd_types)}) -> ()")
-    body.append(f"    call @{prefix}_bwd({', '.join(bwd_args)}) : "
+    body.append(f"    call @{prefix}_bwd({', '.join(bwd_args + pnames)}) : "
                 f"({', '.join(bwd_types)}) -> ()")
     body += ["    %c0 = arith.constant 0 : index",
              "    %c1 = arith.constant 1 : index",
-             f"    %cn = arith.constant {size} : index"]
+             "    %c16 = arith.constant 16 : i32"]
     for name in outs:
+        mtype = types[name]
+        count, elem = mtype[len("memref<"):-1].split("x")
+        # Every output printed as i32: f32 bits, bf16 bits shifted into the
+        # f32 position, spike words zero-extended.
+        if elem == "f32":
+            convert = ["      %b = arith.bitcast %f : f32 to i32"]
+        elif elem == "bf16":
+            convert = ["      %w = arith.bitcast %f : bf16 to i16",
+                       "      %e = arith.extui %w : i16 to i32",
+                       "      %b = arith.shli %e, %c16 : i32"]
+        elif elem == "i32":
+            convert = ["      %b = arith.addi %f, %f0 : i32"]
+        else:
+            convert = [f"      %b = arith.extui %f : {elem} to i32"]
         body += [
-            f"    %bits_{name} = memref.alloc() : memref<{size}xi32>",
-            f"    scf.for %j = %c0 to %cn step %c1 {{",
-            f"      %f = memref.load %{name}[%j] : {flat}",
-            f"      %b = arith.bitcast %f : f32 to i32",
-            f"      memref.store %b, %bits_{name}[%j] : memref<{size}xi32>",
+            f"    %cn_{name} = arith.constant {count} : index",
+            f"    %bits_{name} = memref.alloc() : memref<{count}xi32>",
+            f"    scf.for %j = %c0 to %cn_{name} step %c1 {{",
+            f"      %f0 = arith.constant 0 : i32",
+            f"      %f = memref.load %{name}[%j] : {mtype}"] + convert + [
+            f"      memref.store %b, %bits_{name}[%j] : memref<{count}xi32>",
             f"    }}",
-            f"    %u_{name} = memref.cast %bits_{name} : memref<{size}xi32> "
+            f"    %u_{name} = memref.cast %bits_{name} : memref<{count}xi32> "
             f"to memref<*xi32>",
             f"    call @printMemrefI32(%u_{name}) : (memref<*xi32>) -> ()"]
     return (decls +
@@ -250,20 +321,23 @@ def run(cmd, stdin):
 
 def check_config(cfg, args, rng, workdir):
     name, model, batch, features, attrs = cfg
+    storage = STORAGE.get(name, {})
+    steps = steps_of(name)
     n = batch * features
-    size = T * n
     values, per_neuron = resolve_params(model, attrs, features, rng)
-    x = rng.normal(0.4, 0.8, size=(T, n)).astype(F32)
-    gs = rng.normal(0.0, 1.0, size=(T, n)).astype(F32)
+    x = rng.normal(0.4, 0.8, size=(steps, n)).astype(F32)
+    gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(F32)
 
-    ttype = f"tensor<{T}x{batch}x{features}xf32>"
+    ttype = f"tensor<{steps}x{batch}x{features}xf32>"
     module = (f"func.func private @net(%x: {ttype}) -> {ttype} {{\n"
               f"  %s = snn.{model} %x {mlir_attrs(model, attrs, per_neuron)}"
               f" : {ttype}\n  return %s : {ttype}\n}}\n")
-    kernels = run([args.snn_opt, "--snn-neuron-to-host", "--symbol-dce"],
-                  module)
+    kernels = run([args.snn_opt,
+                   f"--snn-neuron-to-host={storage_options(name)}",
+                   "--symbol-dce"], module)
     params = [(p, per_neuron[p]) for p in PARAM_ORDER if p in per_neuron]
-    main, outs = build_main(f"snn_net_0_{model}", model, size, x, gs, params)
+    main, outs = build_main(f"snn_net_0_{model}", model, steps, n, x, gs,
+                            params, storage)
     program = kernels.rstrip()
     assert program.endswith("}"), "unexpected snn-opt output"
     program = program[:-1] + main + "}\n"
@@ -280,10 +354,14 @@ def check_config(cfg, args, rng, workdir):
     if len(dumps) != len(outs):
         sys.exit(f"{name}: expected {len(outs)} printed memrefs, got:\n{out}")
     got = {}
+    packed = storage.get("spike_bits") and model != "li"
     for key, text in zip(outs, dumps):
         bits = np.array([int(v) for v in text.replace("\n", " ").split(",")],
                         dtype=np.int64).astype(np.uint32)
-        got[key] = bits.view(np.float32).astype(np.float64).reshape(T, n)
+        if key == "s" and packed:
+            got[key] = unpack_spikes(bits.reshape(-1, n), steps)
+        else:
+            got[key] = bits.view(np.float32).astype(np.float64).reshape(steps, n)
 
     S, H, I, _ = reference(model, attrs, values, x.astype(np.float64),
                            gs.astype(np.float64))
@@ -301,7 +379,9 @@ def check_config(cfg, args, rng, workdir):
             failures.append(("membrane", got["s"], S))
     elif not np.array_equal(got["s"][~near], S[~near]):
         failures.append(("spikes", got["s"], S))
-    if not np.allclose(got["h"], H, rtol=1e-5, atol=1e-6):
+    bf16 = storage.get("h_dtype") == "bf16"
+    # bf16 keeps 8 significant bits: a relative error of at most 2^-9.
+    if not np.allclose(got["h"], H, rtol=2.0**-8 if bf16 else 1e-5, atol=1e-6):
         failures.append(("h", got["h"], H))
     if model == "cuba_lif" and not np.allclose(got["i"], I, rtol=1e-5,
                                                 atol=1e-6):
@@ -311,6 +391,8 @@ def check_config(cfg, args, rng, workdir):
     # The kernels evaluate the formulas in their order without contraction:
     # the forward is bit-exact against the same formulas in float32.
     S32, H32, I32 = forward(model, attrs, values, x, dtype=np.float32)
+    if bf16:
+        H32 = round_bf16(H32)
     if not (np.array_equal(got["s"], S32) and np.array_equal(got["h"], H32)
             and (model != "cuba_lif" or np.array_equal(got["i"], I32))):
         failures.append(("forward not bit-exact in float32", got["h"], H32))
@@ -318,6 +400,8 @@ def check_config(cfg, args, rng, workdir):
         failures.append(("input coverage: no spike or all spikes", S, S))
     if not np.any(gX):
         failures.append(("input coverage: zero gradient", gX, gX))
+    if bf16 and np.array_equal(got["h"], H):
+        failures.append(("bf16 H not rounded", got["h"], H))
     for what, a, b in failures:
         print(f"FAIL {name}: {what}\n kernel:\n{a}\n reference:\n{b}")
     if not failures:

@@ -2,7 +2,9 @@
 """Checks and times the compiled neuron kernels on a GPU.
 
   build DIR  (where snn-opt is) compiles the layers of check_host_kernels.py
-             and three large LIF layers (2^27 neuron-steps, T = 4, 32, 64) with
+             (with their storage options: bf16 H, packed spikes) and large
+             LIF layers (2^27 neuron-steps, T = 4..64; each also with bf16 H
+             and packed spikes, `_reduced`) with
              `snn-opt --snn-dump-neuron-kernels`, and stores their inputs.
   run DIR    (on the GPU machine; needs numpy and cupy, no LLVM) loads
              kernels.sm_XY.cubin (else kernels.ptx), launches forward (saving
@@ -26,17 +28,28 @@ BENCH_STEPS = (4, 8, 16, 32, 64)
 BENCH_FEATURES = 1024
 
 
+REDUCED = dict(h_dtype="bf16", spike_bits=True)
+
+
 def bench_configs():
     for t in BENCH_STEPS:
         batch = (1 << 27) // t // BENCH_FEATURES
-        yield (f"bench_lif_T{t}", "lif", batch, BENCH_FEATURES,
-               dict(k=0.5, c=0.5, v_th=1.0, v_reset=0.0), t)
+        for suffix, storage in (("", {}), ("_reduced", REDUCED)):
+            yield (f"bench_lif_T{t}{suffix}", "lif", batch, BENCH_FEATURES,
+                   dict(k=0.5, c=0.5, v_th=1.0, v_reset=0.0), t, storage)
+
+
+def storage_flags(storage):
+    return "".join(([f" h-dtype={storage['h_dtype']}"] if "h_dtype" in storage
+                    else []) +
+                   ([" spike-bits=1"] if storage.get("spike_bits") else []))
 
 
 def build(args):
     rng = np.random.default_rng(args.seed)
-    configs = [cfg + (ref.T,) for cfg in ref.CONFIGS] + list(bench_configs())
-    for name, model, batch, features, attrs, steps in configs:
+    configs = [cfg + (ref.steps_of(cfg[0]), ref.STORAGE.get(cfg[0], {}))
+               for cfg in ref.CONFIGS] + list(bench_configs())
+    for name, model, batch, features, attrs, steps, storage in configs:
         out = os.path.join(args.dir, name)
         os.makedirs(out, exist_ok=True)
         _, per_neuron = ref.resolve_params(model, attrs, features, rng)
@@ -46,12 +59,13 @@ def build(args):
                   f"{ref.mlir_attrs(model, attrs, per_neuron)} : {ttype}\n"
                   f"  return %s : {ttype}\n}}\n")
         subprocess.run([args.snn_opt, "-o", os.devnull,
-                        "--snn-dump-neuron-kernels=output-dir=" + out],
+                        "--snn-dump-neuron-kernels=output-dir=" + out +
+                        storage_flags(storage)],
                        input=module, text=True, check=True)
         np.savez(os.path.join(out, "params.npz"), **per_neuron)
         with open(os.path.join(out, "config.json"), "w") as f:
             json.dump(dict(name=name, model=model, batch=batch,
-                           features=features, steps=steps,
+                           features=features, steps=steps, storage=storage,
                            attrs={k: (v if not isinstance(v, tuple) else list(v))
                                   for k, v in attrs.items()}), f)
         print(f"built {out}")
@@ -101,7 +115,13 @@ def run_one(cp, kdir, rng, check_neurons):
     x = rng.normal(0.4, 0.8, size=(steps, n)).astype(np.float32)
     gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(np.float32)
     dx, dgs = cp.asarray(x), cp.asarray(gs)
-    ds, dh, dgx = (cp.empty_like(dx) for _ in range(3))
+    dgx = cp.empty_like(dx)
+    bf16 = layer.get("h_dtype") == "bf16"
+    word_bits = layer.get("spike_word_bits", 0)
+    # bf16 H as its raw 16 bits; packed spikes as [words, n] unsigned words.
+    dh = cp.empty((steps, n), dtype=cp.uint16) if bf16 else cp.empty_like(dx)
+    ds = (cp.empty((-(-steps // word_bits), n), dtype=f"uint{word_bits}")
+          if word_bits else cp.empty_like(dx))
     cuba = model == "cuba_lif"
     di = cp.empty_like(dx) if cuba else None
     dparams = [cp.asarray(params[p]) for p in ref.PARAM_ORDER if p in params]
@@ -123,6 +143,12 @@ def run_one(cp, kdir, rng, check_neurons):
     m = min(n, max(check_neurons // cfg["features"], 1) * cfg["features"])
     S, H, I = ref.forward(model, attrs, values, x[:, :m], dtype=np.float32)
     got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m] for a in (ds, dh, dgx))
+    if word_bits:
+        got_s = ref.unpack_spikes(got_s, steps).astype(np.float32)
+    if bf16:
+        # The kernel rounds H to nearest even: exactly the rounded float32 H.
+        got_h = (got_h.astype(np.uint32) << 16).view(np.float32)
+        H = ref.round_bf16(H)
     gX = ref.backward(model, attrs, values, got_h, gs[:, :m])
     checks = dict(
         spikes=bool(np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
@@ -135,14 +161,17 @@ def run_one(cp, kdir, rng, check_neurons):
     result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok), checks=checks,
                   max_abs_err_h=float(np.max(np.abs(got_h - H))),
                   steps=steps, neurons=n, checked_neurons=m,
+                  h_dtype="bf16" if bf16 else "f32", spike_word_bits=word_bits,
                   max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
     if cfg["name"].startswith("bench_"):
         fwd_ms, bwd_ms = time_ms(cp, run_fwd), time_ms(cp, run_bwd)
         nbytes = x.nbytes
-        copy_ms = time_ms(cp, lambda: ds.data.copy_from_device(dx.data,
-                                                               nbytes))
+        copy_ms = time_ms(cp, lambda: dgx.data.copy_from_device(dx.data,
+                                                                nbytes))
         bandwidth = 2 * nbytes / (copy_ms * 1e-3)
-        floor_ms = 24 * steps * n / bandwidth * 1e3
+        # x, s, h written; gs, h read, gx written.
+        moved = 3 * x.nbytes + ds.nbytes + 2 * dh.nbytes
+        floor_ms = moved / bandwidth * 1e3
         result.update(fwd_ms=fwd_ms, bwd_ms=bwd_ms,
                       total_ms=fwd_ms + bwd_ms,
                       copy_bandwidth_tbs=bandwidth / 1e12,
