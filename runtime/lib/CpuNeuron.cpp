@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuOpContext.h"
+#include "HostKernels.h"
 
 #include <cmath>
 #include <vector>
@@ -181,6 +182,24 @@ inline float surrogateGrad(const NeuronSpec &s, float h, float vth) {
   return 0.0f;
 }
 
+/// The op's generated CPU kernel `which` ("fwd"/"bwd"), if the op names one
+/// and the module has a library for this machine.
+HostKernelFn generatedKernel(const Ctx &c, const char *which) {
+  auto it = c.op.attrs.find("kernel");
+  if (it == c.op.attrs.end() || !it->is_object() || !it->contains(which) ||
+      !(*it)[which].is_string())
+    return nullptr;
+  return findHostKernel(c.m, (*it)[which].get<std::string>());
+}
+
+/// Runs `fn` on the kernel ABI's tensors: `first`, then in[firstParam..].
+void callGenerated(const Ctx &c, HostKernelFn fn, std::vector<void *> args,
+                   size_t firstParam) {
+  for (size_t i = firstParam; i < c.op.in.size(); ++i)
+    args.push_back(c.inPtr(i));
+  fn(args.data());
+}
+
 } // namespace
 
 void runNeuron(const Ctx &c) {
@@ -199,6 +218,15 @@ void runNeuron(const Ctx &c) {
   bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
+  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
+  if (!s.plif && !hBf16)
+    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
+      std::vector<void *> args{c.inPtr(0)};
+      for (size_t i = 0; i < c.op.out.size(); ++i)
+        args.push_back(c.outPtr(i));
+      callGenerated(c, fn, std::move(args), 1);
+      return;
+    }
   const float *x = c.inPtr(0);
   float *out = c.outPtr(0);
   int64_t F = s.F, B = s.N / s.F;
@@ -244,6 +272,18 @@ void runNeuronBackward(const Ctx &c) {
   size_t total = static_cast<size_t>(s.T * s.N);
   c.expectElements(c.in(1), total, "saved H, like the gradient");
   c.expectElements(c.out(0), total, "gx, like the gradient");
+  // The generated kernel overwrites gx and reads an f32 H.
+  if (!s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
+    if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+      std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
+      if (s.cuba) {
+        if (c.op.in.size() < 3)
+          c.fail("cuba_lif backward needs the saved synaptic current");
+        args.push_back(c.inPtr(2));
+      }
+      callGenerated(c, fn, std::move(args), s.cuba ? 3 : 2);
+      return;
+    }
   const float *gs = c.inPtr(0), *hs = c.inPtr(1);
   GradOut gxOut(c, c.outPtr(0), total);
   float *gx = gxOut.data();

@@ -93,6 +93,11 @@ std::string getKernelName(StringRef funcName, unsigned index,
 void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
                        KernelKind kind, Value thread, ValueRange args);
 
+/// Adds at the insertion point of `b` the host function `name`: the kernel's
+/// arguments, a loop over its threads, each running the per-thread code.
+func::FuncOp buildHostKernel(OpBuilder &b, Location loc, StringRef name,
+                             const NeuronSpec &spec, KernelKind kind);
+
 /// The kernels generated for one neuron op.
 struct NeuronOpKernels {
   Operation *op;

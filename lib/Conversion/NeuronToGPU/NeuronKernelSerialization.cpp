@@ -30,7 +30,7 @@ using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
-static constexpr int64_t kBlockSize = 256;
+static constexpr int64_t kBlockSize = kNeuronKernelBlockSize;
 
 /// Parses "sm_XY" into XY.
 static std::optional<unsigned> parseChip(StringRef chip) {

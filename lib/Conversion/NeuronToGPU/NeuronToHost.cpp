@@ -27,7 +27,6 @@ struct SNNNeuronToHostPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = module.getContext();
     FailureOr<NeuronStorage> storage =
         parseNeuronStorage(module, hDType, spikeBits);
     if (failed(storage))
@@ -50,24 +49,9 @@ struct SNNNeuronToHostPass
             failed = true;
             return;
           }
-          Location loc = op->getLoc();
-          auto fnType =
-              FunctionType::get(ctx, getKernelArgTypes(spec, kind, ctx), {});
-          auto fn = func::FuncOp::create(b, loc, name, fnType);
+          func::FuncOp fn = buildHostKernel(b, op->getLoc(), name, spec, kind);
           symbols.insert(fn);
           created.push_back(fn);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(fn.addEntryBlock());
-          // The grid, one thread after the other.
-          auto threads = scf::ForOp::create(
-              b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-              arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()),
-              arith::ConstantIndexOp::create(b, loc, 1));
-          b.setInsertionPoint(threads.getBody()->getTerminator());
-          buildNeuronThread(b, loc, spec, kind, threads.getInductionVar(),
-                            fn.getArguments());
-          b.setInsertionPointAfter(threads);
-          func::ReturnOp::create(b, loc);
         }
       }, *storage);
       if (failed)

@@ -102,9 +102,15 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
 
   NeuronKernelMap kernels;
   std::map<std::string, std::string> blobs;
-  if (options.target != ModuleTarget::Cpu &&
-      failed(generateModuleKernels(entries, options.chips, options.batch,
-                                   options.savedHBf16, kernels, blobs)))
+  ModuleKernelOptions kernelOptions;
+  kernelOptions.cuda = options.target != ModuleTarget::Cpu;
+  kernelOptions.chips = options.chips;
+  kernelOptions.host =
+      options.hostKernels && options.target != ModuleTarget::Cuda;
+  kernelOptions.batch = options.batch;
+  kernelOptions.savedHBf16 = options.savedHBf16;
+  if ((kernelOptions.cuda || kernelOptions.host) &&
+      failed(generateModuleKernels(entries, kernelOptions, kernels, blobs)))
     return failure();
 
   ManifestBuilder builder(options.batch, kernels, options.savedHBf16);
@@ -115,8 +121,13 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   std::vector<DirectoryFile> files;
   std::map<std::string, std::string> kernelFiles;
   for (auto &[key, blob] : blobs) {
-    std::string name =
-        key == "ptx" ? "kernels.ptx" : "kernels." + key + ".cubin";
+    if (key == "host_triple" || key == "host_cpu") {
+      kernelFiles[key] = blob;
+      continue;
+    }
+    std::string name = key == "ptx"    ? "kernels.ptx"
+                       : key == "host" ? "kernels.host.so"
+                                       : "kernels." + key + ".cubin";
     kernelFiles[key] = name;
     files.emplace_back(name, std::move(blob));
   }

@@ -30,22 +30,37 @@ static Type withBatch(Type type, int64_t batch) {
   return ranked.clone(shape);
 }
 
+/// Records the names of `bundle` under the original ops.
+static void addKernelRefs(
+    const llvm::DenseMap<Operation *, NeuronKernel> &bundle,
+    const DenseMap<Operation *, Operation *> &originalOf, StringRef hDType,
+    NeuronKernelMap &kernels) {
+  for (auto &[copy, kernel] : bundle) {
+    NeuronKernelRef ref;
+    ref.fwd = kernel.fwdName;
+    ref.fwdInfer = kernel.fwdInferName;
+    ref.bwd = kernel.bwdName;
+    ref.block = kernel.blockSize;
+    ref.grid = kernel.gridSize;
+    ref.hDType = hDType.str();
+    kernels[originalOf.lookup(copy)] = std::move(ref);
+  }
+}
+
 LogicalResult mlir::snn::generateModuleKernels(
-    ArrayRef<func::FuncOp> funcs, ArrayRef<std::string> chips, int64_t batch,
-    bool savedHBf16, NeuronKernelMap &kernels, std::map<std::string, std::string> &blobs) {
+    ArrayRef<func::FuncOp> funcs, const ModuleKernelOptions &options,
+    NeuronKernelMap &kernels, std::map<std::string, std::string> &files) {
   assert(!funcs.empty() && "no entry point");
-#ifndef SNN_HAVE_NEURON_TO_GPU
-  (void)chips;
-  (void)batch;
-  (void)savedHBf16;
-  (void)kernels;
-  (void)blobs;
   func::FuncOp first = funcs.front();
+#ifndef SNN_HAVE_NEURON_TO_GPU
+  (void)options;
+  (void)kernels;
+  (void)files;
   return first.emitError()
          << "this snn-opt was built without the neuron kernel generator "
-            "(lib/Conversion/NeuronToGPU); compile with target=cpu";
+            "(lib/Conversion/NeuronToGPU); compile with target=cpu "
+            "host-kernels=false";
 #else
-  func::FuncOp first = funcs.front();
   MLIRContext *ctx = first.getContext();
   Location loc = first.getLoc();
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
@@ -60,7 +75,7 @@ LogicalResult mlir::snn::generateModuleKernels(
         return;
       originals.push_back(op);
       for (Value operand : op->getOperands())
-        argTypes.push_back(withBatch(operand.getType(), batch));
+        argTypes.push_back(withBatch(operand.getType(), options.batch));
     });
   if (originals.empty())
     return success();
@@ -76,32 +91,39 @@ LogicalResult mlir::snn::generateModuleKernels(
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
       state.addOperands(body->getArgument(nextArg++));
     for (Type type : op->getResultTypes())
-      state.addTypes(withBatch(type, batch));
+      state.addTypes(withBatch(type, options.batch));
     state.addAttributes(op->getAttrs());
     originalOf[b.create(state)] = op;
   }
   func::ReturnOp::create(b, loc);
 
+  // Both sets of kernels come from the same function: same names per op.
+  if (options.host && !options.savedHBf16) {
+    FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(kernelFunc);
+    if (failed(library))
+      return failure();
+    addKernelRefs(library->kernels, originalOf, "f32", kernels);
+    if (!library->kernels.empty()) {
+      files["host"] = std::move(library->sharedLibrary);
+      files["host_triple"] = library->triple;
+      if (!library->cpu.empty())
+        files["host_cpu"] = library->cpu;
+    }
+  }
+  if (!options.cuda)
+    return success();
   NeuronStorage storage;
-  storage.bf16H = savedHBf16;
-  FailureOr<NeuronKernelBundle> bundle =
-      generateNeuronKernels(kernelFunc, chips, /*emitBinary=*/true, storage);
+  storage.bf16H = options.savedHBf16;
+  FailureOr<NeuronKernelBundle> bundle = generateNeuronKernels(
+      kernelFunc, options.chips, /*emitBinary=*/true, storage);
   if (failed(bundle))
     return failure();
-  for (auto &[copy, kernel] : bundle->kernels) {
-    NeuronKernelRef ref;
-    ref.fwd = kernel.fwdName;
-    ref.fwdInfer = kernel.fwdInferName;
-    ref.bwd = kernel.bwdName;
-    ref.block = kernel.blockSize;
-    ref.grid = kernel.gridSize;
-    ref.hDType = savedHBf16 ? "bf16" : "f32";
-    kernels[originalOf.lookup(copy)] = std::move(ref);
-  }
+  addKernelRefs(bundle->kernels, originalOf,
+                options.savedHBf16 ? "bf16" : "f32", kernels);
   for (const auto &blob : bundle->blobs)
-    blobs[blob.getKey().str()] = blob.getValue();
+    files[blob.getKey().str()] = blob.getValue();
   // A manifest that names kernels must ship them.
-  if (!bundle->kernels.empty() && !blobs.count("ptx"))
+  if (!bundle->kernels.empty() && !files.count("ptx"))
     return first.emitError()
            << "the neuron kernel generator returned no PTX for "
            << bundle->kernels.size()

@@ -9,15 +9,29 @@
 
 namespace mlir::snn {
 
-/// Generates the kernels of every neuron op of `funcs` into one cubin per
-/// chip and one PTX, so that the programs of all entry points share one set
-/// of kernel files. Fills `kernels` for the ops that have kernels and `blobs`
-/// with "sm_XY" -> cubin and "ptx" -> PTX. `batch` replaces dynamic dims.
-/// `savedHBf16`: the kernels write and read the saved H in bf16.
+/// Which kernels generateModuleKernels builds.
+struct ModuleKernelOptions {
+  /// GPU kernels: a cubin per chip of `chips` and PTX.
+  bool cuda = true;
+  std::vector<std::string> chips;
+  /// CPU kernels: a shared library for this machine's architecture.
+  bool host = true;
+  /// Replaces dynamic dims.
+  int64_t batch = 0;
+  /// The GPU kernels write and read the saved H in bf16 (the CPU keeps H in
+  /// f32 storage, so no CPU kernels are built then).
+  bool savedHBf16 = false;
+};
+
+/// Generates the kernels of every neuron op of `funcs` into one set of files,
+/// so that the programs of all entry points share them. Fills `kernels` for
+/// the ops that have kernels and `files` with "sm_XY" -> cubin, "ptx" -> PTX,
+/// "host" -> the CPU shared library, "host_triple" -> its target triple and
+/// "host_cpu" -> the CPU level it needs (absent for the baseline).
 LogicalResult generateModuleKernels(ArrayRef<func::FuncOp> funcs,
-                                    ArrayRef<std::string> chips, int64_t batch,
-                                    bool savedHBf16, NeuronKernelMap &kernels,
-                                    std::map<std::string, std::string> &blobs);
+                                    const ModuleKernelOptions &options,
+                                    NeuronKernelMap &kernels,
+                                    std::map<std::string, std::string> &files);
 
 } // namespace mlir::snn
 

@@ -40,6 +40,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.savedHBf16 = savedH == "bf16";
+    options.hostKernels = hostKernels;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace snnrt {
 
@@ -25,6 +26,10 @@ struct RunContext {
 /// buffers. Throws snnrt::Error naming the op for anything it cannot run.
 void runCpuOp(const Module &module, const Op &op, size_t index,
               const TensorLookup &tensor, const RunContext &run = {});
+
+/// What runs the module's neuron layers on the CPU: its generated kernels
+/// (and which library), or the built-in loops and why.
+std::string describeCpuNeuronKernels(const Module &module);
 
 } // namespace snnrt
 

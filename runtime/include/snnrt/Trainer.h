@@ -14,6 +14,7 @@
 #ifndef SNNRT_TRAINER_H
 #define SNNRT_TRAINER_H
 
+#include "snnrt/CpuOps.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
 
@@ -51,7 +52,9 @@ public:
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);
   }
-  std::string describe() const override { return "cpu"; }
+  std::string describe() const override {
+    return "cpu, " + describeCpuNeuronKernels(exec.module());
+  }
 
 private:
   Executor &exec;

@@ -1,6 +1,6 @@
 // Every neuron model with its defaults written out, per-neuron parameters as
 // constant tensors, and the other forward ops' attributes.
-// RUN: rm -rf %t && snn-opt %s --snn-compile="output=%t.snnmod target=cpu" -o /dev/null
+// RUN: rm -rf %t && snn-opt %s --snn-compile="output=%t.snnmod target=cpu host-kernels=false" -o /dev/null
 // RUN: %python %S/Inputs/manifest_summary.py %t.snnmod | FileCheck %s
 
 // CHECK: module time_steps=4 batch=2 input=0 output=[[OUT:[0-9]+]]

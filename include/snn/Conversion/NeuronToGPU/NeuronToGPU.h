@@ -30,6 +30,9 @@ struct NeuronStorage {
   bool spikeBits = false;
 };
 
+/// Threads per block of the generated GPU kernels.
+inline constexpr int64_t kNeuronKernelBlockSize = 256;
+
 /// The kernels of one neuron op and their launch configuration (grid and
 /// block are one-dimensional).
 struct NeuronKernel {
@@ -64,6 +67,28 @@ struct NeuronKernelBundle {
 FailureOr<NeuronKernelBundle>
 generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
                       bool emitBinary, const NeuronStorage &storage = {});
+
+/// The neuron kernels compiled for the CPU that runs snn-opt: a shared
+/// library that exports `void NAME(void **args)` per kernel, args[i] being
+/// the i-th tensor of the kernel ABI (the GPU kernels' order and names).
+struct HostKernelLibrary {
+  /// Names per neuron op, as for the GPU (block and grid are the GPU's).
+  llvm::DenseMap<Operation *, NeuronKernel> kernels;
+  /// The ELF shared object; empty when no op has kernels.
+  std::string sharedLibrary;
+  /// The LLVM target triple it was compiled for.
+  std::string triple;
+  /// The CPU level it needs beyond the triple's baseline ("x86-64-v3"), or
+  /// empty.
+  std::string cpu;
+};
+
+/// Generates, lowers through LLVM (O3, vectors of 4 lanes; for x86-64-v3
+/// where this machine has it, else the architecture's baseline) and links (with ld or ld.lld) the
+/// forward, inference and backward kernels of every neuron op of `func` that
+/// has generated kernels, with f32 storage. Emits a diagnostic and fails when
+/// LLVM or the linker fails or no linker is found.
+FailureOr<HostKernelLibrary> generateHostNeuronKernels(func::FuncOp func);
 
 } // namespace mlir::snn
 

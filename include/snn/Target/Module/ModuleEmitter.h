@@ -19,7 +19,8 @@ namespace mlir::snn {
 
 /// Which device code a compiled module carries. The programs of the manifest
 /// run on the CPU whatever the target; `Cuda` and `All` add the generated
-/// neuron kernels (a cubin per chip and PTX).
+/// GPU neuron kernels (a cubin per chip and PTX), `Cpu` and `All` the neuron
+/// kernels compiled for this machine's CPU (a shared library).
 enum class ModuleTarget { Cpu, Cuda, All };
 
 struct ModuleCompileOptions {
@@ -33,6 +34,9 @@ struct ModuleCompileOptions {
   /// Training saves each multi-step neuron layer's H in bf16 (the generated
   /// kernels and the runtime's built-in ones round it to nearest even).
   bool savedHBf16 = false;
+  /// Compile the neuron kernels for the CPU (else the runtime's built-in
+  /// C++ loops run the neuron layers on the CPU).
+  bool hostKernels = true;
 };
 
 /// Parses "cpu", "cuda" or "all".

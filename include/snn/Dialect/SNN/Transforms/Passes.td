@@ -146,8 +146,11 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
     `func.func @train_step` (the `train_forward`, `backward` and `update`
     programs) into the directory of docs/artifact-format.md: `manifest.json`,
     `init.safetensors` (imported parameter values and per-neuron constants)
-    and, for `target=cuda|all`, the generated neuron kernels as
-    `kernels.<chip>.cubin` and `kernels.ptx`. The directory is built as
+    and the generated neuron kernels: for `target=cuda|all` as
+    `kernels.<chip>.cubin` and `kernels.ptx`, for `target=cpu|all` compiled
+    by LLVM for this machine's CPU architecture into `kernels.host.so` (the
+    runtime loads it with dlopen; linking needs `ld` or `ld.lld`). The
+    directory is built as
     `<output>.tmp-<pid>` and renamed over `<output>`; on any error nothing is
     left behind. The IR must be in the multi-step form (run
     `--snn-temporal-fusion` first); the module itself is not changed.
@@ -164,8 +167,9 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
     Option<"output", "output", "std::string", /*default=*/"\"\"",
            "The compiled module directory to write (e.g. model.snnmod)">,
     Option<"target", "target", "std::string", /*default=*/"\"all\"",
-           "Device code to include: cpu (none), cuda or all (neuron kernels "
-           "as cubin and PTX; the module runs on the CPU too)">,
+           "Device code to include: cpu (neuron kernels for this CPU), cuda "
+           "(neuron kernels as cubin and PTX) or all (both); the module "
+           "runs on the CPU whatever the target">,
     ListOption<"chips", "chips", "std::string",
                "CUDA architectures of the cubins (default sm_80,sm_90)">,
     Option<"batch", "batch", "int64_t", /*default=*/"0",
@@ -173,6 +177,10 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
     Option<"savedH", "saved-h", "std::string", /*default=*/"\"f32\"",
            "Storage of the membrane H that training saves for backward: f32, "
            "or bf16 (half the bytes; backward reads H rounded to bf16)">,
+    Option<"hostKernels", "host-kernels", "bool", /*default=*/"true",
+           "Compile the neuron kernels for the CPU (target cpu or all; not "
+           "with saved-h=bf16); false leaves the CPU's neuron layers to the "
+           "runtime's built-in loops">,
   ];
 }
 

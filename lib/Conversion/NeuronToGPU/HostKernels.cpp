@@ -1,0 +1,274 @@
+//===- HostKernels.cpp - the neuron kernels compiled for the CPU ----------===//
+//
+// The CPU path of the neuron layers: the per-thread code of the GPU kernels,
+// looped over the threads (as --snn-neuron-to-host does), lowered to LLVM
+// with the W = 4 lanes as vector instructions, optimized at O3 for the
+// machine's architecture and linked into a shared library that the runtime
+// loads with dlopen: the runtime needs no LLVM. On x86-64 the code is for
+// x86-64-v3 (AVX2 and FMA: the fused multiply-adds of exp's approximation
+// are single instructions, as on the GPU) when the compiling machine has it,
+// else for the baseline; the runtime checks the level before it loads.
+//
+// Each kernel `name` is exported as `void name(void **args)`, args[i] being
+// the i-th tensor of the kernel ABI (docs/artifact-format.md); the function
+// with one argument per tensor stays internal. One entry point of one
+// signature lets the runtime call every kernel through one function type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NeuronKernelBuilder.h"
+#include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using namespace mlir::snn::kernelgen;
+
+func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
+                                        StringRef name, const NeuronSpec &spec,
+                                        KernelKind kind) {
+  MLIRContext *ctx = b.getContext();
+  auto fnType = FunctionType::get(ctx, getKernelArgTypes(spec, kind, ctx), {});
+  auto fn = func::FuncOp::create(b, loc, name, fnType);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  // The grid, one thread after the other.
+  auto threads = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  b.setInsertionPoint(threads.getBody()->getTerminator());
+  buildNeuronThread(b, loc, spec, kind, threads.getInductionVar(),
+                    fn.getArguments());
+  b.setInsertionPointAfter(threads);
+  func::ReturnOp::create(b, loc);
+  return fn;
+}
+
+/// Renames every kernel `name` of the lowered module to an internal
+/// `name_args` and adds the exported `void name(void **args)` that calls it.
+static void addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names) {
+  MLIRContext *ctx = module.getContext();
+  SymbolTable symbols(module);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  for (const std::string &name : names) {
+    auto impl = symbols.lookup<LLVM::LLVMFuncOp>(name);
+    if (!impl)
+      continue;
+    if (failed(symbols.rename(impl, name + "_args")))
+      continue;
+    impl.setLinkage(LLVM::Linkage::Internal);
+    Location loc = impl.getLoc();
+    auto entry = LLVM::LLVMFuncOp::create(
+        b, loc, name,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry.addEntryBlock(b));
+    Value args = entry.getArgument(0);
+    SmallVector<Value> operands;
+    for (unsigned i = 0, e = impl.getNumArguments(); i < e; ++i) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, args,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      operands.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+    }
+    LLVM::CallOp::create(b, loc, impl, operands);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+  }
+}
+
+/// The CPU level to compile for: "x86-64-v3" on an x86-64 machine with AVX2
+/// and FMA, else the architecture's baseline ("").
+static std::string getHostCPULevel(const llvm::Triple &triple) {
+  if (triple.getArch() != llvm::Triple::x86_64)
+    return "";
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  for (const char *feature :
+       {"avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe"})
+    if (!features.lookup(feature))
+      return "";
+  return "x86-64-v3";
+}
+
+/// Translates the LLVM-dialect `module` to an ELF object for `cpu` of the
+/// machine's architecture, position independent, optimized at O3.
+static FailureOr<SmallVector<char, 0>> emitObject(ModuleOp module,
+                                                  const llvm::Triple &triple,
+                                                  StringRef cpu) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return module.emitError()
+           << "no LLVM target for the CPU kernels (" << triple.str()
+           << "): " << error;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, /*Features=*/"", llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError()
+           << "cannot create an LLVM target machine for " << triple.str();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "snn_host_kernels");
+  if (!llvmModule)
+    return module.emitError() << "cannot translate the CPU kernels to LLVM IR";
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
+    return module.emitError() << "LLVM optimization of the CPU kernels failed: "
+                              << llvm::toString(std::move(err));
+
+  SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return module.emitError() << "LLVM cannot emit an object file for "
+                              << triple.str();
+  codegen.run(*llvmModule);
+  return object;
+}
+
+/// The linker that makes the shared library: GNU ld, else LLVM's.
+static std::string findLinker() {
+  for (const char *name : {"ld", "ld.lld", "ld.lld-22"})
+    if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name))
+      return *path;
+  return "";
+}
+
+/// Links `object` into a shared library (no C library: the kernels call
+/// nothing) and returns its bytes.
+static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
+                                                ArrayRef<char> object) {
+  std::string linker = findLinker();
+  if (linker.empty())
+    return module.emitError()
+           << "the CPU neuron kernels need a linker to become a shared "
+              "library: install binutils (ld) or lld, or compile with "
+              "host-kernels=false (the runtime's built-in CPU kernels)";
+  SmallString<128> objectPath, libraryPath;
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "snn-host-kernels", "o", fd, objectPath))
+    return module.emitError()
+           << "cannot create a temporary file: " << ec.message();
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+  }
+  llvm::FileRemover removeObject(objectPath);
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "snn-host-kernels", "so", libraryPath))
+    return module.emitError()
+           << "cannot create a temporary file: " << ec.message();
+  llvm::FileRemover removeLibrary(libraryPath);
+
+  SmallVector<StringRef> args{linker,        "-shared", "-z",
+                              "noexecstack", "-o",      libraryPath,
+                              objectPath};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  if (rc != 0)
+    return module.emitError()
+           << "linking the CPU neuron kernels with " << linker
+           << " failed (exit " << rc << ")" << (message.empty() ? "" : ": ")
+           << message;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
+      llvm::MemoryBuffer::getFile(libraryPath);
+  if (!library)
+    return module.emitError() << "cannot read the linked CPU kernels: "
+                              << library.getError().message();
+  return (*library)->getBuffer().str();
+}
+
+FailureOr<HostKernelLibrary>
+snn::generateHostNeuronKernels(func::FuncOp func) {
+  MLIRContext *ctx = func->getContext();
+  DialectRegistry registry;
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadDialect<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                   vector::VectorDialect>();
+
+  Location loc = func.getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  HostKernelLibrary library;
+  std::vector<std::string> names;
+  const KernelKind kinds[] = {KernelKind::ForwardSaveH, KernelKind::Forward,
+                              KernelKind::Backward};
+  forEachKernelOp(func, [&](Operation *op, unsigned index,
+                            const NeuronSpec &spec) {
+    NeuronKernel kernel;
+    kernel.blockSize = kNeuronKernelBlockSize;
+    kernel.gridSize =
+        llvm::divideCeilSigned(spec.getNumThreads(), kNeuronKernelBlockSize);
+    for (KernelKind kind : kinds) {
+      std::string name = getKernelName(func.getSymName(), index, spec, kind);
+      buildHostKernel(b, op->getLoc(), name, spec, kind);
+      names.push_back(name);
+      (kind == KernelKind::ForwardSaveH ? kernel.fwdName
+       : kind == KernelKind::Forward    ? kernel.fwdInferName
+                                        : kernel.bwdName) = name;
+    }
+    library.kernels[op] = std::move(kernel);
+  });
+  if (library.kernels.empty())
+    return library;
+
+  PassManager pm(ctx);
+  if (failed(expandMathOps(*module)) || failed(expandBF16Conversions(*module)) ||
+      failed(parsePassPipeline(
+          "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
+          "expand-strided-metadata,finalize-memref-to-llvm,"
+          "convert-arith-to-llvm,convert-cf-to-llvm,"
+          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+          "reconcile-unrealized-casts",
+          pm, llvm::errs())) ||
+      failed(pm.run(*module)))
+    return func.emitError() << "failed to lower the CPU neuron kernels to LLVM";
+  addPackedEntryPoints(*module, names);
+
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string cpu = getHostCPULevel(triple);
+  FailureOr<SmallVector<char, 0>> object = emitObject(*module, triple, cpu);
+  if (failed(object))
+    return failure();
+  FailureOr<std::string> shared = linkSharedLibrary(*module, *object);
+  if (failed(shared))
+    return failure();
+  library.sharedLibrary = std::move(*shared);
+  library.triple = triple.str();
+  library.cpu = cpu;
+  return library;
+}
