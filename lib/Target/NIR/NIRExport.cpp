@@ -77,6 +77,8 @@ private:
   llvm::DenseMap<Value, Signal> signals;
   llvm::DenseMap<Operation *, unsigned> opOrder; // position of a node's op
   llvm::StringMap<unsigned> nodeOrder;
+  /// Delay nodes: their output edges break cycles.
+  llvm::StringSet<> delayNodes;
   unsigned delays = 0;
 };
 } // namespace
@@ -375,6 +377,14 @@ LogicalResult Exporter::visitLoop(TimeLoopOp loop) {
   ValueRange yields = loop.getYield().getValues();
   unsigned nOut = loop.getNumStepOutputs();
   std::vector<std::pair<Source, std::string>> resolved;
+  struct Register {
+    Source from;
+    std::string to;
+    unsigned hops;
+    SmallVector<int64_t> shape;
+    bool recurrent;
+  };
+  std::vector<Register> registers;
   for (size_t e = firstEdge; e < edges.size(); ++e) {
     auto [src, dst] = edges[e];
     if (src.iterArg < 0) {
@@ -400,20 +410,58 @@ LogicalResult Exporter::visitLoop(TimeLoopOp loop) {
                                      "export cannot follow";
       // One register from a later layer back to an earlier one is a
       // recurrent edge; anything else delays the signal by `hops` steps.
-      bool recurrent = hops == 1 && nodeOrder[s.node] >= nodeOrder[dst];
-      if (recurrent) {
-        resolved.push_back({s, dst});
-        continue;
-      }
-      H5WriteEntry &d = addNode(nullptr, "Delay",
-                                "delay" + std::to_string(delays++));
-      SmallVector<int64_t> shape(
-          cast<RankedTensorType>(v.getType()).getShape().drop_front());
-      addArray(d, "delay", shape,
-               std::vector<double>(product(shape), hops * opts.dt));
-      resolved.push_back({s, d.name});
-      resolved.push_back({Source{d.name}, dst});
+      registers.push_back(
+          {s, dst, hops,
+           SmallVector<int64_t>(
+               cast<RankedTensorType>(v.getType()).getShape().drop_front()),
+           hops == 1 && nodeOrder[s.node] >= nodeOrder[dst]});
     }
+  }
+  // A NIR cycle carries one step on one edge (the one that closes it). A
+  // cycle through two one-step registers carries two: such registers become
+  // explicit Delay nodes.
+  llvm::StringMap<SmallVector<StringRef>> forward;
+  auto addForward = [&](const std::pair<Source, std::string> &edge) {
+    if (!delayNodes.contains(edge.first.node))
+      forward[edge.first.node].push_back(edge.second);
+  };
+  for (size_t e = 0; e < firstEdge; ++e)
+    addForward(edges[e]);
+  for (const auto &edge : resolved)
+    addForward(edge);
+  auto reaches = [&](StringRef from, StringRef to) {
+    SmallVector<StringRef> work{from};
+    llvm::StringSet<> seen{from};
+    while (!work.empty()) {
+      StringRef n = work.pop_back_val();
+      if (n == to)
+        return true;
+      for (StringRef m : forward.lookup(n))
+        if (seen.insert(m).second)
+          work.push_back(m);
+    }
+    return false;
+  };
+  SmallVector<bool> shared(registers.size(), false);
+  for (size_t i = 0; i < registers.size(); ++i)
+    for (size_t j = i + 1; j < registers.size(); ++j)
+      if (registers[i].recurrent && registers[j].recurrent &&
+          reaches(registers[i].to, registers[j].from.node) &&
+          reaches(registers[j].to, registers[i].from.node))
+        shared[i] = shared[j] = true;
+  for (size_t i = 0; i < registers.size(); ++i) {
+    const Register &r = registers[i];
+    if (r.recurrent && !shared[i]) {
+      resolved.push_back({r.from, r.to});
+      continue;
+    }
+    H5WriteEntry &d =
+        addNode(nullptr, "Delay", "delay" + std::to_string(delays++));
+    delayNodes.insert(d.name);
+    addArray(d, "delay", r.shape,
+             std::vector<double>(product(r.shape), r.hops * opts.dt));
+    resolved.push_back({r.from, d.name});
+    resolved.push_back({Source{d.name}, r.to});
   }
   edges.resize(firstEdge);
   edges.insert(edges.end(), resolved.begin(), resolved.end());
@@ -461,10 +509,35 @@ LogicalResult Exporter::visit(Operation *op) {
                       llvm::all_of(reshape->getUsers(), [](Operation *user) {
                         return isConv1d(dyn_cast<Conv2DOp>(user));
                       });
+        if (!around && !reshape->use_empty()) {
+          // Merging a run of dims [s, e] is a Flatten of those dims.
+          ArrayRef<int64_t> in = features(reshape.getInput(), op);
+          ArrayRef<int64_t> out = features(reshape.getResult(), op);
+          size_t start = 0;
+          while (start < in.size() && start < out.size() &&
+                 in[start] == out[start])
+            ++start;
+          size_t tail = out.size() - std::min(out.size(), start + 1);
+          bool merges = start < out.size() && in.size() > out.size() &&
+                        in.take_back(tail) == out.take_back(tail) &&
+                        product(in.slice(start, in.size() - tail - start)) ==
+                            out[start];
+          if (merges) {
+            if (failed(signalOf(reshape.getInput(), op)))
+              return failure();
+            H5WriteEntry &node = addNode(op, "Flatten", "flatten");
+            addInts(node, "start_dim", {int64_t(start)}, true);
+            addInts(node, "end_dim", {int64_t(in.size() - tail - 1)}, true);
+            addInts(node, "input_type", SmallVector<int64_t>(in));
+            single(reshape.getInput(), node.name);
+            return success();
+          }
+        }
         if (!around || reshape->use_empty())
           return reshape.emitOpError()
                  << "has no NIR equivalent (only the reshapes around a "
-                    "convolution with a kernel of height 1, a Conv1d, do)";
+                    "convolution with a kernel of height 1, a Conv1d, and "
+                    "those that merge a run of dims, a Flatten, do)";
         auto s = signalOf(reshape.getInput(), op);
         if (failed(s))
           return failure();

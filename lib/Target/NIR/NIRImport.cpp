@@ -83,7 +83,8 @@ private:
   LogicalResult orderGraph();
   bool isDelayBreaker(unsigned n);
   bool isStateful(unsigned n);
-  FailureOr<int64_t> delaySteps(const FlatNode &node);
+  /// The delay of every neuron in steps of dt (one value when scalar).
+  FailureOr<SmallVector<int64_t>> delaySteps(const FlatNode &node);
 
   RankedTensorType stepType(ArrayRef<int64_t> features);
   FailureOr<SmallVector<int64_t>> intList(const FlatNode &node, StringRef key,
@@ -126,7 +127,7 @@ private:
   SmallVector<Value> loopInputs;
   SmallVector<State> states;
   DenseMap<unsigned, Value> values;       // node -> its output this step
-  DenseMap<unsigned, BlockArgument> delayOut; // delay node -> register 0
+  DenseMap<unsigned, Value> delayOut; // delay node -> its delayed output
   DenseMap<unsigned, SmallVector<unsigned>> delayRegs; // delay -> state ids
   llvm::DenseMap<Type, Value> zeroCache;
 };
@@ -138,31 +139,41 @@ bool Importer::isStateful(unsigned n) {
          t == "CubaLIF" || isDelayBreaker(n);
 }
 
-FailureOr<int64_t> Importer::delaySteps(const FlatNode &node) {
+FailureOr<SmallVector<int64_t>> Importer::delaySteps(const FlatNode &node) {
   const H5Data *d = node.param("delay");
-  if (!d || d->numbers.empty())
+  if (!d || d->isString || d->numbers.empty())
     return error(node) << "missing numeric parameter 'delay'";
-  double first = d->numbers[0];
-  for (double v : d->numbers)
-    if (v != first)
-      return error(node) << "per-neuron delays that differ are not supported "
-                            "yet; split the layer into groups of equal delay";
-  double steps = first / opts.dt;
-  if (!(steps >= 0) || steps > 1e6)
-    return error(node) << "delay " << first << " s is not a usable number of "
-                       << "steps at dt = " << opts.dt;
-  int64_t rounded = std::llround(steps);
-  if (std::abs(steps - double(rounded)) > 1e-6 * std::max(1.0, steps))
-    return error(node) << "delay " << first << " s is not a whole number of "
-                       << "steps of dt = " << opts.dt << " (set --nir-dt)";
-  return rounded;
+  SmallVector<int64_t> result;
+  for (double seconds : d->numbers) {
+    double steps = seconds / opts.dt;
+    if (!(steps >= 0) || steps > 1e6)
+      return error(node) << "delay " << seconds
+                         << " s is not a usable number of steps at dt = "
+                         << opts.dt;
+    int64_t rounded = std::llround(steps);
+    if (std::abs(steps - double(rounded)) > 1e-6 * std::max(1.0, steps))
+      return error(node) << "delay " << seconds
+                         << " s is not a whole number of steps of dt = "
+                         << opts.dt << " (set --nir-dt)";
+    result.push_back(rounded);
+  }
+  // A zero delay passes the input of this step through: it cannot share a
+  // layer with delayed neurons (the layer would both break and not break a
+  // cycle).
+  bool anyZero = llvm::is_contained(result, 0);
+  if (anyZero && llvm::any_of(result, [](int64_t v) { return v != 0; }))
+    return error(node) << "mixes zero and non-zero per-neuron delays; split "
+                          "the layer into a Delay of 0 and one of the rest";
+  return result;
 }
 
 bool Importer::isDelayBreaker(unsigned n) {
   if (graph.nodes[n].type != "Delay")
     return false;
   const H5Data *d = graph.nodes[n].param("delay");
-  return d && !d->numbers.empty() && d->numbers[0] / opts.dt > 0.5;
+  return d && !d->isString && !d->numbers.empty() &&
+         llvm::all_of(d->numbers,
+                      [&](double v) { return v / opts.dt > 0.5; });
 }
 
 LogicalResult Importer::orderGraph() {
@@ -338,6 +349,11 @@ Importer::neuronAttr(const FlatNode &node, StringRef key, const H5Data *d,
 /// The neuron shape of a node whose inputs are all recurrent: its parameters.
 FailureOr<SmallVector<int64_t>>
 Importer::paramFeatures(const FlatNode &node) {
+  // A dense layer takes the second dim of its weight [out, in].
+  if (node.type == "Linear" || node.type == "Affine")
+    if (const H5Data *w = node.param("weight"))
+      if (!w->isString && w->shape.size() == 2)
+        return SmallVector<int64_t>{w->shape[1]};
   for (StringRef key : {"v_threshold", "tau", "tau_mem", "r", "threshold",
                         "scale", "delay", "bias"})
     if (const H5Data *d = node.param(key))
@@ -351,18 +367,54 @@ FailureOr<Value> Importer::delayOutput(unsigned n, RankedTensorType type) {
   auto it = delayOut.find(n);
   if (it != delayOut.end())
     return Value(it->second);
-  FailureOr<int64_t> steps = delaySteps(graph.nodes[n]);
+  const FlatNode &node = graph.nodes[n];
+  FailureOr<SmallVector<int64_t>> steps = delaySteps(node);
   if (failed(steps))
     return failure();
-  // Register i holds the input from i+1 steps ago; register 0 is the output.
+  ArrayRef<int64_t> features = type.getShape().drop_front();
+  bool perNeuron = steps->size() > 1;
+  if (perNeuron && int64_t(steps->size()) != numElements(features))
+    return error(node) << "has " << steps->size()
+                       << " per-neuron delays but its input has shape "
+                       << shapeStr(features);
+  int64_t longest = *llvm::max_element(*steps);
+  // A shift register of the longest delay: register i holds the input of
+  // `longest - i` steps ago, so register 0 is the output of a uniform delay.
   SmallVector<unsigned> regs;
-  for (int64_t i = 0; i < *steps; ++i) {
+  for (int64_t i = 0; i < longest; ++i) {
     regs.push_back(states.size());
-    addState(zeros(type), graph.nodes[n].name);
+    addState(zeros(type), node.name);
   }
   delayRegs[n] = regs;
-  delayOut[n] = states[regs[0]].arg;
-  return Value(states[regs[0]].arg);
+  Value out = states[regs[0]].arg;
+  SmallVector<int64_t> distinct(*steps);
+  llvm::sort(distinct);
+  distinct.erase(llvm::unique(distinct), distinct.end());
+  if (distinct.size() > 1) {
+    // Per-neuron delays: each neuron reads the register of its own delay.
+    // Masking a register by a 0/1 vector is a leaky integrator that forgets
+    // everything each step (k = 1, c = mask), exact in every precision.
+    Location l = loc(node.name);
+    auto maskType = RankedTensorType::get(features, b.getF32Type());
+    out = Value();
+    for (int64_t d : distinct) {
+      SmallVector<float> mask;
+      for (int64_t s : *steps)
+        mask.push_back(s == d ? 1.0f : 0.0f);
+      NamedAttrList attrs;
+      attrs.set("k", b.getF64FloatAttr(1.0));
+      attrs.set("c", DenseElementsAttr::get(maskType, ArrayRef<float>(mask)));
+      BlockArgument v = addState(zeros(type));
+      auto picked = LIStepOp::create(
+          b, l, TypeRange{type},
+          ValueRange{states[regs[longest - d]].arg, v}, attrs.getAttrs());
+      states.back().next = picked.getVNext();
+      out = out ? Value(AddOp::create(b, l, out, picked.getVNext()))
+                : Value(picked.getVNext());
+    }
+  }
+  delayOut[n] = out;
+  return out;
 }
 
 FailureOr<Value> Importer::inputOf(unsigned n,
@@ -811,18 +863,19 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
       s += rank;
     if (e < 0)
       e += rank;
-    if (s < 0 || s >= rank || e != rank - 1)
+    if (s < 0 || s >= rank || e < s || e >= rank)
       return error(node) << "start_dim " << (*start)[0] << " / end_dim "
-                         << (*end)[0] << " on input shape " << shapeStr(features)
-                         << (e != rank - 1 && s >= 0 && s < rank
-                                 ? ": only flattening up to the last dim is "
-                                   "supported"
-                                 : ": out of range");
+                         << (*end)[0] << " on input shape "
+                         << shapeStr(features) << ": out of range";
     if (s == e)
       return x;
     SmallVector<int64_t> out(features.take_front(s));
-    out.push_back(numElements(features.drop_front(s)));
-    return Value(FlattenOp::create(b, l, stepType(out), x));
+    out.push_back(numElements(features.slice(s, e - s + 1)));
+    if (e == rank - 1)
+      return Value(FlattenOp::create(b, l, stepType(out), x));
+    // Dims in the middle: the same elements in the same order, a view.
+    out.append(features.begin() + e + 1, features.end());
+    return Value(ReshapeOp::create(b, l, stepType(out), x));
   }
 
   if (type == "Threshold") {
@@ -843,8 +896,12 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     return Value(op.getSpikes());
   }
 
-  if (type == "Delay") // zero-step delay
+  if (type == "Delay") { // zero-step delay (the others are state)
+    FailureOr<SmallVector<int64_t>> steps = delaySteps(node);
+    if (failed(steps))
+      return failure();
     return x;
+  }
 
   // Neurons. Every parameter may be a scalar or one value per neuron.
   auto scaleBy = [&](StringRef key) -> FailureOr<std::vector<double>> {

@@ -34,7 +34,7 @@ func.func @b() { return }
 
 // -----
 
-// CHECK: error: 'snn.reshape' op has no NIR equivalent (only the reshapes around a convolution with a kernel of height 1, a Conv1d, do)
+// CHECK: error: 'snn.reshape' op has no NIR equivalent (only the reshapes around a convolution with a kernel of height 1, a Conv1d, and those that merge a run of dims, a Flatten, do)
 func.func @forward(%x: tensor<4x2x6xf32>) -> tensor<4x2x2x3xf32> {
   %r = snn.reshape %x : tensor<4x2x6xf32> -> tensor<4x2x2x3xf32>
   return %r : tensor<4x2x2x3xf32>

@@ -149,6 +149,40 @@ def case_misc():
                         "cubali", "output")
 
 
+def case_delays():
+    # Per-neuron delays (1, 3, 2, 1 steps at dt = 1e-4) on a forward edge, and
+    # (2, 1, 2, 3 steps) on a recurrent edge that closes a cycle through them.
+    nodes = {
+        "input": inp(3),
+        "fc": {"type": "Affine", "weight": rand(4, 3), "bias": rand(4)},
+        "lif": lif(4, tau=4e-4, v_th=0.5),
+        "delay": {"type": "Delay", "delay": np.array([1e-4, 3e-4, 2e-4, 1e-4])},
+        "lif2": lif(4, tau=4e-4, v_th=0.2),
+        "back": {"type": "Delay", "delay": np.array([2e-4, 1e-4, 2e-4, 3e-4])},
+        "rec": {"type": "Linear", "weight": rand(4, 4)},
+        "output": out(4),
+    }
+    return nodes, chain("input", "fc", "lif", "delay", "lif2", "output") + \
+        [("lif2", "back"), ("back", "rec"), ("rec", "lif")]
+
+
+def case_flatten_mid():
+    # Flatten of the dims in the middle: [2, 3, 4] -> [6, 4], a Conv1d over
+    # the 6 merged channels, then the usual flatten to the last dim.
+    nodes = {
+        "input": inp(2, 3, 4),
+        "merge": {"type": "Flatten", "start_dim": np.int64(0), "end_dim": np.int64(1)},
+        "conv": {"type": "Conv1d", "weight": rand(5, 6, 3), "bias": rand(5),
+                 "stride": np.int64(1), "padding": np.int64(1),
+                 "dilation": np.int64(1), "groups": np.int64(1)},
+        "flat": {"type": "Flatten", "start_dim": np.int64(0), "end_dim": np.int64(-1)},
+        "fc": {"type": "Affine", "weight": rand(3, 20), "bias": rand(3)},
+        "lif": lif(3, tau=2e-3, v_th=0.5),
+        "output": out(3),
+    }
+    return nodes, chain("input", "merge", "conv", "flat", "fc", "lif", "output")
+
+
 def case_recurrent():
     nodes = {
         "input": inp(2),
@@ -213,6 +247,12 @@ def case_stateless_cycle():
 def case_bad_dt():
     nodes = {"input": inp(1), "lif": lif(1, tau=1e-5), "output": out(1)}
     return nodes, chain("input", "lif", "output")
+
+
+def case_mixed_delay():
+    nodes = {"input": inp(3), "delay": {"type": "Delay", "delay": np.array([0.0, 1e-4, 2e-4])},
+             "output": out(3)}
+    return nodes, chain("input", "delay", "output")
 
 
 def case_conv1d():

@@ -11,7 +11,8 @@ is meant as the independent reference of end-to-end tests:
     membrane as its input x.
   * A cycle is evaluated with the previous step's value on the edge that
     closes it in a depth-first search from the inputs; Delay(d) outputs the
-    input of round(d/dt) steps ago. A node sums all its inputs.
+    input of round(d/dt) steps ago (per neuron when d is a vector). A node
+    sums all its inputs.
   * Every state starts at 0.
 
 Usage:
@@ -134,11 +135,25 @@ class Simulator:
         self.nodes, self.dt, self.reset = nodes, dt, reset
         self.order, self.inputs, self.back = self._order(edges)
 
+    def _delay_vector(self, name):
+        """Per-neuron delays in steps (the delay parameter's shape)."""
+        return np.rint(np.asarray(self.nodes[name]["delay"], dtype=np.float64)
+                       / self.dt).astype(np.int64)
+
     def _delay_steps(self, name):
-        node = self.nodes[name]
-        if node["type"] != "Delay":
+        """The longest delay of a Delay node in steps (0 for other nodes)."""
+        if self.nodes[name]["type"] != "Delay":
             return 0
-        return int(round(float(np.ravel(node["delay"])[0]) / self.dt))
+        return int(self._delay_vector(name).max())
+
+    def _delayed(self, name, regs):
+        """A Delay node's output: neuron i reads the input of d_i steps ago."""
+        d = self._delay_vector(name)
+        if np.all(d == d.ravel()[0]):
+            return regs[len(regs) - int(d.ravel()[0])]
+        stacked = np.stack(regs)  # [D, B, ...]; regs[j] is D - j steps old
+        index = np.broadcast_to(len(regs) - d, stacked.shape[1:])[None]
+        return np.take_along_axis(stacked, index, axis=0)[0]
 
     def _order(self, edges):
         out = {n: [] for n in self.nodes}
@@ -202,7 +217,7 @@ class Simulator:
                     continue
                 terms = [value[m] for m in self.inputs[n]]
                 terms += [prev.get(m, 0.0) for m in self.back[n]]
-                terms += [delay_regs[m][0] for m in self.delayed[n]]
+                terms += [self._delayed(m, delay_regs[m]) for m in self.delayed[n]]
                 x = sum(terms[1:], terms[0])
                 value[n] = self._step(n, node, x, state)
             for n in self.nodes:
@@ -228,8 +243,11 @@ class Simulator:
         if kind == "Threshold":
             return (x > p["threshold"]).astype(np.float64)
         if kind == "Flatten":
-            start = int(p.get("start_dim", 1))
-            return x.reshape(x.shape[:1 + start] + (-1,))
+            # Dims start_dim..end_dim of a sample (x is [B, ...]) become one.
+            rank = x.ndim - 1
+            start = int(p.get("start_dim", 1)) % rank
+            end = int(p.get("end_dim", -1)) % rank
+            return x.reshape(x.shape[:1 + start] + (-1,) + x.shape[2 + end:])
         if kind == "Conv2d":
             stride, dil = _pair(p["stride"]), _pair(p["dilation"])
             pad_v = node["padding"]
@@ -337,6 +355,19 @@ def self_test():
         want.append(s)
     assert np.array_equal(got, np.stack(want))
     print("recurrent LIF: matches the hand-written loop")
+
+    # Per-neuron delays of 1, 3 and 2 steps: output[t, :, i] = x[t - d_i].
+    nodes = {"input": {"type": "Input", "shape": np.array([3])},
+             "delay": {"type": "Delay", "delay": np.array([1e-3, 3e-3, 2e-3])},
+             "output": {"type": "Output", "shape": np.array([3])}}
+    x = rng.standard_normal((7, 2, 3))
+    got = Simulator(nodes, [("input", "delay"), ("delay", "output")],
+                    dt=1e-3).run({"input": x})["output"]
+    want = np.zeros_like(x)
+    for i, d in enumerate((1, 3, 2)):
+        want[d:, :, i] = x[:-d, :, i]
+    assert np.array_equal(got, want), got
+    print("per-neuron delays: shift each neuron by its own delay")
     print("self-test passed")
 
 
