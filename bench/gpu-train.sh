@@ -11,7 +11,8 @@
 #   recurrent  recurrent models and NIR graphs on the GPU against their
 #          float64 references; the SHD-sized example vs PyTorch
 #   grads  one training step on the GPU against the float64 reference:
-#          recurrent lif and cuba_lif layers, bf16 saved H (compiled kernels)
+#          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
+#          kernels)
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
 #          against the reference, then the LIF layer benchmark
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500)
@@ -68,7 +69,7 @@ vgg)
   fi
   stamp "vgg done";;
 grads)
-  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/bf16-grads; do
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads; do
     echo "$r:"
     $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \

@@ -39,6 +39,11 @@ mkdir -p "$g/recurrent-grads"
   --snn-autodiff --snn-compile="output=$g/recurrent-grads/rec.snnmod target=all" -o /dev/null 2>/dev/null
 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
   "$g/recurrent-grads/rec.snnmod" "$g/recurrent-grads"
+rm -rf "$g/recurrent-grads-plif" && mkdir -p "$g/recurrent-grads-plif"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent-plif.mlir" --snn-temporal-fusion \
+  --snn-autodiff --snn-compile="output=$g/recurrent-grads-plif/rec.snnmod target=all" -o /dev/null 2>/dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/recurrent-grads-plif/rec.snnmod" "$g/recurrent-grads-plif"
 rm -rf "$g/recurrent-grads-cuba" && mkdir -p "$g/recurrent-grads-cuba"
 "$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent-cuba.mlir" --snn-temporal-fusion \
   --snn-autodiff --snn-compile="output=$g/recurrent-grads-cuba/rec.snnmod target=all" -o /dev/null 2>/dev/null

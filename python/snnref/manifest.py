@@ -394,6 +394,13 @@ def _run_op(mod, op, lr, smooth):
                 put(0, gx, grad=True)
                 put(1, gi, grad=True)
                 put(2, gv, grad=True)
+            elif nrn.model == "plif":  # in: gs, gv', h, v before, w, ...
+                gx, gv, gw = nrn.step_backward(mod.get(ins[0]), mod.get(ins[1]),
+                                               mod.get(ins[2]), smooth=smooth,
+                                               v_before=mod.get(ins[3]))
+                put(0, gx, grad=True)
+                put(1, gv, grad=True)
+                put(2, gw, grad=True)
             else:
                 gx, gv = nrn.step_backward(mod.get(ins[0]), mod.get(ins[1]),
                                            mod.get(ins[2]), smooth=smooth)

@@ -139,7 +139,7 @@ class Neuron:
     def step(self, x, v, smooth=False, i=None):
         """One step from the membrane v (and cuba's current i):
         (out, v_next, h), and i_next last for cuba; li's out is h."""
-        if self.model not in ("lif", "if", "li", "cuba_lif"):
+        if self.model not in ("lif", "if", "plif", "li", "cuba_lif"):
             raise RefError(f"no step form for {self.model} in snnref")
         shape = np.shape(x)
         x = np.asarray(x, dtype=np.float64).reshape(-1, self.F)
@@ -160,10 +160,12 @@ class Neuron:
         return (s.reshape(shape), self.after_reset(h, s).reshape(shape),
                 h.reshape(shape))
 
-    def step_backward(self, gs, gv_next, h, smooth=False, gi_next=None):
+    def step_backward(self, gs, gv_next, h, smooth=False, gi_next=None,
+                      v_before=None):
         """Gradients (input, previous membrane) of one step from those of its
         output and of the next membrane; for cuba also of the next current,
-        and the previous current's gradient comes last."""
+        and the previous current's gradient comes last; for plif (v_before:
+        the membrane before the step) the weight's gradient comes last."""
         shape = np.shape(h)
         gs, gv_next, h = (np.asarray(a, dtype=np.float64).reshape(-1, self.F)
                           for a in (gs, gv_next, h))
@@ -174,6 +176,16 @@ class Neuron:
             gh = gs * sg + gv_next * self._dvdh(h, sg, smooth)
         gin = self.c * gh
         gv = (gh * (1.0 - self.k)).reshape(shape)
+        if self.model == "plif":
+            vb = np.asarray(v_before, dtype=np.float64).reshape(-1, self.F)
+            # ∂H/∂k with V fixed: (v_leak - V) + X (decay_input: c = k).
+            dk = self.v_leak - vb
+            if self.decay_input:
+                dk = dk + (h - vb - self.k * (self.v_leak - vb)) / self.k
+            gw = (gh * dk).sum(axis=0) * self.k * (1.0 - self.k)
+            if self.plif_w.size == 1:
+                gw = np.array([gw.sum()])
+            return gin.reshape(shape), gv, gw
         if self.model == "cuba_lif":
             g = gin + np.asarray(gi_next, dtype=np.float64).reshape(-1, self.F)
             return ((self.c_syn * g).reshape(shape), gv,

@@ -328,16 +328,28 @@ void runStep(CudaDevice &device, OpCall &call) {
 void runStepBackward(CudaDevice &device, OpCall &call) {
   const DeviceTensor &gs = call.in.at(0);
   SnnNeuronArgs a = parseNeuron(call, gs, /*step=*/true);
-  if (a.model == SNN_MODEL_PLIF)
-    opError(call, "plif steps have no step backward yet");
-  // in: gS, [cuba: gI'], gV', H, parameters; out: gX, [cuba: gI], gV.
-  bool cuba = a.model == SNN_MODEL_CUBA;
-  size_t grads = cuba ? 3 : 2;
-  expectArity(call, grads + 1, 64, grads, grads);
-  for (size_t i = 1; i <= grads; ++i)
+  // in: gS, [cuba: gI'], gV', H, [plif: V before the step, w], parameters;
+  // out: gX, [cuba: gI], gV, [plif: gw].
+  bool cuba = a.model == SNN_MODEL_CUBA, plif = a.model == SNN_MODEL_PLIF;
+  size_t grads = cuba ? 3 : 2, outs = grads + (plif ? 1 : 0);
+  expectArity(call, grads + 1 + (plif ? 2 : 0), 64, outs, outs);
+  for (size_t i = 1; i <= grads + (plif ? 1 : 0); ++i)
     checkShape(call, call.in[i], gs);
-  for (const DeviceTensor &t : call.out)
-    checkShape(call, t, gs);
+  for (size_t i = 0; i < grads; ++i)
+    checkShape(call, call.out[i], gs);
+  if (plif) {
+    const DeviceTensor &gw = call.out[grads];
+    if (gw.numel() != a.paramSize[SNN_PARAM_K])
+      opError(call, "gradient " + gw.name + " has " +
+                        std::to_string(gw.numel()) +
+                        " elements; the plif weight has " +
+                        std::to_string(a.paramSize[SNN_PARAM_K]));
+    a.vBefore = call.in[grads + 1].f32();
+    a.gw = gw.f32();
+    // The kernel adds every block's partial sums into gw (gx is written).
+    if (!attrBool(call, "accumulate", false))
+      device.zero(gw.ptr, gw.numel() * sizeof(float), call.where);
+  }
   a.in = gs.f32();
   a.iIn = cuba ? call.in[1].f32() : nullptr;
   a.vIn = call.in[grads - 1].f32();

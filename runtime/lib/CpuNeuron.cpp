@@ -200,6 +200,29 @@ void callGenerated(const Ctx &c, HostKernelFn fn, std::vector<void *> args,
   fn(args.data());
 }
 
+/// Writes dL/dw of plif's weight into output `index` from dL/dk per
+/// feature (k = sigmoid(w)); a scalar weight gets the sum over features.
+void writePlifGrad(const Ctx &c, const NeuronSpec &s,
+                   const std::vector<double> &gk, size_t index) {
+  if (c.op.out.size() <= index)
+    c.fail("plif needs an output for the gradient of 'plif_w'");
+  size_t wn = s.plifW->numel();
+  c.expectElements(c.out(index), wn, "like plif_w");
+  GradOut gwOut(c, c.outPtr(index), wn);
+  float *gw = gwOut.data();
+  double total = 0.0;
+  for (int64_t f = 0; f < s.F; ++f) {
+    double d = gk[f] * s.k[f] * (1.0 - s.k[f]); // sigmoid'
+    if (wn == 1)
+      total += d;
+    else
+      gw[f] = static_cast<float>(d);
+  }
+  if (wn == 1)
+    gw[0] = static_cast<float>(total);
+  gwOut.commit();
+}
+
 } // namespace
 
 void runNeuron(const Ctx &c) {
@@ -337,26 +360,8 @@ void runNeuronBackward(const Ctx &c) {
       }
     }
   gxOut.commit();
-  if (!s.plif)
-    return;
-  if (c.op.out.size() < 2)
-    c.fail("plif needs a second output for the gradient of 'plif_w'");
-  const TensorInfo &gwInfo = c.out(1);
-  size_t wn = s.plifW->numel();
-  c.expectElements(gwInfo, wn, "like plif_w");
-  GradOut gwOut(c, c.outPtr(1), wn);
-  float *gw = gwOut.data();
-  double total0 = 0.0;
-  for (int64_t f = 0; f < F; ++f) {
-    double d = gk[f] * k[f] * (1.0 - k[f]); // sigmoid'
-    if (wn == 1)
-      total0 += d;
-    else
-      gw[f] = static_cast<float>(d);
-  }
-  if (wn == 1)
-    gw[0] = static_cast<float>(total0);
-  gwOut.commit();
+  if (s.plif)
+    writePlifGrad(c, s, gk, 1);
 }
 
 void runNeuronStep(const Ctx &c) {
@@ -418,18 +423,21 @@ void runNeuronStep(const Ctx &c) {
 
 void runNeuronStepBackward(const Ctx &c) {
   NeuronSpec s = readSpec(c, /*step=*/true);
-  if (s.plif)
-    c.fail("plif steps have no step backward yet");
   // in: gS (li: gV'), [cuba: gI' (the next current's gradient)], gV' (the
-  // next membrane's gradient), H, parameters; out: gX, [cuba: gI], gV (the
-  // previous state's gradients).
+  // next membrane's gradient), H, [plif: V before the step, w], parameters;
+  // out: gX, [cuba: gI], gV (the previous state's gradients), [plif: gw].
   size_t grads = s.cuba ? 3 : 2;
-  c.arity(grads + 1, 64, grads, grads);
+  size_t outs = grads + (s.plif ? 1 : 0);
+  c.arity(grads + 1 + (s.plif ? 2 : 0), 64, outs, outs);
   size_t n = static_cast<size_t>(s.N);
-  for (size_t i = 0; i <= grads; ++i)
+  for (size_t i = 0; i <= grads + (s.plif ? 1 : 0); ++i)
     c.expectElements(c.in(i), n, "like the step's input");
   for (size_t i = 0; i < grads; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
+  const float *vBefore = s.plif ? c.inPtr(grads + 1) : nullptr;
+  // dL/dk per feature (plif), reduced over the batch in double.
+  std::vector<double> gk(s.plif ? static_cast<size_t>(s.F) : 0, 0.0);
+  bool decayInput = c.attr("decay_input", true);
   const float *gs = c.inPtr(0), *giNext = s.cuba ? c.inPtr(1) : nullptr;
   const float *gvNext = c.inPtr(grads - 1), *hs = c.inPtr(grads);
   float *gx = c.outPtr(0), *gi = s.cuba ? c.outPtr(1) : nullptr;
@@ -462,7 +470,14 @@ void runNeuronStepBackward(const Ctx &c) {
         gi[at] = g * (1.0f - s.ksyn[f]);
       }
       gx[at] = gin;
+      if (s.plif) {
+        float dk = decayInput ? (h - vBefore[at]) / s.k[f]
+                              : s.vleak[f] - vBefore[at];
+        gk[f] += static_cast<double>(gh) * dk;
+      }
     }
+  if (s.plif)
+    writePlifGrad(c, s, gk, grads);
 }
 
 } // namespace cpu

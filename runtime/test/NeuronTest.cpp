@@ -361,6 +361,91 @@ void checkStepsAgainstScan(const std::string &model, const std::string &reset,
   }
 }
 
+/// plif as T neuron_step ops and their neuron_step_bwd (which read the
+/// membrane before the step and the weight, and give the weight's gradient
+/// of the step) against the scan: the step gradients of w sum to the scan's.
+void checkPlifStepsAgainstScan(int wSize, bool decayInput) {
+  SCOPED_TRACE("plif w[" + std::to_string(wSize) + "] decay_input " +
+               std::to_string(decayInput));
+  std::mt19937 rng(31);
+  const int T = 6, B = 2, F = 5, N = B * F;
+  json attrs = {{"model", "plif"},     {"features", F},
+                {"v_th", 0.6},         {"v_reset", 0.0},
+                {"v_init", 0.0},       {"v_leak", 0.1},
+                {"reset", "hard"},     {"decay_input", decayInput},
+                {"surrogate", {{"kind", "sigmoid"}, {"alpha", 3.0}}}};
+  json scanAttrs = attrs;
+  scanAttrs["plif_w"] = {{"tensor", 1}};
+  scanAttrs["save_h"] = true;
+  OneOp scan("neuron", {{T, B, F}, {wSize}}, {{T, B, F}, {T, B, F}},
+             scanAttrs);
+  fillRandom(scan.in(0), rng, -0.5, 2.0);
+  fillRandom(scan.in(1), rng, -1.0, 1.0);
+  scan.run();
+  std::vector<float> gs(T * N), w = scan.in(1);
+  fillRandom(gs, rng, -1, 1);
+  json bwdAttrs = attrs;
+  bwdAttrs["plif_w"] = {{"tensor", 2}};
+  OneOp scanBwd("neuron_bwd", {{T, B, F}, {T, B, F}, {wSize}},
+                {{T, B, F}, {wSize}}, bwdAttrs);
+  scanBwd.in(0) = gs;
+  scanBwd.in(1) = scan.out(1);
+  scanBwd.in(2) = w;
+  scanBwd.run();
+
+  std::vector<float> v(N, 0.0f);
+  std::vector<std::vector<float>> hs(T), vs(T);
+  json stepAttrs = attrs;
+  stepAttrs["plif_w"] = {{"tensor", 2}};
+  stepAttrs["save_h"] = true;
+  for (int t = 0; t < T; ++t) {
+    OneOp step("neuron_step", {{B, F}, {B, F}, {wSize}},
+               {{B, F}, {B, F}, {B, F}}, stepAttrs);
+    step.in(0).assign(scan.in(0).begin() + t * N,
+                      scan.in(0).begin() + (t + 1) * N);
+    step.in(1) = vs[t] = v;
+    step.in(2) = w;
+    step.run();
+    EXPECT_EQ(step.out(0), std::vector<float>(scan.out(0).begin() + t * N,
+                                              scan.out(0).begin() + (t + 1) * N))
+        << "spikes at step " << t;
+    hs[t] = step.out(2);
+    v = step.out(1);
+  }
+  EXPECT_GT(std::count(scan.out(0).begin(), scan.out(0).end(), 1.0f), 0);
+
+  std::vector<float> gv(N, 0.0f);
+  std::vector<double> gw(wSize, 0.0);
+  json stepBwdAttrs = attrs;
+  stepBwdAttrs["plif_w"] = {{"tensor", 4}};
+  for (int t = T - 1; t >= 0; --t) {
+    OneOp step("neuron_step_bwd", {{B, F}, {B, F}, {B, F}, {B, F}, {wSize}},
+               {{B, F}, {B, F}, {wSize}}, stepBwdAttrs);
+    step.in(0).assign(gs.begin() + t * N, gs.begin() + (t + 1) * N);
+    step.in(1) = gv;
+    step.in(2) = hs[t];
+    step.in(3) = vs[t];
+    step.in(4) = w;
+    step.run();
+    for (int i = 0; i < N; ++i)
+      EXPECT_NEAR(step.out(0)[i], scanBwd.out(0)[t * N + i], 1e-6)
+          << "gx at step " << t;
+    gv = step.out(1);
+    for (int i = 0; i < wSize; ++i)
+      gw[i] += step.out(2)[i];
+  }
+  for (int i = 0; i < wSize; ++i) {
+    EXPECT_NE(scanBwd.out(1)[i], 0.0f);
+    EXPECT_NEAR(gw[i], scanBwd.out(1)[i], 1e-5) << "gw[" << i << "]";
+  }
+}
+
+TEST(Neuron, PlifStepOpsAndTheirBackwardEqualTheScan) {
+  checkPlifStepsAgainstScan(1, true);
+  checkPlifStepsAgainstScan(5, true);
+  checkPlifStepsAgainstScan(5, false);
+}
+
 TEST(Neuron, StepOpsAndTheirBackwardEqualTheScan) {
   checkStepsAgainstScan("lif", "hard", "sigmoid");
   checkStepsAgainstScan("lif", "soft", "atan");

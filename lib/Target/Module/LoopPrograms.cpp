@@ -210,27 +210,40 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
 
 LogicalResult ManifestBuilder::serializeNeuronStepBackward(Operation *op) {
   // Operands: the gradients of the step's results (spikes, then the next
-  // state: cuba's current and membrane), then the forward step's spikes.
-  Value forward = op->getOperands().back();
+  // state: cuba's current and membrane), then the forward step's spikes;
+  // plif: then the membrane before the step and the weight.
+  auto plif = dyn_cast<PLIFStepBwdOp>(op);
+  ValueRange grads = plif ? op->getOperands().take_front(2)
+                          : op->getOperands().drop_back();
+  Value forward = plif ? plif.getForward() : op->getOperands().back();
   auto it = neurons.find(forward.getDefiningOp());
   if (it == neurons.end() || it->second.savedH < 0)
     return op->emitError() << "the forward step of '" << op->getName()
                            << "' did not run in the training forward program";
   NeuronRecord &record = it->second;
   Array in;
-  for (Value grad : op->getOperands().drop_back()) {
+  for (Value grad : grads) {
     FailureOr<int64_t> id = lookup(op, grad);
     if (failed(id))
       return failure();
     in.push_back(*id);
   }
   in.push_back(record.savedH);
+  Object json(record.attrs);
+  if (plif) {
+    FailureOr<int64_t> state = lookup(op, plif.getState());
+    FailureOr<int64_t> w = lookup(op, plif.getW());
+    if (failed(state) || failed(w))
+      return failure();
+    in.push_back(*state);
+    in.push_back(*w);
+    json["plif_w"] = Object{{"tensor", *w}};
+  }
   for (int64_t id : record.paramInputs)
     in.push_back(id);
   FailureOr<Array> out = addResultTensors(op, "grad");
   if (failed(out))
     return failure();
-  Object json(record.attrs);
   json["op"] = "neuron_step_bwd";
   json["in"] = std::move(in);
   json["out"] = std::move(*out);

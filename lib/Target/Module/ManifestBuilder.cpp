@@ -388,7 +388,7 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
       return op->emitError() << "forward neuron op in the backward program";
     return serializeNeuronStep(op, phase);
   }
-  if (isa<NeuronStepBwdOp, CubaLIFStepBwdOp>(op))
+  if (isa<NeuronStepBwdOp, CubaLIFStepBwdOp, PLIFStepBwdOp>(op))
     return serializeNeuronStepBackward(op);
   if (isa<NeuronOpInterface>(op)) {
     if (!forwardPhase)

@@ -75,6 +75,9 @@ struct SnnNeuronArgs {
   const float *addend;
   // h holds bfloat16 values (--snn-compile saved-h=bf16), not floats.
   int hBf16;
+  // neuron_step_bwd of plif: the membrane before the step (dH/dk of the
+  // weight gradient); null elsewhere (V[t-1] comes from H[t-1] or v_init).
+  const float *vBefore;
 };
 
 /// A 2-d convolution (or pooling window) over images [M, C, H, W].

@@ -243,9 +243,11 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
     for (long long t = a.steps - 1; t >= 0; --t) {
       long long at = t * a.neurons + base;
       Vec<W> gs = load<W>(a.in, at), hv = loadH<W>(a, at), gx;
-      Vec<W> hPrev;
+      Vec<W> hPrev, vBefore;
       if (plif && t > 0)
         hPrev = loadH<W>(a, at - a.neurons);
+      if (plif && a.vBefore)
+        vBefore = load<W>(a.vBefore, at);
 #pragma unroll
       for (int l = 0; l < W; ++l) {
         const float *p = q[l].p;
@@ -272,7 +274,7 @@ template <int W> __device__ void neuronBackward(const SnnNeuronArgs &a) {
         if (plif) {
           // dH/dk with V[t-1] recomputed from H[t-1]: v_leak - V[t-1], plus
           // X[t] = (H - V[t-1] - k (v_leak - V[t-1])) / k when c = k.
-          float vPrev = p[SNN_PARAM_V_INIT];
+          float vPrev = a.vBefore ? vBefore.v[l] : p[SNN_PARAM_V_INIT];
           if (t > 0) {
             float hp = hPrev.v[l];
             vPrev = reset(a, hp, fires(a, hp, p[SNN_PARAM_V_TH]), q[l]);

@@ -167,6 +167,33 @@ func.func @step_bwd_first_result(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: t
 
 // -----
 
+func.func @plif_step_bwd_forward(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>, %w: tensor<1xf32>) {
+  %s, %vn = snn.lif_step %x, %v : tensor<2x3xf32>
+  // expected-error @+1 {{'forward' must be the spikes of an snn.plif_step}}
+  %gx, %gv, %gw = snn.plif_step_bwd %g, %g, %s, %v, %w : tensor<2x3xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @plif_step_bwd_state(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>, %w: tensor<1xf32>) {
+  %s, %vn = snn.plif_step %x, %v, %w : tensor<2x3xf32>, tensor<1xf32>
+  // expected-error @+1 {{'state' must be the membrane operand of its snn.plif_step}}
+  %gx, %gv, %gw = snn.plif_step_bwd %g, %g, %s, %vn, %w : tensor<2x3xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @plif_step_bwd_weight(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>, %w: tensor<1xf32>, %w2: tensor<1xf32>) {
+  %s, %vn = snn.plif_step %x, %v, %w : tensor<2x3xf32>, tensor<1xf32>
+  // expected-error @+1 {{'w' must be the weight of its snn.plif_step}}
+  %gx, %gv, %gw = snn.plif_step_bwd %g, %g, %s, %v, %w2 : tensor<2x3xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
 func.func @cuba_step_bwd_forward(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: tensor<2x3xf32>) {
   %s, %vn = snn.lif_step %x, %v : tensor<2x3xf32>
   // expected-error @+1 {{'forward' must be the spikes of an snn.cuba_lif_step}}

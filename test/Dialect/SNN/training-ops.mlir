@@ -73,6 +73,10 @@ func.func @unrolled_steps(%x: tensor<2x3x4xf32>, %v: tensor<3x4xf32>, %g: tensor
   %c, %ci, %cv = snn.cuba_lif_step %x1, %v, %v : tensor<3x4xf32>
   // CHECK: snn.cuba_lif_step_bwd %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x4xf32>
   %hx, %hi, %hv = snn.cuba_lif_step_bwd %g, %g, %g, %c : tensor<3x4xf32>
+  %w = snn.param "plif.w" : tensor<4xf32>
+  %p, %pv = snn.plif_step %x1, %v, %w : tensor<3x4xf32>, tensor<4xf32>
+  // CHECK: snn.plif_step_bwd %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4xf32>
+  %px, %pgv, %pgw = snn.plif_step_bwd %g, %g, %p, %v, %w : tensor<3x4xf32>, tensor<4xf32>
   // CHECK: snn.time_stack %{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<2x3x4xf32>
   %y = snn.time_stack %gx, %hx : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>

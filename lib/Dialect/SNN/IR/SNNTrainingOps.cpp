@@ -86,12 +86,24 @@ LogicalResult NeuronStepBwdOp::verify() {
   if (!isa_and_nonnull<LIFStepOp, IFStepOp, LIStepOp>(def))
     return emitOpError() << "'forward' must be the first result of "
                             "snn.lif_step, snn.if_step or snn.li_step "
-                            "(snn.cuba_lif_step has snn.cuba_lif_step_bwd; "
-                            "snn.plif_step cannot be trained in a recurrent "
-                            "loop yet)";
+                            "(snn.cuba_lif_step has snn.cuba_lif_step_bwd, "
+                            "snn.plif_step snn.plif_step_bwd)";
   if (getForward() != def->getResult(0))
     return emitOpError() << "'forward' must be the first result of its step "
                             "op (the spikes, or li's membrane)";
+  return success();
+}
+
+LogicalResult PLIFStepBwdOp::verify() {
+  auto step = getForward().getDefiningOp<PLIFStepOp>();
+  if (!step || getForward() != step.getSpikes())
+    return emitOpError() << "'forward' must be the spikes of an snn.plif_step";
+  if (getState() != step.getV())
+    return emitOpError() << "'state' must be the membrane operand of its "
+                            "snn.plif_step (the dH/dk of the weight gradient "
+                            "reads V before the step)";
+  if (getW() != step.getW())
+    return emitOpError() << "'w' must be the weight of its snn.plif_step";
   return success();
 }
 

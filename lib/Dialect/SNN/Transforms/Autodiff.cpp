@@ -159,6 +159,22 @@ LogicalResult GradientBuilder::stepNeuron(Operation *op) {
     accumulate(cuba.getV(), bwd.getGradPrevState());
     return success();
   }
+  if (auto plif = dyn_cast<PLIFStepOp>(op)) {
+    Value gs = gradOf(plif.getSpikes()), gv = gradOf(plif.getVNext());
+    if ((!gs && !gv) || (!needs(plif.getInput()) && !needs(plif.getV()) &&
+                         !needs(plif.getW())))
+      return success();
+    Type type = plif.getInput().getType();
+    Location loc = op->getLoc();
+    auto bwd = PLIFStepBwdOp::create(
+        b, loc, type, type, plif.getW().getType(), gs ? gs : zeros(loc, type),
+        gv ? gv : zeros(loc, type), plif.getSpikes(), plif.getV(),
+        plif.getW());
+    accumulate(plif.getInput(), bwd.getGradInput());
+    accumulate(plif.getV(), bwd.getGradPrevState());
+    accumulate(plif.getW(), bwd.getGradW());
+    return success();
+  }
   // lif_step / if_step: (spikes, v_next); li_step: (v_next), which is both.
   Value gs = gradOf(op->getResult(0));
   Value gv = op->getNumResults() > 1 ? gradOf(op->getResult(1)) : Value();
@@ -179,7 +195,7 @@ LogicalResult GradientBuilder::stepNeuron(Operation *op) {
 LogicalResult GradientBuilder::differentiate(Operation *op) {
   if (isa<ParamOp>(op) || op->getNumResults() == 0)
     return success();
-  if (isa<LIFStepOp, IFStepOp, LIStepOp, CubaLIFStepOp>(op))
+  if (isa<LIFStepOp, IFStepOp, LIStepOp, CubaLIFStepOp, PLIFStepOp>(op))
     return stepNeuron(op);
   Value gy = gradOf(op->getResult(0));
   if (!gy)
@@ -338,16 +354,6 @@ static void unrollTimeLoop(OpBuilder &b, TimeLoopOp loop, IRMapping &mapping,
 
 /// Why `op` cannot be part of a training step, or empty.
 static std::string unsupportedReason(Operation *op) {
-  if (auto loop = dyn_cast<TimeLoopOp>(op)) {
-    // Unrolled step by step: its step neurons need a step backward.
-    for (Operation &inner : loop.getBodyBlock())
-      if (isa<PLIFStepOp>(inner))
-        return "'" + inner.getName().getStringRef().str() +
-               "' in a recurrent snn.time_loop: recurrent layers train with "
-               "snn.lif_step, snn.if_step, snn.li_step and snn.cuba_lif_step "
-               "(a learned leak in a recurrent loop is not supported yet)";
-    return "";
-  }
   if (auto neuron = dyn_cast<NeuronOpInterface>(op); neuron && neuron.isStepForm())
     return "a step-form neuron op outside a time loop: run "
            "--snn-temporal-fusion first";

@@ -7,26 +7,6 @@
 // ENTRY: error: --snn-autodiff: no function @model to train; name the model's entry point with entry=NAME
 // LR: error: --snn-autodiff: the learning rate must be positive, got lr=0
 
-// A recurrent PLIF layer (a learned leak) has no step backward yet.
-func.func @forward(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
-  %w = snn.param "rec.weight" : tensor<3x3xf32>
-  %leak = snn.param "plif.w" : tensor<1xf32>
-  %v0 = arith.constant dense<0.0> : tensor<2x3xf32>
-  // expected-error @+1 {{cannot train through 'snn.plif_step' in a recurrent snn.time_loop: recurrent layers train with snn.lif_step, snn.if_step, snn.li_step and snn.cuba_lif_step}}
-  %out, %s_last, %v_last = snn.time_loop ins(%x : tensor<4x2x3xf32>)
-      iter_args(%v0, %v0 : tensor<2x3xf32>, tensor<2x3xf32>)
-      -> tensor<4x2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32> {
-  ^bb0(%xt: tensor<2x3xf32>, %sp: tensor<2x3xf32>, %v: tensor<2x3xf32>):
-    %r = snn.linear %sp, %w : tensor<2x3xf32>, tensor<3x3xf32> -> tensor<2x3xf32>
-    %i = snn.add %xt, %r : tensor<2x3xf32>
-    %s, %vn = snn.plif_step %i, %v, %leak : tensor<2x3xf32>, tensor<1xf32>
-    snn.yield %s, %s, %vn : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
-  }
-  return %out : tensor<4x2x3xf32>
-}
-
-// -----
-
 // Nothing to train.
 // expected-error @+1 {{the output of @forward depends on no trainable snn.param}}
 func.func @forward(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {

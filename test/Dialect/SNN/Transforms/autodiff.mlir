@@ -167,3 +167,31 @@ func.func @forward(%x: tensor<3x2x2xf32>) -> tensor<3x2x2xf32> {
   }
   return %out : tensor<3x2x2xf32>
 }
+
+// -----
+
+// A recurrent PLIF layer (a learned leak): one plif_step_bwd per step in
+// reverse, reading the membrane before the step (for dH/dk) and the weight;
+// the weight's gradients of the steps are summed.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[S0:.*]], %[[V0:.*]] = snn.plif_step %{{.*}}, %[[VI:.*]], %[[W:.*]] : tensor<2x3xf32>, tensor<1xf32>
+// CHECK: %[[S1:.*]], %[[V1:.*]] = snn.plif_step %{{.*}}, %[[V0]], %[[W]] : tensor<2x3xf32>, tensor<1xf32>
+// CHECK: %[[GX1:.*]], %[[GV1:.*]], %[[GW1:.*]] = snn.plif_step_bwd %{{.*}}, %{{.*}}, %[[S1]], %[[V0]], %[[W]] : tensor<2x3xf32>, tensor<1xf32>
+// CHECK: %[[GX0:.*]], %[[GV0:.*]], %[[GW0:.*]] = snn.plif_step_bwd %{{.*}}, %[[GV1]], %[[S0]], %[[VI]], %[[W]] : tensor<2x3xf32>, tensor<1xf32>
+// CHECK-DAG: snn.accumulate %[[GW1]], %[[GW0]]
+// CHECK: snn.sgd
+func.func @forward(%x: tensor<2x2x3xf32>) -> tensor<2x2x3xf32> {
+  %w = snn.param "rec.weight" : tensor<3x3xf32>
+  %leak = snn.param "plif.w" : tensor<1xf32>
+  %v0 = arith.constant dense<0.0> : tensor<2x3xf32>
+  %out, %s_last, %v_last = snn.time_loop ins(%x : tensor<2x2x3xf32>)
+      iter_args(%v0, %v0 : tensor<2x3xf32>, tensor<2x3xf32>)
+      -> tensor<2x2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32> {
+  ^bb0(%xt: tensor<2x3xf32>, %sp: tensor<2x3xf32>, %v: tensor<2x3xf32>):
+    %r = snn.linear %sp, %w : tensor<2x3xf32>, tensor<3x3xf32> -> tensor<2x3xf32>
+    %i = snn.add %xt, %r : tensor<2x3xf32>
+    %s, %vn = snn.plif_step %i, %v, %leak : tensor<2x3xf32>, tensor<1xf32>
+    snn.yield %s, %s, %vn : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  return %out : tensor<2x2x3xf32>
+}

@@ -89,6 +89,34 @@ def SNN_NeuronStepBwdOp : SNN_Op<"neuron_step_bwd", [Pure,
   let hasVerifier = 1;
 }
 
+def SNN_PLIFStepBwdOp : SNN_Op<"plif_step_bwd", [Pure,
+    AllTypesMatch<["grad_output", "grad_state", "forward", "state",
+                   "grad_input", "grad_prev_state"]>,
+    AllTypesMatch<["w", "grad_w"]>]> {
+  let summary = "backward of one step of a recurrent parametric LIF layer";
+  let description = [{
+    As `snn.neuron_step_bwd` for `snn.plif_step` (k = sigmoid(w); c = k with
+    `decay_input`, else 1), whose membrane before the step is `state` (the
+    step's `v` operand) and whose weight is `w`:
+    `gH = grad_output σ'(H - v_th) + grad_state dV/dH`,
+    `grad_input = c gH`, `grad_prev_state = (1 - k) gH`, and
+    `grad_w = Σ gH dH/dk k (1 - k)` with `dH/dk = (H - V) / k` under
+    `decay_input` (`H - V = k (v_leak - V + X)`), else `v_leak - V`; the sum
+    runs over the batch, and over the features too when `w` is a scalar.
+  }];
+  let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$grad_state,
+                       SNN_FloatTensor:$forward, SNN_FloatTensor:$state,
+                       SNN_FloatTensor:$w);
+  let results = (outs SNN_FloatTensor:$grad_input,
+                      SNN_FloatTensor:$grad_prev_state,
+                      SNN_FloatTensor:$grad_w);
+  let assemblyFormat = [{
+    $grad_output `,` $grad_state `,` $forward `,` $state `,` $w attr-dict `:`
+    type($grad_output) `,` type($w)
+  }];
+  let hasVerifier = 1;
+}
+
 def SNN_CubaLIFStepBwdOp : SNN_Op<"cuba_lif_step_bwd", [Pure,
     AllTypesMatch<["grad_output", "grad_current", "grad_state", "forward",
                    "grad_input", "grad_prev_current", "grad_prev_state"]>]> {
