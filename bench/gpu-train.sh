@@ -13,9 +13,11 @@
 #   grads  one training step on the GPU against the float64 reference:
 #          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
 #          kernels)
+#   nir    the NIR test graphs on the GPU against the reference simulator
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
 #          against the reference, then the LIF layer benchmark
-#          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500)
+#          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
+#          LIF_SKIP=torch.compile leaves that peer out)
 #   bf16   VGG-11 with bf16 saved H and with the bf16 GEMM option (no peers)
 set -uo pipefail
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
@@ -68,6 +70,10 @@ vgg)
     echo "nsys not found: no kernel profile"
   fi
   stamp "vgg done";;
+nir)
+  python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
+    single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid 2>&1 | tail -13
+  stamp "nir done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads; do
     echo "$r:"
@@ -82,7 +88,8 @@ kernels)
   grep '"ok": false' "$out/neuron-kernels.log"
   grep '"bench_' "$out/neuron-kernels.log" | cut -c1-400
   timeout "${LIF_TIMEOUT:-500}" python3 bench/lif_layer.py --kernels $g/nk --peers-dir .peers \
-    --out "$out" --steps ${LIF_STEPS:-4 8 16 32 64} 2>&1 | grep -v -i warn > "$out/lif.log"
+    --out "$out" --steps ${LIF_STEPS:-4 8 16 32 64} ${LIF_SKIP:+--skip-peer "$LIF_SKIP"} \
+    2>&1 | grep -v -i warn > "$out/lif.log"
   stamp "lif bench rc=$?"; tail -30 "$out/lif.log";;
 bf16)
   for env in SNNRT_CUDA_TF32=0 SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1; do
@@ -100,7 +107,7 @@ recurrent)
   python3 test/Runtime/Inputs/recurrent_check.py - $run $g/recurrent-check --prepared \
     --trials 6 --device cuda:0 2>&1 | tail -8
   python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
-    single_lif mlp conv conv_same misc recurrent nested old conv1d 2>&1 | tail -11
+    single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid 2>&1 | tail -13
   for r in $g/recurrent-grads $g/recurrent-grads-cuba; do
     $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \

@@ -20,6 +20,10 @@ Floors (bytes that must move / measured device copy bandwidth):
 packed over time (8/16/32-bit words). Its floors count the bytes it moves:
 forward 4 B + the spike words, forward + backward 16 B + the spike words
 per neuron-step (x, gs, gx in fp32; H written and read in bf16).
+"ours recompute" (`recompute-chunk=8 spike-bits=1`) saves no H: the forward
+writes the packed spikes and the membrane every 8 steps, the backward reads
+X again and recomputes H chunk by chunk, so its gradients are exact fp32:
+16 B + the spike words + 8/8 B of checkpoints per neuron-step.
 """
 
 import argparse
@@ -128,6 +132,7 @@ class Ours:
         meta_layer = json.load(open(os.path.join(kdir, "kernels.json")))["layers"][0]
         self.bf16 = meta_layer.get("h_dtype") == "bf16"
         self.word_bits = meta_layer.get("spike_word_bits", 0)
+        self.chunk = meta_layer.get("recompute_chunk", 0)
         self._load(kdir)
 
     def buffers(self, x):
@@ -138,9 +143,13 @@ class Ours:
             s = torch.empty(-(-T // self.word_bits), n, dtype=dtype, device=x.device)
         else:
             s = torch.empty_like(x)
-        # bf16 H as raw 16-bit words (CuPy has no bfloat16 dtype).
+        # bf16 H as raw 16-bit words (CuPy has no bfloat16 dtype); with
+        # recompute, the membrane checkpoints instead of H.
         h = torch.empty(T, n, dtype=torch.int16 if self.bf16 else x.dtype,
                         device=x.device)
+        if self.chunk:
+            h = torch.empty(max(-(-T // self.chunk) - 1, 1), n, dtype=x.dtype,
+                            device=x.device)
         return s, h, torch.empty_like(x)
 
     def spikes(self, s, T):
@@ -168,7 +177,8 @@ class Ours:
         """Wraps the torch buffers once, so timing measures the kernels and not
         Python-side argument conversion between the two launches."""
         x, s, h, gs, gx = (self.cp.from_dlpack(t.detach()) for t in (x, s, h, gs, gx))
-        self.infer_args, self.fwd_args, self.bwd_args = (x, s), (x, s, h), (gs, h, gx)
+        self.infer_args, self.fwd_args = (x, s), (x, s, h)
+        self.bwd_args = (gs, x, h, gx) if self.chunk else (gs, h, gx)
 
     def infer(self):
         self.fwd_infer(self.grid, self.block, self.infer_args)
@@ -186,6 +196,9 @@ def main():
     ap.add_argument("--peers-dir", default=".peers")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--steps", type=int, nargs="+", default=[4, 8, 16, 32, 64])
+    ap.add_argument("--skip-peer", action="append", default=[],
+                    help="leave a peer out (e.g. 'torch.compile', whose graphs "
+                    "for large T take minutes to compile); the table says so")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -198,7 +211,8 @@ def main():
     del a, b
     print(f"device: {dev}; copy bandwidth {bandwidth / 1e12:.2f} TB/s")
 
-    makers = peers(args.peers_dir)
+    makers = {k: v for k, v in peers(args.peers_dir).items()
+              if k not in args.skip_peer}
     rows = []
     for T in args.steps:
         n = NEURON_STEPS // T
@@ -211,7 +225,8 @@ def main():
 
         ref_s = ref_gx = None
         results = {}
-        for variant, suffix in (("ours", ""), ("ours reduced", "_reduced")):
+        for variant, suffix in (("ours", ""), ("ours reduced", "_reduced"),
+                                ("ours recompute", "_recompute")):
             kdir = os.path.join(args.kernels, f"bench_lif_T{T}{suffix}")
             if not os.path.isdir(kdir):
                 continue
@@ -225,6 +240,9 @@ def main():
             results[variant] = (ours.spikes(s, T), gx.clone())
             moved_fwd = x.numel() * 4 + s.numel() * s.element_size()
             moved_fb = moved_fwd + h.numel() * h.element_size() * 2 + 2 * x.numel() * 4
+            if ours.chunk:  # x read again, checkpoints only when T > chunk
+                moved_fb = moved_fwd + 3 * x.numel() * 4 + \
+                    2 * h.numel() * h.element_size() * (T > ours.chunk)
             row[f"{variant} floor_fwd_ms"] = moved_fwd / bandwidth * 1e3
             row[f"{variant} floor_fwdbwd_ms"] = moved_fb / bandwidth * 1e3
             del s, h, gx
@@ -258,23 +276,26 @@ def main():
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    ours_names = ["ours", "ours reduced"]
+    ours_names = ["ours", "ours reduced", "ours recompute"]
     names = ours_names + list(makers)
     date = datetime.date.today().isoformat()
     lines = [f"# LIF layer, 2^27 neuron-steps — {dev}, {date}", "",
              f"Copy bandwidth {bandwidth / 1e12:.2f} TB/s. Floors: fp32 forward 8 B, "
              "forward+backward 24 B per neuron-step; reduced (bf16 H, packed spikes) "
-             "forward 4 B + spike words, forward+backward 16 B + spike words. "
-             "Times are medians in ms.", ""]
+             "forward 4 B + spike words, forward+backward 16 B + spike words; "
+             "recompute (no H, packed spikes, a membrane checkpoint every 8 steps) "
+             "16 B + spike words + 1 B. Times are medians in ms.", ""]
     for mode in ("fwd", "fwd+bwd"):
         floor_key = "floor_fwd_ms" if mode == "fwd" else "floor_fwdbwd_ms"
         lines += [f"## {mode}", "",
-                  "| T | floor fp32 | floor reduced | " + " | ".join(names) +
+                  "| T | floor fp32 | floor reduced | floor recompute | " +
+                  " | ".join(names) +
                   " | fp32: speed-up over fastest peer | fp32: fraction of floor"
-                  " | reduced: speed-up over fastest peer | reduced: fraction of floor |",
-                  "|---" * (len(names) + 7) + "|"]
+                  " | reduced: speed-up | reduced: fraction of floor"
+                  " | recompute: speed-up | recompute: fraction of floor |",
+                  "|---" * (len(names) + 10) + "|"]
         for r in rows:
-            peer_times = [r.get(f"{p} {mode}") for p in names[2:]]
+            peer_times = [r.get(f"{p} {mode}") for p in names[len(ours_names):]]
             peer_times = [t for t in peer_times if t]
             cells = [f"{r.get(f'{p} {mode}', float('nan')):.3f}" for p in names]
             stats = []
@@ -291,6 +312,9 @@ def main():
             f"{v}: spikes equal {r[f'{v} spikes equal']:.4%}, gx rel err "
             f"{r[f'{v} gx rel err']:.1e}" for v in ours_names
             if f"{v} spikes equal" in r) for r in rows))
+    if args.skip_peer:
+        lines.append("")
+        lines.append("Peers left out of this run: " + ", ".join(args.skip_peer) + ".")
     table = "\n".join(lines)
     print(table)
     os.makedirs(args.out, exist_ok=True)

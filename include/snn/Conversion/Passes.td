@@ -41,6 +41,10 @@ def SNNNeuronToGPU : Pass<"snn-neuron-to-gpu", "ModuleOp"> {
     Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
            "Forward kernels write spikes as bits packed over time "
            "(docs/artifact-format.md) instead of f32 0/1">,
+    Option<"recomputeChunk", "recompute-chunk", "int64_t", /*default=*/"0",
+           "Recompute H in the backward from the input and a membrane "
+           "checkpoint every this many steps (lif, if, li) instead of saving "
+           "H; 0 saves H">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block (a multiple of 32, at most 1024)">,
   ];
@@ -78,6 +82,10 @@ def SNNNeuronToHost : Pass<"snn-neuron-to-host", "ModuleOp"> {
     Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
            "Forward kernels write spikes as bits packed over time "
            "(docs/artifact-format.md) instead of f32 0/1">,
+    Option<"recomputeChunk", "recompute-chunk", "int64_t", /*default=*/"0",
+           "Recompute H in the backward from the input and a membrane "
+           "checkpoint every this many steps (lif, if, li) instead of saving "
+           "H; 0 saves H">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -114,6 +122,10 @@ def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
     Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
            "Forward kernels write spikes as bits packed over time "
            "(docs/artifact-format.md) instead of f32 0/1">,
+    Option<"recomputeChunk", "recompute-chunk", "int64_t", /*default=*/"0",
+           "Recompute H in the backward from the input and a membrane "
+           "checkpoint every this many steps (lif, if, li) instead of saving "
+           "H; 0 saves H">,
   ];
 }
 

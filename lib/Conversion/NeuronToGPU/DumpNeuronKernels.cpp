@@ -60,7 +60,9 @@ static llvm::json::Object describe(Operation *op, unsigned index,
       {"tensor_params", static_cast<int64_t>(spec.getTensorParams().size())},
       {"h_dtype", spec.storage.bf16H ? "bf16" : "f32"},
       // 0: spikes are f32 0/1.
-      {"spike_word_bits", spec.packsSpikes() ? spec.getSpikeWordBits() : 0}};
+      {"spike_word_bits", spec.packsSpikes() ? spec.getSpikeWordBits() : 0},
+      // 0: the forward saves H; else it saves membrane checkpoints.
+      {"recompute_chunk", spec.recomputes() ? spec.storage.recomputeChunk : 0}};
 }
 
 namespace {
@@ -75,7 +77,7 @@ struct SNNDumpNeuronKernelsPass
       return signalPassFailure();
     }
     FailureOr<NeuronStorage> storage =
-        parseNeuronStorage(module, hDType, spikeBits);
+        parseNeuronStorage(module, hDType, spikeBits, recomputeChunk);
     if (failed(storage))
       return signalPassFailure();
     // The function with kernels: the named one, else the only one.

@@ -37,6 +37,8 @@ public:
 
   void emitForward(ValueRange args, bool saveH);
   void emitBackward(ValueRange args);
+  /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
+  void emitBackwardRecompute(ValueRange args);
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -71,10 +73,24 @@ private:
   }
 
   /// Runs one forward step at `t` from `state`: stores what the step
-  /// writes except packed spikes, and returns the next state and the spike
-  /// mask (null for li).
+  /// writes except packed spikes (and the membrane before the step at a
+  /// chunk start when `ckpt`), and returns the next state and the spike mask
+  /// (null for li).
   Value forwardStep(Value t, ValueRange state, Value x, Value s, Value h,
-                    Value iSaved, SmallVectorImpl<Value> &next);
+                    Value iSaved, Value ckpt, SmallVectorImpl<Value> &next);
+  /// The membrane after the step that charged `hv`.
+  Value afterReset(Value hv, Value spike) {
+    return spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
+                          : select(spike, param(spec.vReset), hv);
+  }
+  /// gH of a spiking layer from the output's and the next membrane's
+  /// gradients: gOut σ'(H - v_th) + gv dV/dH.
+  Value gradH(Value gOut, Value gv, Value hv);
+  /// Recomputes steps [first, first + len) from the membrane `v` (reading X),
+  /// then runs their backward in reverse from `gv`; returns the gradient of
+  /// the membrane before `first`.
+  Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
+                       ValueRange args);
 
   /// Loads the tensor parameters once, before the time loop.
   void loadParams(ValueRange paramArgs);
@@ -196,9 +212,26 @@ Value ThreadEmitter::surrogate(Value h) {
 }
 
 Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
-                                 Value h, Value iSaved,
+                                 Value h, Value iSaved, Value ckpt,
                                  SmallVectorImpl<Value> &next) {
   Value at = offset(t);
+  if (ckpt) {
+    // The membrane before the first step of chunks 1, 2, ...
+    int64_t chunk = spec.storage.recomputeChunk;
+    Value inChunk = arith::RemUIOp::create(b, loc, t, index(chunk));
+    Value starts = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, inChunk,
+                              index(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, t, index(0)));
+    auto ifStart = scf::IfOp::create(b, loc, starts, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifStart.thenBlock());
+    Value slot = arith::SubIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, t, index(chunk)), index(1));
+    Value row = arith::MulIOp::create(b, loc, slot, index(spec.numNeurons));
+    store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
+  }
   Value in = load(x, at);
   if (spec.hasSynapse()) {
     // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
@@ -222,15 +255,92 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(select(spike, splat(1.0), splat(0.0)), s, at);
   if (h)
     store(hv, h, at);
-  Value v = spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
-                           : select(spike, param(spec.vReset), hv);
-  next.insert(next.begin(), v);
+  next.insert(next.begin(), afterReset(hv, spike));
   return spike;
+}
+
+Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
+  Value one = splat(1.0), zero = splat(0.0);
+  Value sg = surrogate(hv);
+  Value spike = fires(hv);
+  Value dvdh;
+  if (!spec.softReset) {
+    // (1 - S) + (v_reset - H) sg; detach_reset: (1 - S)
+    dvdh = select(spike, zero, one);
+    if (!spec.detachReset)
+      dvdh = add(dvdh, mul(sub(param(spec.vReset), hv), sg));
+  } else {
+    // 1 - v_th sg; detach_reset: 1
+    dvdh = spec.detachReset ? one : sub(one, mul(param(spec.vTh), sg));
+  }
+  return add(mul(gOut, sg), mul(gv, dvdh));
+}
+
+Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
+                                    Value gv, ValueRange args) {
+  Value gs = args[0], x = args[1], gx = args[3];
+  SmallVector<Value> ats, hs;
+  for (int64_t i = 0; i < len; ++i) {
+    Value at = offset(arith::AddIOp::create(b, loc, first, index(i)));
+    Value hv = charge(v, load(x, at));
+    v = afterReset(hv, fires(hv));
+    ats.push_back(at);
+    hs.push_back(hv);
+  }
+  Value decay = sub(splat(1.0), param(spec.k));
+  for (int64_t i = len - 1; i >= 0; --i) {
+    Value gh = gradH(load(gs, ats[i]), gv, hs[i]);
+    store(mul(param(spec.c), gh), gx, ats[i]);
+    gv = mul(gh, decay);
+  }
+  return gv;
+}
+
+void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
+  Value ckpt = args[2];
+  loadParams(args.drop_front(4));
+  int64_t chunk = spec.storage.recomputeChunk;
+  int64_t chunks = spec.getNumChunks();
+  Value vInit = param(spec.vInitFromReset ? spec.vReset : spec.vInit);
+  // The membrane before chunk j (dynamic): v_init for the first chunk, else
+  // its checkpoint.
+  auto chunkStart = [&](Value j) -> Value {
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, j, index(0));
+    auto ifFirst = scf::IfOp::create(b, loc, TypeRange{vecType}, isFirst,
+                                     /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifFirst.thenBlock());
+    scf::YieldOp::create(b, loc, vInit);
+    b.setInsertionPointToStart(ifFirst.elseBlock());
+    Value row = arith::MulIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, j, index(1)),
+        index(spec.numNeurons));
+    scf::YieldOp::create(b, loc,
+                         load(ckpt, arith::AddIOp::create(b, loc, row, base)));
+    return ifFirst.getResult(0);
+  };
+  // The last chunk (possibly shorter), then the full ones in reverse.
+  int64_t lastFirst = (chunks - 1) * chunk;
+  Value gv = recomputeChunk(index(lastFirst), spec.numSteps - lastFirst,
+                            chunkStart(index(chunks - 1)), splat(0.0), args);
+  if (chunks == 1)
+    return;
+  scf::ForOp::create(
+      b, loc, index(0), index(chunks - 1), index(1), ValueRange{gv},
+      [&](OpBuilder &, Location, Value r, ValueRange grads) {
+        Value j = arith::SubIOp::create(b, loc, index(chunks - 2), r);
+        Value first = arith::MulIOp::create(b, loc, j, index(chunk));
+        Value next =
+            recomputeChunk(first, chunk, chunkStart(j), grads[0], args);
+        scf::YieldOp::create(b, loc, next);
+      });
 }
 
 void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
   Value x = args[0], s = args[1];
-  Value h = saveH ? args[2] : Value();
+  Value ckpt = saveH && spec.recomputes() ? args[2] : Value();
+  Value h = saveH && !ckpt ? args[2] : Value();
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   loadParams(args.drop_front(numOutputs));
@@ -243,7 +353,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
     scf::ForOp::create(b, loc, index(0), index(spec.numSteps), index(1), init,
                        [&](OpBuilder &, Location, Value t, ValueRange state) {
                          SmallVector<Value> next;
-                         forwardStep(t, state, x, s, h, iSaved, next);
+                         forwardStep(t, state, x, s, h, iSaved, ckpt, next);
                          scf::YieldOp::create(b, loc, next);
                        });
     return;
@@ -271,7 +381,8 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
               Value t = arith::AddIOp::create(b, loc, first, j);
               SmallVector<Value> next;
               Value spike =
-                  forwardStep(t, state.drop_back(), x, s, h, iSaved, next);
+                  forwardStep(t, state.drop_back(), x, s, h, iSaved,
+                              ckpt, next);
               Value shift = vector::BroadcastOp::create(
                   b, loc, wordType,
                   arith::IndexCastOp::create(b, loc, b.getIntegerType(bits),
@@ -309,20 +420,7 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         Value gv = grads[0];
         Value gh;
         if (spec.spikes()) {
-          Value hv = load(h, at);
-          Value sg = surrogate(hv);
-          Value spike = fires(hv);
-          Value dvdh;
-          if (!spec.softReset) {
-            // (1 - S) + (v_reset - H) sg; detach_reset: (1 - S)
-            dvdh = select(spike, zero, one);
-            if (!spec.detachReset)
-              dvdh = add(dvdh, mul(sub(param(spec.vReset), hv), sg));
-          } else {
-            // 1 - v_th sg; detach_reset: 1
-            dvdh = spec.detachReset ? one : sub(one, mul(param(spec.vTh), sg));
-          }
-          gh = add(mul(gOut, sg), mul(gv, dvdh));
+          gh = gradH(gOut, gv, load(h, at));
         } else {
           // li: the output is H itself and the membrane is not reset.
           gh = add(gOut, gv);
@@ -349,7 +447,10 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
     emitter.emitForward(args, kind == KernelKind::ForwardSaveH);
     return;
   case KernelKind::Backward:
-    emitter.emitBackward(args);
+    if (spec.recomputes())
+      emitter.emitBackwardRecompute(args);
+    else
+      emitter.emitBackward(args);
     return;
   }
 }

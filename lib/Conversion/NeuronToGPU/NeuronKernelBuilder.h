@@ -72,6 +72,18 @@ struct NeuronSpec {
   int64_t getNumSpikeWords() const {
     return (numSteps + getSpikeWordBits() - 1) / getSpikeWordBits();
   }
+  /// The backward recomputes H (NeuronStorage::recomputeChunk).
+  bool recomputes() const { return storage.recomputeChunk > 0 && spikes(); }
+  int64_t getNumChunks() const {
+    if (!recomputes())
+      return 1;
+    return (numSteps + storage.recomputeChunk - 1) / storage.recomputeChunk;
+  }
+  /// Elements of the checkpoint tensor (at least N, so that it is never
+  /// empty: one chunk stores nothing).
+  int64_t getCheckpointSize() const {
+    return std::max<int64_t>(getNumChunks() - 1, 1) * numNeurons;
+  }
   /// The parameters that are kernel arguments, in ABI order.
   SmallVector<const NeuronParam *> getTensorParams() const;
 };
@@ -117,10 +129,15 @@ unsigned forEachKernelOp(
     function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
     const NeuronStorage &storage = {});
 
-/// Reads the storage options of the passes: `hDType` is "f32" or "bf16".
-/// Emits an error on `module` and fails on another type.
+/// Reads the storage options of the passes: `hDType` is "f32" or "bf16",
+/// `recomputeChunk` in [0, 64]. Emits an error on `module` and fails
+/// otherwise.
 FailureOr<NeuronStorage> parseNeuronStorage(Operation *module, StringRef hDType,
-                                            bool spikeBits);
+                                            bool spikeBits,
+                                            int64_t recomputeChunk = 0);
+
+/// Fails with an error on `op` when its layer cannot use `spec.storage`.
+LogicalResult checkStorageSupported(Operation *op, const NeuronSpec &spec);
 
 /// Adds the `gpu.func` kernels of every supported neuron op of `func` to
 /// `gpuModule`. Fails, with a diagnostic, on a name that already exists.

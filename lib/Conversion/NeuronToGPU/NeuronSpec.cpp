@@ -127,6 +127,15 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
   return spec;
 }
 
+LogicalResult kernelgen::checkStorageSupported(Operation *op,
+                                               const NeuronSpec &spec) {
+  if (spec.storage.recomputeChunk > 0 && spec.hasSynapse())
+    return op->emitError()
+           << "recompute-chunk supports lif, if and li layers; a cuba_lif "
+              "layer would need its synaptic current checkpointed too";
+  return success();
+}
+
 SmallVector<const NeuronParam *> NeuronSpec::getTensorParams() const {
   SmallVector<const NeuronParam *> params;
   for (const NeuronParam *p :
@@ -151,15 +160,17 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
         IntegerType::get(ctx, static_cast<unsigned>(spec.getSpikeWordBits())));
   Type param = MemRefType::get({spec.numFeatures}, f32);
   SmallVector<Type> types;
+  Type ckpt = MemRefType::get({spec.getCheckpointSize()}, f32);
   switch (kind) {
   case KernelKind::Forward: // x, s
     types = {flat, s};
     break;
-  case KernelKind::ForwardSaveH: // x, s, h, i_saved
-    types = {flat, s, h};
+  case KernelKind::ForwardSaveH: // x, s, h | checkpoints, i_saved
+    types = {flat, s, spec.recomputes() ? ckpt : h};
     break;
-  case KernelKind::Backward: // gs, h, gx, i_saved
-    types = {flat, h, flat};
+  case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
+    types = spec.recomputes() ? SmallVector<Type>{flat, flat, ckpt, flat}
+                              : SmallVector<Type>{flat, h, flat};
     break;
   }
   if (kind != KernelKind::Forward && spec.hasSynapse())
@@ -170,9 +181,15 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
 
 FailureOr<NeuronStorage> kernelgen::parseNeuronStorage(Operation *module,
                                                        StringRef hDType,
-                                                       bool spikeBits) {
+                                                       bool spikeBits,
+                                                       int64_t recomputeChunk) {
   NeuronStorage storage;
   storage.spikeBits = spikeBits;
+  if (recomputeChunk < 0 || recomputeChunk > 64)
+    return module->emitError()
+           << "recompute-chunk must be in [0, 64] (0: save H), not "
+           << recomputeChunk;
+  storage.recomputeChunk = recomputeChunk;
   if (hDType == "bf16")
     storage.bf16H = true;
   else if (hDType != "f32")

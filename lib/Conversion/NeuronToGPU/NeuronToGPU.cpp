@@ -91,6 +91,10 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   bool failed = false;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
+    if (mlir::failed(checkStorageSupported(op, spec))) {
+      failed = true;
+      return;
+    }
     NeuronOpKernels kernels{op, spec, {},
                             llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
     for (KernelKind kind : kinds) {
@@ -128,7 +132,7 @@ struct SNNNeuronToGPUPass
       return signalPassFailure();
     }
     FailureOr<NeuronStorage> storage =
-        parseNeuronStorage(module, hDType, spikeBits);
+        parseNeuronStorage(module, hDType, spikeBits, recomputeChunk);
     if (failed(storage))
       return signalPassFailure();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());

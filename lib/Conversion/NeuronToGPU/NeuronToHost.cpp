@@ -28,7 +28,7 @@ struct SNNNeuronToHostPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<NeuronStorage> storage =
-        parseNeuronStorage(module, hDType, spikeBits);
+        parseNeuronStorage(module, hDType, spikeBits, recomputeChunk);
     if (failed(storage))
       return signalPassFailure();
     SymbolTable symbols(module);
@@ -40,6 +40,10 @@ struct SNNNeuronToHostPass
     for (func::FuncOp func : funcs) {
       forEachKernelOp(func, [&](Operation *op, unsigned index,
                                 const NeuronSpec &spec) {
+        if (mlir::failed(checkStorageSupported(op, spec))) {
+          failed = true;
+          return;
+        }
         for (KernelKind kind : kinds) {
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);

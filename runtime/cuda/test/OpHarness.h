@@ -36,6 +36,7 @@ public:
   std::vector<uint8_t> readBytes(int64_t id);
   void write(int64_t id, const std::vector<float> &values);
   const DeviceTensor &tensor(int64_t id) const { return tensors.at(id); }
+  CudaDevice &device() { return dev; }
 
   /// Runs `op` (its "in"/"out" are ids of this harness).
   void run(const nlohmann::json &op, float learningRate = 0.0f,

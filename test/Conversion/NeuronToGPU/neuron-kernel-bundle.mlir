@@ -37,6 +37,7 @@
 // JSON-NEXT: "neurons": 3200,
 // JSON-NEXT: "neurons_per_thread": 4,
 // JSON-NEXT: "op": "snn.lif",
+// JSON-NEXT: "recompute_chunk": 0,
 // JSON-NEXT: "spike_word_bits": 0,
 // JSON-NEXT: "tensor_params": 1,
 // JSON-NEXT: "time_steps": 4

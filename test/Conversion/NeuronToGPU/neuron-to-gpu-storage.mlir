@@ -2,7 +2,6 @@
 // RUN: not snn-opt %s --snn-neuron-to-gpu="h-dtype=f16" --split-input-file 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // DTYPE: error: h-dtype must be f32 or bf16, not 'f16'
-
 // Reduced storage: H rounded to bf16 (8-byte stores of 4 lanes), spikes as
 // bits packed over time. T = 12 fits one 16-bit word per neuron: an outer
 // loop over 1 word, an inner one over min(16, 12 - 16 w) steps that ORs bit j

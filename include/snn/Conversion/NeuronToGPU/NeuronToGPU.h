@@ -28,6 +28,12 @@ struct NeuronStorage {
   /// of neuron n holds S[w * bits + j][n] in bit j, words of
   /// `getSpikeWordBits()` bits laid out [words][N].
   bool spikeBits = false;
+  /// Recompute H in the backward instead of saving it (lif, if, li): the
+  /// forward saves the membrane V at the start of every chunk of this many
+  /// steps after the first ([ceil(T/C) - 1, N], "checkpoints"), and the
+  /// backward re-runs each chunk's forward from its checkpoint and the input
+  /// X, keeping the chunk's H in registers. 0: save H.
+  int64_t recomputeChunk = 0;
 };
 
 /// Threads per block of the generated GPU kernels.

@@ -50,6 +50,11 @@ STORAGE = {
     "if_bits_soft_T12": dict(spike_bits=True, steps=12),
     "cuba_bf16h_bits_T40": dict(h_dtype="bf16", spike_bits=True, steps=40),
     "li_bf16h": dict(h_dtype="bf16", spike_bits=True),
+    # Recompute H in the backward from membrane checkpoints every C steps:
+    # 13 = 4 + 4 + 4 + 1 steps, 12 = 3 x 4, and with packed spikes.
+    "lif_recompute_T13": dict(recompute_chunk=4, steps=13),
+    "if_recompute_soft_T12": dict(recompute_chunk=4, steps=12),
+    "lif_recompute_bits_T20": dict(recompute_chunk=8, spike_bits=True, steps=20),
 }
 CONFIGS += [
     ("lif_bf16h_bits_T5", "lif", 2, 8,
@@ -58,6 +63,13 @@ CONFIGS += [
     ("cuba_bf16h_bits_T40", "cuba_lif", 1, 6,
      dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per")),
     ("li_bf16h", "li", 2, 5, dict(k=0.25, c="per")),
+    ("lif_recompute_T13", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_th="per", v_reset="per",
+          surrogate=("triangle", 1.0, None))),
+    ("if_recompute_soft_T12", "if", 3, 4,
+     dict(c=0.6, reset="soft", v_init="per", surrogate=("atan", 2.0, None))),
+    ("lif_recompute_bits_T20", "lif", 1, 12,
+     dict(k=0.4, c=0.5, detach_reset=True, surrogate=("sigmoid", 4.0, 0.3))),
 ]
 
 
@@ -65,7 +77,9 @@ def storage_options(name):
     """The snn-opt options of a layer's storage, e.g. "h-dtype=bf16 spike-bits=1"."""
     st = STORAGE.get(name, {})
     return " ".join(([f"h-dtype={st['h_dtype']}"] if "h_dtype" in st else []) +
-                    (["spike-bits=1"] if st.get("spike_bits") else []))
+                    (["spike-bits=1"] if st.get("spike_bits") else []) +
+                    ([f"recompute-chunk={st['recompute_chunk']}"]
+                     if st.get("recompute_chunk") else []))
 
 
 def steps_of(name):
@@ -255,6 +269,9 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
     bits = spike_word_bits(steps)
     if storage.get("spike_bits") and model != "li":
         types["s"] = f"memref<{-(-steps // bits) * n}xi{bits}>"
+    chunk = storage.get("recompute_chunk", 0) if model != "li" else 0
+    if chunk:
+        types["ckpt"] = f"memref<{max(-(-steps // chunk) - 1, 1) * n}xf32>"
     decls = global_decl("g_x", x) + global_decl("g_gs", gs)
     for name, arr in params:
         decls += global_decl(f"g_{name}", arr)
@@ -263,13 +280,16 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
     for name, arr in params:
         body.append(f"    %p_{name} = memref.get_global @g_{name} : "
                     f"memref<{arr.size}xf32>")
-    outs = ["s", "h"] + (["i"] if cuba else []) + ["gx"]
+    saved = "ckpt" if chunk else "h"
+    outs = ["s", saved] + (["i"] if cuba else []) + ["gx"]
     for name in outs:
         body.append(f"    %{name} = memref.alloc() : {types[name]}")
     pnames = [f"%p_{n}" for n, _ in params]
     ptypes = [f"memref<{a.size}xf32>" for _, a in params]
-    fwd_args = ["%x", "%s", "%h"] + (["%i"] if cuba else [])
-    bwd_args = ["%gs", "%h", "%gx"] + (["%i"] if cuba else [])
+    fwd_args = ["%x", "%s", "%" + saved] + (["%i"] if cuba else [])
+    bwd_args = (["%gs", "%x", "%ckpt", "%gx"] if chunk else
+                ["%gs", "%h", "%gx"] + (["%i"] if cuba else []))
+    types["x"] = flat
     fwd_types = [flat] + [types[a[1:]] for a in fwd_args[1:]] + ptypes
     bwd_types = [flat] + [types[a[1:]] for a in bwd_args[1:]] + ptypes
     body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args + pnames)}) : "
@@ -360,6 +380,8 @@ def check_config(cfg, args, rng, workdir):
                         dtype=np.int64).astype(np.uint32)
         if key == "s" and packed:
             got[key] = unpack_spikes(bits.reshape(-1, n), steps)
+        elif key == "ckpt":
+            got[key] = bits.view(np.float32).astype(np.float64).reshape(-1, n)
         else:
             got[key] = bits.view(np.float32).astype(np.float64).reshape(steps, n)
 
@@ -369,6 +391,11 @@ def check_config(cfg, args, rng, workdir):
     # at a float64 H a kink of the surrogate (triangle, theta_grad) or the
     # spike decision may fall on the other side, which is rounding, not a
     # wrong kernel. The forward is checked bit-exact in float32 below.
+    chunk = storage.get("recompute_chunk", 0)
+    if chunk:
+        # The backward recomputes H in float32 exactly as the forward did.
+        got["h"] = forward(model, attrs, values, x, dtype=np.float32)[1] \
+            .astype(np.float64)
     gX = backward(model, attrs, values, got["h"], gs.astype(np.float64))
     failures = []
     # Spikes: equal to float64 except where H is within rounding of v_th.
@@ -402,6 +429,17 @@ def check_config(cfg, args, rng, workdir):
         failures.append(("input coverage: zero gradient", gX, gX))
     if bf16 and np.array_equal(got["h"], H):
         failures.append(("bf16 H not rounded", got["h"], H))
+    if chunk:
+        # Checkpoint j is the membrane before step (j + 1) C: H after reset.
+        v_th32, v_reset32 = (_layer(model, attrs, values, n, np.float32)[i]
+                             for i in (3, 4))
+        starts = list(range(chunk, steps, chunk))
+        want = [np.where(S32[t - 1] > 0,
+                         H32[t - 1] - v_th32 if attrs.get("reset") == "soft"
+                         else v_reset32, H32[t - 1]) for t in starts]
+        if starts and not np.array_equal(got["ckpt"][:len(starts)],
+                                         np.array(want, dtype=np.float64)):
+            failures.append(("checkpoints", got["ckpt"], np.array(want)))
     for what, a, b in failures:
         print(f"FAIL {name}: {what}\n kernel:\n{a}\n reference:\n{b}")
     if not failures:

@@ -29,12 +29,16 @@ BENCH_FEATURES = 1024
 
 
 REDUCED = dict(h_dtype="bf16", spike_bits=True)
+# Exact fp32 gradients without saving H: checkpoints every 8 steps, the
+# backward recomputes H; with packed spikes.
+RECOMPUTE = dict(recompute_chunk=8, spike_bits=True)
 
 
 def bench_configs():
     for t in BENCH_STEPS:
         batch = (1 << 27) // t // BENCH_FEATURES
-        for suffix, storage in (("", {}), ("_reduced", REDUCED)):
+        for suffix, storage in (("", {}), ("_reduced", REDUCED),
+                                ("_recompute", RECOMPUTE)):
             yield (f"bench_lif_T{t}{suffix}", "lif", batch, BENCH_FEATURES,
                    dict(k=0.5, c=0.5, v_th=1.0, v_reset=0.0), t, storage)
 
@@ -42,7 +46,9 @@ def bench_configs():
 def storage_flags(storage):
     return "".join(([f" h-dtype={storage['h_dtype']}"] if "h_dtype" in storage
                     else []) +
-                   ([" spike-bits=1"] if storage.get("spike_bits") else []))
+                   ([" spike-bits=1"] if storage.get("spike_bits") else []) +
+                   ([f" recompute-chunk={storage['recompute_chunk']}"]
+                    if storage.get("recompute_chunk") else []))
 
 
 def build(args):
@@ -119,7 +125,10 @@ def run_one(cp, kdir, rng, check_neurons):
     bf16 = layer.get("h_dtype") == "bf16"
     word_bits = layer.get("spike_word_bits", 0)
     # bf16 H as its raw 16 bits; packed spikes as [words, n] unsigned words.
+    chunk = layer.get("recompute_chunk", 0)
     dh = cp.empty((steps, n), dtype=cp.uint16) if bf16 else cp.empty_like(dx)
+    if chunk:  # membrane checkpoints instead of H
+        dh = cp.empty((max(-(-steps // chunk) - 1, 1), n), dtype=cp.float32)
     ds = (cp.empty((-(-steps // word_bits), n), dtype=f"uint{word_bits}")
           if word_bits else cp.empty_like(dx))
     cuba = model == "cuba_lif"
@@ -127,7 +136,8 @@ def run_one(cp, kdir, rng, check_neurons):
     dparams = [cp.asarray(params[p]) for p in ref.PARAM_ORDER if p in params]
     grid, block = (layer["grid"],), (layer["block"],)
     fwd_args = [dx, ds, dh] + ([di] if cuba else []) + dparams
-    bwd_args = [dgs, dh, dgx] + ([di] if cuba else []) + dparams
+    bwd_args = ([dgs, dx, dh, dgx] if chunk else
+                [dgs, dh, dgx] + ([di] if cuba else [])) + dparams
     run_fwd = lambda: fwd(grid, block, tuple(fwd_args))
     run_bwd = lambda: bwd(grid, block, tuple(bwd_args))
     run_fwd()
@@ -149,6 +159,9 @@ def run_one(cp, kdir, rng, check_neurons):
         # The kernel rounds H to nearest even: exactly the rounded float32 H.
         got_h = (got_h.astype(np.uint32) << 16).view(np.float32)
         H = ref.round_bf16(H)
+    if chunk:
+        # No H saved: the backward recomputed the forward's float32 H.
+        got_h = H
     gX = ref.backward(model, attrs, values, got_h, gs[:, :m])
     checks = dict(
         spikes=bool(np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
@@ -162,6 +175,7 @@ def run_one(cp, kdir, rng, check_neurons):
                   max_abs_err_h=float(np.max(np.abs(got_h - H))),
                   steps=steps, neurons=n, checked_neurons=m,
                   h_dtype="bf16" if bf16 else "f32", spike_word_bits=word_bits,
+                  recompute_chunk=chunk,
                   max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
     if cfg["name"].startswith("bench_"):
         fwd_ms, bwd_ms = time_ms(cp, run_fwd), time_ms(cp, run_bwd)
@@ -169,8 +183,11 @@ def run_one(cp, kdir, rng, check_neurons):
         copy_ms = time_ms(cp, lambda: dgx.data.copy_from_device(dx.data,
                                                                 nbytes))
         bandwidth = 2 * nbytes / (copy_ms * 1e-3)
-        # x, s, h written; gs, h read, gx written.
+        # x, s, h written; gs, h read, gx written (recompute: x, s and the
+        # checkpoints written; gs, x, checkpoints read, gx written).
         moved = 3 * x.nbytes + ds.nbytes + 2 * dh.nbytes
+        if chunk:
+            moved = 4 * x.nbytes + ds.nbytes + 2 * dh.nbytes * (steps > chunk)
         floor_ms = moved / bandwidth * 1e3
         result.update(fwd_ms=fwd_ms, bwd_ms=bwd_ms,
                       total_ms=fwd_ms + bwd_ms,
