@@ -18,7 +18,8 @@
 #          against the reference, then the LIF layer benchmark
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
-#   bf16   VGG-11 with bf16 saved H and with the bf16 GEMM option (no peers)
+#   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
+#          GEMM option (no peers)
 set -uo pipefail
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 b=/tmp/snnrt-build
@@ -75,7 +76,8 @@ nir)
     single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid 2>&1 | tail -13
   stamp "nir done";;
 grads)
-  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads; do
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
+      $g/recompute-grads; do
     echo "$r:"
     $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \
@@ -93,7 +95,7 @@ kernels)
   stamp "lif bench rc=$?"; tail -30 "$out/lif.log";;
 bf16)
   for env in SNNRT_CUDA_TF32=0 SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1; do
-    for m in vgg11 vgg11-bf16h; do
+    for m in vgg11 vgg11-bf16h vgg11-recompute; do
       echo "$env $m: $(env $env $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50)"
     done
   done | tee "$out/bench-bf16.jsonl"

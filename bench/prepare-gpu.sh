@@ -56,6 +56,16 @@ rm -rf "$g/bf16-grads" && mkdir -p "$g/bf16-grads"
   --snn-compile="output=$g/bf16-grads/rec.snnmod target=all saved-h=bf16" -o /dev/null
 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
   "$g/bf16-grads/rec.snnmod" "$g/bf16-grads"
+# Recomputed H (--snn-compile recompute=2): the same step's gradients.
+rm -rf "$g/recompute-grads" && mkdir -p "$g/recompute-grads"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv.mlir" --snn-autodiff \
+  --snn-compile="output=$g/recompute-grads/rec.snnmod target=all recompute=2" -o /dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/recompute-grads/rec.snnmod" "$g/recompute-grads"
+# VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
+rm -rf "$g/mods/vgg11-recompute.snnmod"
+"$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \
+  --snn-compile="output=$g/mods/vgg11-recompute.snnmod target=all recompute=8" -o /dev/null
 # The MLIR-generated neuron kernels alone (bench/gpu-check.sh, bench/lif_layer.py).
 rm -rf "$g/nk"
 python3 "$root/test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py" build "$g/nk" \

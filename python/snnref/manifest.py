@@ -357,7 +357,15 @@ def _run_op(mod, op, lr, smooth):
             nrn = _neuron(mod, op)
             s, h, i = nrn.forward(mod.get(int(op["in"][0])), smooth=smooth)
             put(0, h if nrn.model == "li" else s)
-            if len(out) > 1:
+            chunk = int(op.get("recompute_chunk", 0))
+            if len(out) > 1 and chunk > 0:
+                # The membrane before steps C, 2C, ...: H after its reset.
+                hv = nrn._view(h)
+                starts = range(chunk, hv.shape[0], chunk)
+                ckpt = [nrn.after_reset(hv[t - 1], nrn.spikes(hv[t - 1], smooth))
+                        for t in starts]
+                put(1, np.stack(ckpt) if ckpt else np.zeros(mod.info(out[1])["shape"]))
+            elif len(out) > 1:
                 put(1, h)
             if len(out) > 2 and i is not None:
                 put(2, i)
@@ -419,7 +427,12 @@ def _run_op(mod, op, lr, smooth):
         elif kind == "neuron_bwd":
             ins = _ids(op, "in", 2, 16, "inputs (gs, h, ...)")
             nrn = _neuron(mod, op)
-            gx, gw = nrn.backward(mod.get(ins[0]), mod.get(ins[1]), smooth=smooth)
+            if int(op.get("recompute_chunk", 0)) > 0:
+                # in: gs, X, checkpoints: H recomputed from X.
+                h = nrn.forward(mod.get(ins[1]), smooth=smooth)[1]
+            else:
+                h = mod.get(ins[1])
+            gx, gw = nrn.backward(mod.get(ins[0]), h, smooth=smooth)
             put(0, gx, grad=True)
             if nrn.model == "plif":
                 if len(out) < 2:

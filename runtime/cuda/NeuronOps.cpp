@@ -202,6 +202,31 @@ bool compiledKernelFor(CudaDevice &dev, const OpCall &call, const char *which,
   return true;
 }
 
+/// The op's `recompute_chunk` (0: H is saved); lif and if only.
+long long recomputeChunk(const OpCall &call, const SnnNeuronArgs &a) {
+  long long chunk = call.op.value("recompute_chunk", 0LL);
+  if (chunk < 0 || (chunk > 0 && a.model != SNN_MODEL_LIF))
+    opError(call, "'recompute_chunk' = " + std::to_string(chunk) +
+                      " must be 0, or positive on a lif or if layer");
+  return chunk;
+}
+
+constexpr const char *recomputeNeedsKernels =
+    "a layer that recomputes H (recompute_chunk) runs only its generated "
+    "kernels, which this module or device lacks: recompile the module with "
+    "target=cuda|all, or without recompute";
+
+/// The membrane checkpoints of a layer that recomputes H.
+void checkCheckpoints(const OpCall &call, const DeviceTensor &ckpt,
+                      const SnnNeuronArgs &a, long long chunk) {
+  long long chunks = (a.steps + chunk - 1) / chunk;
+  long long want = std::max(chunks - 1, 1LL) * a.neurons;
+  if (static_cast<long long>(ckpt.numel()) != want)
+    opError(call, "checkpoint tensor " + ckpt.name + " has " +
+                      std::to_string(ckpt.numel()) + " elements; expected " +
+                      std::to_string(want) + " (max(ceil(T/C) - 1, 1) x N)");
+}
+
 /// The compiled kernel was generated for one element type of the saved H;
 /// a manifest that gives the tensor another one would be misread.
 void checkKernelHType(const OpCall &call, const DeviceTensor &h) {
@@ -227,8 +252,21 @@ void runForward(CudaDevice &device, OpCall &call) {
     opError(call, "expected " + std::to_string(outs) + " outputs (s" +
                       (saveH ? ", h" : "") + (saveH && cuba ? ", i" : "") +
                       "), got " + std::to_string(call.out.size()));
-  for (const DeviceTensor &t : call.out)
-    checkShape(call, t, x);
+  long long chunk = saveH ? recomputeChunk(call, a) : 0;
+  for (size_t i = 0; i < call.out.size(); ++i)
+    if (i != 1 || chunk == 0)
+      checkShape(call, call.out[i], x);
+  if (chunk > 0) {
+    // The membrane checkpoints instead of H: only the generated kernel
+    // writes them.
+    checkCheckpoints(call, call.out[1], a, chunk);
+    std::string name;
+    if (!compiledKernelFor(device, call, "fwd", name))
+      opError(call, recomputeNeedsKernels);
+    launchCompiled(device, call, name, {x.ptr, call.out[0].ptr,
+                                        call.out[1].ptr}, 1);
+    return;
+  }
   a.in = x.f32();
   a.out = call.out[0].f32();
   a.h = saveH ? call.out[1].f32() : nullptr;
@@ -253,6 +291,21 @@ void runBackward(CudaDevice &device, OpCall &call) {
   expectArity(call, 2, 64, 1, 2);
   const DeviceTensor &gs = call.in[0], &h = call.in[1];
   SnnNeuronArgs a = parseNeuron(call, gs);
+  if (long long chunk = recomputeChunk(call, a)) {
+    // in: gs, X, the membrane checkpoints: the generated kernel recomputes H.
+    expectArity(call, 3, 64, 1, 1);
+    checkShape(call, call.in[1], gs);
+    checkShape(call, call.out[0], gs);
+    checkCheckpoints(call, call.in[2], a, chunk);
+    std::string name;
+    if (attrBool(call, "accumulate", false) ||
+        !compiledKernelFor(device, call, "bwd", name))
+      opError(call, recomputeNeedsKernels);
+    launchCompiled(device, call, name,
+                   {gs.ptr, call.in[1].ptr, call.in[2].ptr, call.out[0].ptr},
+                   3);
+    return;
+  }
   bool cuba = a.model == SNN_MODEL_CUBA, plif = a.model == SNN_MODEL_PLIF;
   checkShape(call, h, gs);
   checkShape(call, call.out[0], gs);

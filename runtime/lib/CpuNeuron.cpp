@@ -223,35 +223,10 @@ void writePlifGrad(const Ctx &c, const NeuronSpec &s,
   gwOut.commit();
 }
 
-} // namespace
-
-void runNeuron(const Ctx &c) {
-  NeuronSpec s = readSpec(c);
-  bool saveH = c.attr("save_h", false);
-  c.arity(1, c.op.in.size(), saveH ? 2 : 1, s.cuba ? 3 : 2);
-  size_t total = static_cast<size_t>(s.T * s.N);
-  c.expectElements(c.out(0), total, s.li ? "H, like the input"
-                                         : "the spikes, like the input");
-  float *hOut = saveH && c.op.out.size() > 1 ? c.outPtr(1) : nullptr;
-  float *iOut = saveH && s.cuba && c.op.out.size() > 2 ? c.outPtr(2) : nullptr;
-  if (hOut)
-    c.expectElements(c.out(1), total, "saved H, like the input");
-  // A bf16 H (--snn-compile saved-h=bf16) is stored rounded; the scan itself
-  // runs in fp32.
-  bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
-  if (iOut)
-    c.expectElements(c.out(2), total, "saved I, like the input");
-  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
-  if (!s.plif && !hBf16)
-    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
-      std::vector<void *> args{c.inPtr(0)};
-      for (size_t i = 0; i < c.op.out.size(); ++i)
-        args.push_back(c.outPtr(i));
-      callGenerated(c, fn, std::move(args), 1);
-      return;
-    }
-  const float *x = c.inPtr(0);
-  float *out = c.outPtr(0);
+/// The forward scan of DESIGN §2 over T steps from v_init (and i_init):
+/// S (li: H) into `out`, H into `hOut` and I into `iOut` when not null.
+void scanForward(const NeuronSpec &s, const float *x, float *out, float *hOut,
+                 float *iOut, bool hBf16) {
   int64_t F = s.F, B = s.N / s.F;
   std::vector<float> v(static_cast<size_t>(s.N)), cur(static_cast<size_t>(s.N));
   for (int64_t b = 0; b < B; ++b)
@@ -289,14 +264,104 @@ void runNeuron(const Ctx &c) {
     }
 }
 
+/// The op's `recompute_chunk` C (0: H is saved): the forward saves the
+/// membrane before steps C, 2C, ... and the backward recomputes H from X.
+int64_t recomputeChunk(const Ctx &c, const NeuronSpec &s) {
+  int64_t chunk = c.attr<int64_t>("recompute_chunk", 0);
+  if (chunk < 0)
+    c.fail("'recompute_chunk' must be >= 0, got " + std::to_string(chunk));
+  if (chunk > 0 && (s.li || s.cuba || s.plif))
+    c.fail("'recompute_chunk' applies to lif and if layers, not " + s.model);
+  return chunk;
+}
+
+/// Elements of the checkpoint tensor of a layer that recomputes H.
+size_t checkpointSize(const NeuronSpec &s, int64_t chunk) {
+  int64_t chunks = (s.T + chunk - 1) / chunk;
+  return static_cast<size_t>(std::max<int64_t>(chunks - 1, 1) * s.N);
+}
+
+} // namespace
+
+void runNeuron(const Ctx &c) {
+  NeuronSpec s = readSpec(c);
+  bool saveH = c.attr("save_h", false);
+  c.arity(1, c.op.in.size(), saveH ? 2 : 1, s.cuba ? 3 : 2);
+  size_t total = static_cast<size_t>(s.T * s.N);
+  c.expectElements(c.out(0), total, s.li ? "H, like the input"
+                                         : "the spikes, like the input");
+  int64_t chunk = saveH ? recomputeChunk(c, s) : 0;
+  float *hOut = saveH && c.op.out.size() > 1 ? c.outPtr(1) : nullptr;
+  float *iOut = saveH && s.cuba && c.op.out.size() > 2 ? c.outPtr(2) : nullptr;
+  if (chunk > 0)
+    c.expectElements(c.out(1), checkpointSize(s, chunk),
+                     "membrane checkpoints, max(ceil(T/C) - 1, 1) x N");
+  else if (hOut)
+    c.expectElements(c.out(1), total, "saved H, like the input");
+  // A bf16 H (--snn-compile saved-h=bf16) is stored rounded; the scan itself
+  // runs in fp32.
+  bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
+  if (iOut)
+    c.expectElements(c.out(2), total, "saved I, like the input");
+  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
+  if (!s.plif && !hBf16)
+    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
+      std::vector<void *> args{c.inPtr(0)};
+      for (size_t i = 0; i < c.op.out.size(); ++i)
+        args.push_back(c.outPtr(i));
+      callGenerated(c, fn, std::move(args), 1);
+      return;
+    }
+  const float *x = c.inPtr(0);
+  float *out = c.outPtr(0);
+  if (chunk > 0) {
+    // H goes to scratch; the membrane before steps C, 2C, ... is saved.
+    std::vector<float> hs(total);
+    scanForward(s, x, out, hs.data(), nullptr, false);
+    float *ckpt = c.outPtr(1);
+    for (int64_t t = chunk; t < s.T; t += chunk)
+      for (int64_t n = 0; n < s.N; ++n) {
+        int64_t f = n % s.F;
+        float h = hs[(t - 1) * s.N + n];
+        ckpt[(t / chunk - 1) * s.N + n] =
+            afterReset(s, h, s.vth[f], s.vreset[f]);
+      }
+    return;
+  }
+  scanForward(s, x, out, hOut, iOut, hBf16);
+}
+
 void runNeuronBackward(const Ctx &c) {
   NeuronSpec s = readSpec(c);
   c.arity(2, c.op.in.size(), 1, 2);
   size_t total = static_cast<size_t>(s.T * s.N);
-  c.expectElements(c.in(1), total, "saved H, like the gradient");
+  int64_t chunk = recomputeChunk(c, s);
   c.expectElements(c.out(0), total, "gx, like the gradient");
+  if (chunk > 0) {
+    // in: gs, X, the membrane checkpoints: H is recomputed.
+    c.arity(3, c.op.in.size(), 1, 1);
+    c.expectElements(c.in(1), total, "the layer's input X, like the gradient");
+    c.expectElements(c.in(2), checkpointSize(s, chunk),
+                     "membrane checkpoints, max(ceil(T/C) - 1, 1) x N");
+    if (!c.accumulate())
+      if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+        callGenerated(c, fn, {c.inPtr(0), c.inPtr(1), c.inPtr(2), c.outPtr(0)},
+                      3);
+        return;
+      }
+  } else {
+    c.expectElements(c.in(1), total, "saved H, like the gradient");
+  }
+  // Recomputed from X from v_init: the same arithmetic as the forward.
+  std::vector<float> recomputed;
+  if (chunk > 0) {
+    recomputed.resize(total);
+    std::vector<float> spikes(total);
+    scanForward(s, c.inPtr(1), spikes.data(), recomputed.data(), nullptr,
+                false);
+  }
   // The generated kernel overwrites gx and reads an f32 H.
-  if (!s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
+  if (chunk == 0 && !s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
     if (HostKernelFn fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {
@@ -307,7 +372,8 @@ void runNeuronBackward(const Ctx &c) {
       callGenerated(c, fn, std::move(args), s.cuba ? 3 : 2);
       return;
     }
-  const float *gs = c.inPtr(0), *hs = c.inPtr(1);
+  const float *gs = c.inPtr(0),
+              *hs = chunk > 0 ? recomputed.data() : c.inPtr(1);
   GradOut gxOut(c, c.outPtr(0), total);
   float *gx = gxOut.data();
   int64_t F = s.F, B = s.N / s.F;

@@ -106,6 +106,15 @@ struct SNNDumpNeuronKernelsPass
       return signalPassFailure();
     }
 
+    bool unsupported = false;
+    forEachKernelOp(
+        target,
+        [&](Operation *op, unsigned, const NeuronSpec &spec) {
+          unsupported |= failed(checkStorageSupported(op, spec));
+        },
+        *storage);
+    if (unsupported)
+      return signalPassFailure();
     SmallVector<std::string> chipList(chips.begin(), chips.end());
     if (chipList.empty())
       chipList = {"sm_80", "sm_90"};

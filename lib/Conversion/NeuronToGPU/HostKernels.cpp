@@ -210,7 +210,7 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 }
 
 FailureOr<HostKernelLibrary>
-snn::generateHostNeuronKernels(func::FuncOp func) {
+snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -227,6 +227,8 @@ snn::generateHostNeuronKernels(func::FuncOp func) {
   std::vector<std::string> names;
   const KernelKind kinds[] = {KernelKind::ForwardSaveH, KernelKind::Forward,
                               KernelKind::Backward};
+  NeuronStorage storage;
+  storage.recomputeChunk = recomputeChunk;
   forEachKernelOp(func, [&](Operation *op, unsigned index,
                             const NeuronSpec &spec) {
     NeuronKernel kernel;
@@ -242,7 +244,7 @@ snn::generateHostNeuronKernels(func::FuncOp func) {
                                         : kernel.bwdName) = name;
     }
     library.kernels[op] = std::move(kernel);
-  });
+  }, storage);
   if (library.kernels.empty())
     return library;
 

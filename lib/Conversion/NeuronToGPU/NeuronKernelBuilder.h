@@ -72,8 +72,11 @@ struct NeuronSpec {
   int64_t getNumSpikeWords() const {
     return (numSteps + getSpikeWordBits() - 1) / getSpikeWordBits();
   }
-  /// The backward recomputes H (NeuronStorage::recomputeChunk).
-  bool recomputes() const { return storage.recomputeChunk > 0 && spikes(); }
+  /// The backward recomputes H (NeuronStorage::recomputeChunk): lif and if
+  /// (li's backward needs no H; cuba_lif would need its current too).
+  bool recomputes() const {
+    return storage.recomputeChunk > 0 && spikes() && !hasSynapse();
+  }
   int64_t getNumChunks() const {
     if (!recomputes())
       return 1;

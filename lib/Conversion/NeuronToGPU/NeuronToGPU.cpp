@@ -91,10 +91,6 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   bool failed = false;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
-    if (mlir::failed(checkStorageSupported(op, spec))) {
-      failed = true;
-      return;
-    }
     NeuronOpKernels kernels{op, spec, {},
                             llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
     for (KernelKind kind : kinds) {
@@ -136,12 +132,18 @@ struct SNNNeuronToGPUPass
     if (failed(storage))
       return signalPassFailure();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    bool any = false;
+    bool any = false, unsupported = false;
     for (func::FuncOp func : funcs) {
-      forEachKernelOp(func, [&](Operation *, unsigned, const NeuronSpec &) {
-        any = true;
-      });
+      forEachKernelOp(
+          func,
+          [&](Operation *op, unsigned, const NeuronSpec &spec) {
+            any = true;
+            unsupported |= failed(checkStorageSupported(op, spec));
+          },
+          *storage);
     }
+    if (unsupported)
+      return signalPassFailure();
     if (!any)
       return;
 

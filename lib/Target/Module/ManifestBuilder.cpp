@@ -558,7 +558,20 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     return failure();
   Array out{*s};
   bool saveH = phase == Phase::TrainForward;
-  if (saveH) {
+  if (saveH && recomputeChunk > 0 && isa<LIFOp, IFOp>(op)) {
+    // The backward recomputes H from the input: only the membrane before
+    // steps C, 2C, ... is saved (at least one row, so never empty).
+    Array shape = *tensor(*s).getArray("shape");
+    int64_t steps = *shape[0].getAsInteger();
+    int64_t chunks = (steps + recomputeChunk - 1) / recomputeChunk;
+    shape[0] = std::max<int64_t>(chunks - 1, 1);
+    record.savedH = addTensor(Object{{"name", layer + ".ckpt"},
+                                     {"shape", std::move(shape)},
+                                     {"role", "saved"}});
+    record.input = *x;
+    record.attrs["recompute_chunk"] = recomputeChunk;
+    out.push_back(record.savedH);
+  } else if (saveH) {
     Array shape = *tensor(*s).getArray("shape");
     Object h{{"name", layer + ".h"}, {"shape", Array(shape)}, {"role", "saved"}};
     if (savedHBf16)

@@ -51,8 +51,9 @@ public:
   /// `savedHBf16`: training stores the H of multi-step neuron layers in
   /// bf16 (the compiled kernels of `kernels` must have been generated so).
   ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels,
-                  bool savedHBf16 = false)
-      : batch(batch), kernels(kernels), savedHBf16(savedHBf16) {}
+                  bool savedHBf16 = false, int64_t recomputeChunk = 0)
+      : batch(batch), kernels(kernels), savedHBf16(savedHBf16),
+        recomputeChunk(recomputeChunk) {}
 
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
@@ -72,6 +73,8 @@ private:
     SmallVector<int64_t> paramInputs;
     std::optional<int64_t> plifWeight;
     int64_t savedH = -1, savedI = -1;
+    /// With recompute: the layer's input, which the backward reads.
+    int64_t input = -1;
     Operation *op = nullptr;
   };
 
@@ -106,6 +109,9 @@ private:
   int64_t batch;
   const NeuronKernelMap &kernels;
   bool savedHBf16;
+  /// lif/if layers save membrane checkpoints every this many steps instead
+  /// of H, and their backward reads their input (0: save H).
+  int64_t recomputeChunk;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

@@ -109,11 +109,13 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
       options.hostKernels && options.target != ModuleTarget::Cuda;
   kernelOptions.batch = options.batch;
   kernelOptions.savedHBf16 = options.savedHBf16;
+  kernelOptions.recomputeChunk = options.recomputeChunk;
   if ((kernelOptions.cuda || kernelOptions.host) &&
       failed(generateModuleKernels(entries, kernelOptions, kernels, blobs)))
     return failure();
 
-  ManifestBuilder builder(options.batch, kernels, options.savedHBf16);
+  ManifestBuilder builder(options.batch, kernels, options.savedHBf16,
+                          options.recomputeChunk);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();

@@ -99,7 +99,8 @@ LogicalResult mlir::snn::generateModuleKernels(
 
   // Both sets of kernels come from the same function: same names per op.
   if (options.host && !options.savedHBf16) {
-    FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(kernelFunc);
+    FailureOr<HostKernelLibrary> library =
+        generateHostNeuronKernels(kernelFunc, options.recomputeChunk);
     if (failed(library))
       return failure();
     addKernelRefs(library->kernels, originalOf, "f32", kernels);
@@ -114,6 +115,7 @@ LogicalResult mlir::snn::generateModuleKernels(
     return success();
   NeuronStorage storage;
   storage.bf16H = options.savedHBf16;
+  storage.recomputeChunk = options.recomputeChunk;
   FailureOr<NeuronKernelBundle> bundle = generateNeuronKernels(
       kernelFunc, options.chips, /*emitBinary=*/true, storage);
   if (failed(bundle))

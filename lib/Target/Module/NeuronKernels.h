@@ -21,6 +21,8 @@ struct ModuleKernelOptions {
   /// The GPU kernels write and read the saved H in bf16 (the CPU keeps H in
   /// f32 storage, so no CPU kernels are built then).
   bool savedHBf16 = false;
+  /// lif/if kernels recompute H (NeuronStorage::recomputeChunk).
+  int64_t recomputeChunk = 0;
 };
 
 /// Generates the kernels of every neuron op of `funcs` into one set of files,

@@ -41,6 +41,13 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
     }
     options.savedHBf16 = savedH == "bf16";
     options.hostKernels = hostKernels;
+    if (recompute < 0 || recompute > 64) {
+      module.emitError() << "snn-compile: recompute must be in [0, 64] (0: "
+                            "save H), not "
+                         << static_cast<int64_t>(recompute);
+      return signalPassFailure();
+    }
+    options.recomputeChunk = recompute;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

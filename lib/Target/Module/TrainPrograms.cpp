@@ -99,7 +99,11 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   FailureOr<int64_t> gsId = lookup(op, gs);
   if (failed(gsId))
     return failure();
-  Array in{*gsId, record->savedH};
+  // With recompute: the layer's input and its membrane checkpoints.
+  Array in{*gsId};
+  if (record->input >= 0)
+    in.push_back(record->input);
+  in.push_back(record->savedH);
   if (record->savedI >= 0)
     in.push_back(record->savedI);
   if (record->plifWeight)

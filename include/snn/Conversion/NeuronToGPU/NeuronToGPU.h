@@ -94,7 +94,8 @@ struct HostKernelLibrary {
 /// forward, inference and backward kernels of every neuron op of `func` that
 /// has generated kernels, with f32 storage. Emits a diagnostic and fails when
 /// LLVM or the linker fails or no linker is found.
-FailureOr<HostKernelLibrary> generateHostNeuronKernels(func::FuncOp func);
+FailureOr<HostKernelLibrary>
+generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0);
 
 } // namespace mlir::snn
 

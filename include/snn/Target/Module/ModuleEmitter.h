@@ -37,6 +37,10 @@ struct ModuleCompileOptions {
   /// Compile the neuron kernels for the CPU (else the runtime's built-in
   /// C++ loops run the neuron layers on the CPU).
   bool hostKernels = true;
+  /// Training recomputes the H of lif and if layers from their input in the
+  /// backward, with a membrane checkpoint every this many steps, instead of
+  /// saving it (0: save H).
+  int64_t recomputeChunk = 0;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -181,6 +181,10 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "Compile the neuron kernels for the CPU (target cpu or all; not "
            "with saved-h=bf16); false leaves the CPU's neuron layers to the "
            "runtime's built-in loops">,
+    Option<"recompute", "recompute", "int64_t", /*default=*/"0",
+           "Training recomputes the H of lif and if layers in the backward "
+           "from their input and a membrane checkpoint every this many steps "
+           "instead of saving H (0: save H; 8 is a good choice)">,
   ];
 }
 
