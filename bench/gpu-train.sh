@@ -73,11 +73,12 @@ vgg)
   stamp "vgg done";;
 nir)
   python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
-    single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid 2>&1 | tail -13
+    single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays \
+    flatten_mid 2>&1 | tail -14
   stamp "nir done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
-      $g/recompute-grads; do
+      $g/recompute-grads $g/asym-grads; do
     echo "$r:"
     $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \

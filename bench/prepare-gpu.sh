@@ -62,6 +62,12 @@ rm -rf "$g/recompute-grads" && mkdir -p "$g/recompute-grads"
   --snn-compile="output=$g/recompute-grads/rec.snnmod target=all recompute=2" -o /dev/null
 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
   "$g/recompute-grads/rec.snnmod" "$g/recompute-grads"
+# Asymmetric convolution padding (im2col + cuBLAS on the GPU).
+rm -rf "$g/asym-grads" && mkdir -p "$g/asym-grads"
+"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv-asym.mlir" --snn-autodiff \
+  --snn-compile="output=$g/asym-grads/rec.snnmod target=all" -o /dev/null
+PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+  "$g/asym-grads/rec.snnmod" "$g/asym-grads"
 # VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
 rm -rf "$g/mods/vgg11-recompute.snnmod"
 "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \
@@ -72,5 +78,5 @@ python3 "$root/test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py" build "
   --snn-opt "$opt" > /dev/null
 python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
-  single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid
+  single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays flatten_mid
 du -sh "$g" "$root/.peers" 2>/dev/null || true

@@ -36,20 +36,28 @@ class Window:
     def __init__(self, in_hw, kernel, stride, padding, dilation=(1, 1)):
         self.kh, self.kw = _pair(kernel, "kernel")
         self.sh, self.sw = _pair(stride, "stride")
-        self.ph, self.pw = _pair(padding, "padding")
+        # [top, left] on both sides, or [top, left, bottom, right].
+        padding = list(np.ravel(padding)) if not np.isscalar(padding) else padding
+        if not np.isscalar(padding) and len(padding) == 4:
+            self.ph, self.pw = int(padding[0]), int(padding[1])
+            self.ph2, self.pw2 = int(padding[2]), int(padding[3])
+        else:
+            self.ph, self.pw = _pair(padding, "padding")
+            self.ph2, self.pw2 = self.ph, self.pw
         self.dh, self.dw = _pair(dilation, "dilation")
         H, W = in_hw
-        self.oh = (H + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1
-        self.ow = (W + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1
+        self.oh = (H + self.ph + self.ph2 - self.dh * (self.kh - 1) - 1) // self.sh + 1
+        self.ow = (W + self.pw + self.pw2 - self.dw * (self.kw - 1) - 1) // self.sw + 1
         if min(self.sh, self.sw, self.dh, self.dw, self.kh, self.kw) < 1 or \
-                min(self.ph, self.pw) < 0 or self.oh < 1 or self.ow < 1:
+                min(self.ph, self.pw, self.ph2, self.pw2) < 0 or \
+                self.oh < 1 or self.ow < 1:
             raise RefError(f"window kernel {[self.kh, self.kw]} stride "
                            f"{[self.sh, self.sw]} padding {[self.ph, self.pw]} "
                            f"dilation {[self.dh, self.dw]} does not fit a "
                            f"{H}x{W} input")
 
     def pad(self, x, value=0.0):
-        return np.pad(x, ((0, 0), (0, 0), (self.ph, self.ph), (self.pw, self.pw)),
+        return np.pad(x, ((0, 0), (0, 0), (self.ph, self.ph2), (self.pw, self.pw2)),
                       constant_values=value)
 
     def taps(self):
@@ -62,7 +70,8 @@ class Window:
                              slice(c0, c0 + self.sw * (self.ow - 1) + 1, self.sw))
 
     def unpad(self, xp):
-        H, W = xp.shape[2] - 2 * self.ph, xp.shape[3] - 2 * self.pw
+        H = xp.shape[2] - self.ph - self.ph2
+        W = xp.shape[3] - self.pw - self.pw2
         return xp[:, :, self.ph:self.ph + H, self.pw:self.pw + W]
 
 

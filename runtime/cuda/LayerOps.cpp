@@ -139,21 +139,31 @@ SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
   std::vector<int64_t> stride =
       call.op.contains("stride") ? attrInts(call, "stride", 2)
                                  : std::vector<int64_t>{kh, kw};
+  // Convolutions may pad asymmetrically: [top, left, bottom, right].
+  bool fourPads = dilated && call.op.contains("padding") &&
+                  call.op["padding"].is_array() &&
+                  call.op["padding"].size() == 4;
   std::vector<int64_t> pad = call.op.contains("padding")
-                                 ? attrInts(call, "padding", 2)
+                                 ? attrInts(call, "padding", fourPads ? 4 : 2)
                                  : std::vector<int64_t>{0, 0};
+  if (!fourPads)
+    pad.insert(pad.end(), pad.begin(), pad.end());
   std::vector<int64_t> dil = dilated && call.op.contains("dilation")
                                  ? attrInts(call, "dilation", 2)
                                  : std::vector<int64_t>{1, 1};
   s.strideH = stride[0], s.strideW = stride[1];
   s.padH = pad[0], s.padW = pad[1], s.dilH = dil[0], s.dilW = dil[1];
   if (kh <= 0 || kw <= 0 || s.strideH <= 0 || s.strideW <= 0 || s.padH < 0 ||
-      s.padW < 0 || s.dilH <= 0 || s.dilW <= 0)
+      s.padW < 0 || pad[2] < 0 || pad[3] < 0 || s.dilH <= 0 || s.dilW <= 0)
     opError(call, std::string("'") + kernelAttr +
                       "', 'stride' and 'dilation' must be positive and "
                       "'padding' non-negative");
-  s.outHeight = (s.height + 2 * s.padH - s.dilH * (kh - 1) - 1) / s.strideH + 1;
-  s.outWidth = (s.width + 2 * s.padW - s.dilW * (kw - 1) - 1) / s.strideW + 1;
+  // The kernels index with the leading pads; the trailing ones only size
+  // the output.
+  s.outHeight =
+      (s.height + s.padH + pad[2] - s.dilH * (kh - 1) - 1) / s.strideH + 1;
+  s.outWidth =
+      (s.width + s.padW + pad[3] - s.dilW * (kw - 1) - 1) / s.strideW + 1;
   if (s.outHeight <= 0 || s.outWidth <= 0)
     opError(call, "the window is larger than the padded input " + x.name);
   s.groupChannels = s.channels;
@@ -162,6 +172,8 @@ SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
 
 struct ConvSetup {
   SnnConvShape shape;
+  /// Padding differs between the two sides of a dim: cuDNN cannot.
+  bool asymmetric = false;
   long long out, groups, groupOut, groupK, pixels;
   long long chunk; // images per column buffer
 };
@@ -172,6 +184,10 @@ ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
     opError(call, "weight " + w.name + " must be [O, C/groups, KH, KW]");
   ConvSetup c;
   c.shape = windowShape(call, x, w.shape[2], w.shape[3], true, "kernel");
+  if (call.op.contains("padding") && call.op["padding"].size() == 4) {
+    std::vector<int64_t> pad = attrInts(call, "padding", 4);
+    c.asymmetric = pad[0] != pad[2] || pad[1] != pad[3];
+  }
   c.groups = static_cast<long long>(attrNumber(call, "groups", 1));
   c.out = w.shape[0];
   if (c.groups <= 0 || c.shape.channels % c.groups || c.out % c.groups ||
@@ -201,9 +217,12 @@ void im2col(CudaDevice &dev, const OpCall &call, const float *x, float *col,
   dev.launchElementwise("snnrt_im2col", total, call.where, x, col, s, group);
 }
 
-/// cuDNN when it is loaded and the tensors fit its 32-bit sizes.
+/// cuDNN when it is loaded, the tensors fit its 32-bit sizes and the padding
+/// is symmetric; else im2col + cuBLAS.
 CudnnConv *cudnnFor(CudaDevice &dev, const ConvSetup &c) {
   const SnnConvShape &s = c.shape;
+  if (c.asymmetric)
+    return nullptr;
   long long largest = std::max(s.images * s.channels * s.height * s.width,
                                s.images * c.out * c.pixels);
   return largest <= INT_MAX ? dev.cudnn() : nullptr;

@@ -91,7 +91,8 @@ private:
 /// conv2d and conv2d_bwd; x is in(xIndex), w is in(wIndex)).
 struct ConvGeometry {
   int64_t samples, C, H, W, O, Cg, KH, KW, OH, OW, groups, Og;
-  std::vector<int64_t> stride, pad, dil;
+  /// pad: before each spatial dim (the index offset); padEnd: after it.
+  std::vector<int64_t> stride, pad, padEnd, dil;
   int64_t cols() const { return OH * OW; }
   int64_t kdim() const { return Cg * KH * KW; }
   ConvGeometry(const Ctx &c, const TensorInfo &x, const TensorInfo &w,

@@ -124,7 +124,16 @@ ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
   OH = y.shape[r - 2], OW = y.shape[r - 1];
   samples = static_cast<int64_t>(x.numel()) / (C * H * W);
   stride = c.pair("stride", {1, 1});
-  pad = c.pair("padding", {0, 0});
+  // [top, left] on both sides, or [top, left, bottom, right].
+  std::vector<int64_t> padding =
+      c.attr<std::vector<int64_t>>("padding", {0, 0});
+  if ((padding.size() != 2 && padding.size() != 4) ||
+      std::any_of(padding.begin(), padding.end(),
+                  [](int64_t p) { return p < 0; }))
+    c.fail("'padding' must be 2 or 4 non-negative integers");
+  pad = {padding[0], padding[1]};
+  padEnd = padding.size() == 4 ? std::vector<int64_t>{padding[2], padding[3]}
+                               : pad;
   dil = c.pair("dilation", {1, 1});
   groups = c.attr<int64_t>("groups", 1);
   if (groups <= 0 || C % groups || O % groups || C / groups != Cg ||
@@ -133,11 +142,12 @@ ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
            ", w " + w.shapeString() + ", groups " + std::to_string(groups) +
            ", y " + y.shapeString());
   Og = O / groups;
-  auto expected = [](int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  auto expected = [](int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1,
+                     int64_t d) {
+    return (in + p0 + p1 - d * (k - 1) - 1) / s + 1;
   };
-  if (OH != expected(H, KH, stride[0], pad[0], dil[0]) ||
-      OW != expected(W, KW, stride[1], pad[1], dil[1]))
+  if (OH != expected(H, KH, stride[0], pad[0], padEnd[0], dil[0]) ||
+      OW != expected(W, KW, stride[1], pad[1], padEnd[1], dil[1]))
     c.fail("output " + y.shapeString() +
            " does not match the input, kernel, stride, padding and dilation");
 }

@@ -98,6 +98,7 @@ static bool isConv1d(Conv2DOp conv) {
   return out.size() == in.size() + 1 && out[out.size() - 2] == 1 &&
          out.take_back(1) == in.take_back(1) && w[2] == 1 &&
          conv.getStride()[0] == 1 && conv.getPadding()[0] == 0 &&
+         (conv.getPadding().size() == 2 || conv.getPadding()[2] == 0) &&
          conv.getDilation()[0] == 1;
 }
 
@@ -559,13 +560,38 @@ LogicalResult Exporter::visit(Operation *op) {
             return failure();
           bias = *bv;
         }
+        // Asymmetric padding is NIR's "same" (stride 1, the odd pad after,
+        // as PyTorch pads) or has no NIR equivalent.
+        ArrayRef<int64_t> pad = conv.getPadding();
+        bool same = false;
+        if (pad.size() == 4 && (pad[0] != pad[2] || pad[1] != pad[3])) {
+          same = conv.getStride()[0] == 1 && conv.getStride()[1] == 1;
+          for (int i = 0; i < 2; ++i) {
+            int64_t total = conv.getDilation()[i] * (wShape[2 + i] - 1);
+            same &= pad[i] == total / 2 && pad[2 + i] == total - total / 2;
+          }
+          if (!same)
+            return conv.emitOpError()
+                   << "has asymmetric padding [" << pad << "]"
+                   << " that is not PyTorch's 'same' (stride 1, the odd pad "
+                      "after): NIR convolutions pad symmetrically";
+        }
+        auto addPadding = [&](H5WriteEntry &node, ArrayRef<int64_t> ints) {
+          if (!same)
+            return addInts(node, "padding", ints);
+          H5WriteEntry s;
+          s.name = "padding";
+          s.data.isString = true;
+          s.data.strings = {"same"};
+          node.children.push_back(std::move(s));
+        };
         if (isConv1d(conv)) {
           // [O, C/g, 1, K] -> [O, C/g, K]: the same values in the same order.
           H5WriteEntry &node = addNode(op, "Conv1d", pname);
           addArray(node, "weight", {wShape[0], wShape[1], wShape[3]}, *w, true);
           addArray(node, "bias", {wShape[0]}, bias, true);
           addInts(node, "stride", {conv.getStride()[1]});
-          addInts(node, "padding", {conv.getPadding()[1]});
+          addPadding(node, {conv.getPadding()[1]});
           addInts(node, "dilation", {conv.getDilation()[1]});
           addInts(node, "groups", {int64_t(conv.getGroups())}, /*scalar=*/true);
           // NIR's Conv1d takes the input length as a scalar.
@@ -578,7 +604,7 @@ LogicalResult Exporter::visit(Operation *op) {
         addArray(node, "weight", wShape, *w, true);
         addArray(node, "bias", {wShape[0]}, bias, true);
         addInts(node, "stride", pair(conv.getStride()));
-        addInts(node, "padding", pair(conv.getPadding()));
+        addPadding(node, pair(conv.getPadding().take_front(2)));
         addInts(node, "dilation", pair(conv.getDilation()));
         addInts(node, "groups", {int64_t(conv.getGroups())}, /*scalar=*/true);
         addInts(node, "input_shape",

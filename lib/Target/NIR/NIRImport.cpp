@@ -723,19 +723,18 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     for (int64_t v : llvm::concat<int64_t>(*stride, *dilation, *groups))
       if (v <= 0)
         return error(node) << "stride, dilation and groups must be positive";
+    // Padding before (pad) and after (padEnd) each spatial dim.
     SmallVector<int64_t> pad(dims, 0);
     const H5Data *p = node.param("padding");
     if (p && p->isString) {
       StringRef mode = p->strings.empty() ? "" : StringRef(p->strings[0]);
       if (mode == "same") {
         for (int i = 0; i < dims; ++i) {
+          if ((*stride)[i] != 1)
+            return error(node) << "padding 'same' needs stride 1, got stride "
+                               << shapeStr(*stride);
+          // PyTorch's rule: an odd total puts the extra pad after.
           int64_t total = (*dilation)[i] * (w->shape[2 + i] - 1);
-          if ((*stride)[i] != 1 || total % 2 != 0)
-            return error(node) << "padding 'same' with stride "
-                               << shapeStr(*stride) << " and kernel "
-                               << shapeStr(ArrayRef(w->shape).drop_front(2))
-                               << " needs asymmetric padding, which is not "
-                                  "supported; pad explicitly";
           pad[i] = total / 2;
         }
       } else if (mode != "valid") {
@@ -748,6 +747,10 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
         return failure();
       pad = *ints;
     }
+    SmallVector<int64_t> padEnd(pad);
+    if (p && p->isString && !p->strings.empty() && p->strings[0] == "same")
+      for (int i = 0; i < dims; ++i)
+        padEnd[i] = (*dilation)[i] * (w->shape[2 + i] - 1) - pad[i];
     int64_t g = (*groups)[0];
     if (features[0] != w->shape[1] * g)
       return error(node) << "weight " << shapeStr(w->shape) << " with groups = "
@@ -766,7 +769,7 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     SmallVector<int64_t> out{w->shape[0]};
     for (int i = 0; i < dims; ++i) {
       int64_t span = (*dilation)[i] * (w->shape[2 + i] - 1) + 1;
-      int64_t size = features[1 + i] + 2 * pad[i] - span;
+      int64_t size = features[1 + i] + pad[i] + padEnd[i] - span;
       if (size < 0)
         return error(node) << "kernel " << shapeStr(ArrayRef(w->shape).drop_front(2))
                            << " does not fit the padded input "
@@ -783,6 +786,7 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
       stride->insert(stride->begin(), 1);
       dilation->insert(dilation->begin(), 1);
       pad.insert(pad.begin(), 0);
+      padEnd.insert(padEnd.begin(), 0);
       x = ReshapeOp::create(b, l, stepType(in2d), x);
     }
     Value weight = param(node, "weight", *w, weightShape);
@@ -794,6 +798,8 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     }
     NamedAttrList attrs;
     attrs.set("stride", b.getDenseI64ArrayAttr(*stride));
+    if (pad != padEnd)
+      pad.append(padEnd.begin(), padEnd.end()); // [top, left, bottom, right]
     attrs.set("padding", b.getDenseI64ArrayAttr(pad));
     attrs.set("dilation", b.getDenseI64ArrayAttr(*dilation));
     attrs.set("groups", b.getI64IntegerAttr(g));

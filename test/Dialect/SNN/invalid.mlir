@@ -144,6 +144,22 @@ func.func @conv_stride(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // -----
 
+func.func @conv_padding_count(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {
+  // expected-error @+1 {{attribute 'padding' failed to satisfy constraint: i64 dense array attribute with 2 or 4 elements}}
+  %y = snn.conv2d %x, %w {padding = array<i64: 1, 0, 0>} : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x6xf32>
+  return %y : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_asymmetric_shape(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x2x2xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{result has shape [2, 4, 8, 8] but the convolution gives [2, 4, 9, 8]}}
+  %y = snn.conv2d %x, %w {padding = array<i64: 1, 0, 1, 1>} : tensor<2x3x8x8xf32>, tensor<4x3x2x2xf32> -> tensor<2x4x8x8xf32>
+  return %y : tensor<2x4x8x8xf32>
+}
+
+// -----
+
 func.func @conv_padding(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32> {
   // expected-error @+1 {{'padding' must be >= 0, got [-1, 0]}}
   %y = snn.conv2d %x, %w {padding = array<i64: -1, 0>} : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x6xf32>

@@ -39,3 +39,12 @@ func.func @forward(%x: tensor<4x2x6xf32>) -> tensor<4x2x2x3xf32> {
   %r = snn.reshape %x : tensor<4x2x6xf32> -> tensor<4x2x2x3xf32>
   return %r : tensor<4x2x2x3xf32>
 }
+
+// -----
+
+// CHECK: error: 'snn.conv2d' op has asymmetric padding [1, 0, 0, 0] that is not PyTorch's 'same' (stride 1, the odd pad after): NIR convolutions pad symmetrically
+func.func @forward(%x: tensor<4x2x1x6x6xf32>) -> tensor<4x2x2x6x6xf32> {
+  %w = snn.param "conv.weight" {value = dense<1.0> : tensor<2x1x2x1xf32>} : tensor<2x1x2x1xf32>
+  %c = snn.conv2d %x, %w {padding = array<i64: 1, 0, 0, 0>} : tensor<4x2x1x6x6xf32>, tensor<2x1x2x1xf32> -> tensor<4x2x2x6x6xf32>
+  return %c : tensor<4x2x2x6x6xf32>
+}

@@ -174,15 +174,17 @@ LogicalResult LinearOp::verify() {
 }
 
 /// Output size of a sliding window, or nullopt when the window does not fit.
+/// The output size of a window over `size` padded by `padBegin` before and
+/// `padEnd` after.
 static std::optional<int64_t> windowOutput(int64_t size, int64_t kernel,
-                                           int64_t stride, int64_t pad,
-                                           int64_t dilation) {
+                                           int64_t stride, int64_t padBegin,
+                                           int64_t padEnd, int64_t dilation) {
   if (ShapedType::isDynamic(size))
     return ShapedType::kDynamic;
   int64_t span = dilation * (kernel - 1) + 1;
-  if (size + 2 * pad < span)
+  if (size + padBegin + padEnd < span)
     return std::nullopt;
-  return (size + 2 * pad - span) / stride + 1;
+  return (size + padBegin + padEnd - span) / stride + 1;
 }
 
 static LogicalResult checkPositivePair(Operation *op, StringRef name,
@@ -231,8 +233,10 @@ LogicalResult Conv2DOp::verify() {
   SmallVector<int64_t> expected(in.drop_back(3));
   expected.push_back(w[0]);
   for (int i = 0; i < 2; ++i) {
+    ArrayRef<int64_t> pad = getPadding();
     auto o = windowOutput(in[in.size() - 2 + i], w[2 + i], getStride()[i],
-                          getPadding()[i], getDilation()[i]);
+                          pad[i], pad[pad.size() == 4 ? 2 + i : i],
+                          getDilation()[i]);
     if (!o)
       return emitOpError() << "kernel " << formatShape(w.drop_front(2))
                            << " (dilation " << formatShape(getDilation())
@@ -267,7 +271,8 @@ static LogicalResult verifyPool(PoolOp op) {
              << "kernel_size " << formatShape(kernel);
   SmallVector<int64_t> expected(in.drop_back(2));
   for (int i = 0; i < 2; ++i) {
-    auto o = windowOutput(in[in.size() - 2 + i], kernel[i], stride[i], pad[i], 1);
+    auto o = windowOutput(in[in.size() - 2 + i], kernel[i], stride[i], pad[i],
+                          pad[i], 1);
     if (!o)
       return op.emitOpError() << "kernel_size " << formatShape(kernel)
                               << " is larger than the padded input "

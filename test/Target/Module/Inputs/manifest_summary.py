@@ -62,8 +62,12 @@ def check_op(op, where, shape):
             fail(f"{where}: has_bias disagrees with the inputs")
     elif kind == "conv2d":
         x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
-        oh = conv_out(x[-2], w[2], op["stride"][0], op["padding"][0], op["dilation"][0])
-        ow = conv_out(x[-1], w[3], op["stride"][1], op["padding"][1], op["dilation"][1])
+        pad = op["padding"]  # [top, left] or [top, left, bottom, right]
+        end = pad[2:] if len(pad) == 4 else pad
+        oh = conv_out(x[-2] + end[0] - pad[0], w[2], op["stride"][0], pad[0],
+                      op["dilation"][0])
+        ow = conv_out(x[-1] + end[1] - pad[1], w[3], op["stride"][1], pad[1],
+                      op["dilation"][1])
         if y != x[:-3] + [w[0], oh, ow] or x[-3] != w[1] * op["groups"]:
             fail(f"{where}: conv2d shapes x{x} w{w} y{y}")
     elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):

@@ -133,6 +133,25 @@ def case_conv_same():
     return nodes, chain("input", "conv", "output")
 
 
+def case_conv_same_even():
+    # "same" padding of even kernels: asymmetric, the odd pad after (PyTorch).
+    nodes = {
+        "input": inp(2, 5, 6),
+        "conv": {"type": "Conv2d", "weight": rand(3, 2, 2, 4), "bias": rand(3),
+                 "stride": np.int64(1), "padding": "same", "dilation": np.int64(1),
+                 "groups": np.int64(1)},
+        "lif": {k: v.reshape(3, 1, 1) * np.ones((3, 5, 6))
+                for k, v in lif(3, tau=2e-4, v_th=0.3).items() if k != "type"},
+        "flat": {"type": "Flatten", "start_dim": np.int64(1), "end_dim": np.int64(-1)},
+        "conv1": {"type": "Conv1d", "weight": rand(2, 3, 4), "bias": rand(2),
+                  "stride": np.int64(1), "padding": "same", "dilation": np.int64(1),
+                  "groups": np.int64(1)},
+        "output": out(2, 30),
+    }
+    nodes["lif"]["type"] = "LIF"
+    return nodes, chain("input", "conv", "lif", "flat", "conv1", "output")
+
+
 def case_misc():
     nodes = {
         "input": inp(3),

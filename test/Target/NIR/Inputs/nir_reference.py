@@ -81,11 +81,14 @@ def _pair(v):
 
 
 def conv2d(x, w, b, stride, pad, dil, groups):
+    """pad: (top, left), or (top, left, bottom, right)."""
     bsz, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
-    oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
-    ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    top, left = pad[0], pad[1]
+    bottom, right = (pad[2], pad[3]) if len(pad) == 4 else (top, left)
+    x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    oh = (h + top + bottom - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + left + right - dil[1] * (kw - 1) - 1) // stride[1] + 1
     y = np.zeros((bsz, o, oh, ow))
     og = o // groups
     for g in range(groups):
@@ -100,11 +103,13 @@ def conv2d(x, w, b, stride, pad, dil, groups):
 
 
 def conv1d(x, w, b, stride, pad, dil, groups):
-    """x [B, C, L], w [O, C/groups, K]: one output position at a time."""
+    """x [B, C, L], w [O, C/groups, K]: one output position at a time; pad is
+    one int or (left, right)."""
     batch, _, length = x.shape
     out_ch, cg, k = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad)))
-    lout = (length + 2 * pad - dil * (k - 1) - 1) // stride + 1
+    left, right = (pad, pad) if np.isscalar(pad) else pad
+    xp = np.pad(x, ((0, 0), (0, 0), (left, right)))
+    lout = (length + left + right - dil * (k - 1) - 1) // stride + 1
     y = np.zeros((batch, out_ch, lout))
     per_group = out_ch // groups
     for o in range(out_ch):
@@ -127,7 +132,11 @@ def pool2d(x, kernel, stride, pad, mean):
 
 
 def same_padding(w, dil):
-    return tuple(dil[i] * (w.shape[2 + i] - 1) // 2 for i in range(2))
+    """PyTorch's "same" (stride 1): the odd pad of an even span goes to the
+    bottom/right. Returns (top, left, bottom, right)."""
+    total = [dil[i] * (w.shape[2 + i] - 1) for i in range(2)]
+    return (total[0] // 2, total[1] // 2,
+            total[0] - total[0] // 2, total[1] - total[1] // 2)
 
 
 class Simulator:
@@ -260,7 +269,8 @@ class Simulator:
             pad_v = node["padding"]
             dil, stride = int(np.ravel(p["dilation"])[0]), int(np.ravel(p["stride"])[0])
             if isinstance(pad_v, str):
-                pad = dil * (p["weight"].shape[2] - 1) // 2 if pad_v == "same" else 0
+                total = dil * (p["weight"].shape[2] - 1)
+                pad = (total // 2, total - total // 2) if pad_v == "same" else 0
             else:
                 pad = int(np.ravel(p["padding"])[0])
             return conv1d(x, p["weight"], p.get("bias"), stride, pad, dil,

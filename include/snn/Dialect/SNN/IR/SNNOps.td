@@ -38,6 +38,11 @@ def SNN_NeuronParamAttr : Attr<
 class SNN_ParamDefault<string value> : DefaultValuedAttr<SNN_NeuronParamAttr, value>;
 
 def SNN_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;
+// Convolution padding: [top, left] on both sides, or [top, left, bottom,
+// right] (asymmetric, e.g. "same" padding of an even kernel).
+def SNN_ConvPadding : ConfinedAttr<DenseI64ArrayAttr,
+    [AttrConstraint<CPred<"::llvm::cast<::mlir::DenseI64ArrayAttr>($_self).size() == 2 || ::llvm::cast<::mlir::DenseI64ArrayAttr>($_self).size() == 4">,
+                    "with 2 or 4 elements">]>;
 
 // Leak and input scaling: H = V + k (v_leak - V) + c X.
 defvar LeakArgs = (ins
@@ -225,12 +230,14 @@ def SNN_Conv2DOp : SNN_Op<"conv2d", [Pure]> {
   let description = [{
     `input : [..., C, H, W]`, `weight : [O, C/groups, KH, KW]`, optional
     `bias : [O]`, result `[..., O, OH, OW]` with
-    `OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1`.
+    `OH = (H + pad_top + pad_bottom - dil (KH - 1) - 1) / stride + 1`.
+    `padding` is `[pad_top, pad_left]` (the same on both sides) or
+    `[pad_top, pad_left, pad_bottom, pad_right]`.
   }];
   let arguments = (ins SNN_FloatTensor:$input, SNN_FloatTensor:$weight,
                        Optional<SNN_FloatTensor>:$bias,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$stride,
-                       DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding,
+                       DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs SNN_FloatTensor:$output);

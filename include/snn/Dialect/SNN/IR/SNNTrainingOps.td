@@ -194,7 +194,7 @@ def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
                        SNN_FloatTensor:$weight, BoolAttr:$has_bias,
                        BoolAttr:$need_gx,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$stride,
-                       DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding,
+                       DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs Variadic<SNN_FloatTensor>:$grads);
