@@ -51,9 +51,10 @@ const Library &library(const Module &m) {
   static std::map<std::string, Library> libraries;
   std::lock_guard<std::mutex> lock(mutex);
   const nlohmann::json &k = m.kernels;
-  std::string file = k.is_object() && k.contains("host") && k["host"].is_string()
-                         ? k["host"].get<std::string>()
-                         : "";
+  std::string file =
+      k.is_object() && k.contains("host") && k["host"].is_string()
+          ? k["host"].get<std::string>()
+          : "";
   std::string path = m.dir + "/" + file;
   auto it = libraries.find(path);
   if (it != libraries.end())
@@ -97,7 +98,8 @@ const Library &library(const Module &m) {
 
 } // namespace
 
-cpu::HostKernelFn cpu::findHostKernel(const Module &m, const std::string &name) {
+cpu::HostKernelFn cpu::findHostKernel(const Module &m,
+                                      const std::string &name) {
   const Library &lib = library(m);
   if (!lib.handle)
     return nullptr;

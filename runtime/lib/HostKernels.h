@@ -1,4 +1,4 @@
-//===- HostKernels.h - the module's neuron kernels compiled for the CPU -*- C++ -*-===//
+//===- HostKernels.h - neuron kernels compiled for the CPU -----*- C++ -*-===//
 //
 // Internal to libsnnrt. A module compiled with target=cpu|all carries its
 // neuron kernels as a shared library for the compiling machine's CPU

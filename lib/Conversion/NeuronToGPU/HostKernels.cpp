@@ -114,20 +114,19 @@ static std::string getHostCPULevel(const llvm::Triple &triple) {
 
 /// Translates the LLVM-dialect `module` to an ELF object for `cpu` of the
 /// machine's architecture, position independent, optimized at O3.
-static FailureOr<SmallVector<char, 0>> emitObject(ModuleOp module,
-                                                  const llvm::Triple &triple,
-                                                  StringRef cpu) {
+static FailureOr<SmallVector<char, 0>>
+emitObject(ModuleOp module, const llvm::Triple &triple, StringRef cpu) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return module.emitError()
-           << "no LLVM target for the CPU kernels (" << triple.str()
-           << "): " << error;
+    return module.emitError() << "no LLVM target for the CPU kernels ("
+                              << triple.str() << "): " << error;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, /*Features=*/"", llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, cpu, /*Features=*/"", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return module.emitError()
            << "cannot create an LLVM target machine for " << triple.str();
@@ -149,8 +148,8 @@ static FailureOr<SmallVector<char, 0>> emitObject(ModuleOp module,
   llvm::legacy::PassManager codegen;
   if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                    llvm::CodeGenFileType::ObjectFile))
-    return module.emitError() << "LLVM cannot emit an object file for "
-                              << triple.str();
+    return module.emitError()
+           << "LLVM cannot emit an object file for " << triple.str();
   codegen.run(*llvmModule);
   return object;
 }
@@ -190,17 +189,15 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
            << "cannot create a temporary file: " << ec.message();
   llvm::FileRemover removeLibrary(libraryPath);
 
-  SmallVector<StringRef> args{linker,        "-shared", "-z",
-                              "noexecstack", "-o",      libraryPath,
-                              objectPath};
+  SmallVector<StringRef> args{linker, "-shared",   "-z",      "noexecstack",
+                              "-o",   libraryPath, objectPath};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
-                                     &message);
+  int rc =
+      llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)
-    return module.emitError()
-           << "linking the CPU neuron kernels with " << linker
-           << " failed (exit " << rc << ")" << (message.empty() ? "" : ": ")
-           << message;
+    return module.emitError() << "linking the CPU neuron kernels with "
+                              << linker << " failed (exit " << rc << ")"
+                              << (message.empty() ? "" : ": ") << message;
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
       llvm::MemoryBuffer::getFile(libraryPath);
   if (!library)
@@ -229,27 +226,31 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
                               KernelKind::Backward};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
-  forEachKernelOp(func, [&](Operation *op, unsigned index,
-                            const NeuronSpec &spec) {
-    NeuronKernel kernel;
-    kernel.blockSize = kNeuronKernelBlockSize;
-    kernel.gridSize =
-        llvm::divideCeilSigned(spec.getNumThreads(), kNeuronKernelBlockSize);
-    for (KernelKind kind : kinds) {
-      std::string name = getKernelName(func.getSymName(), index, spec, kind);
-      buildHostKernel(b, op->getLoc(), name, spec, kind);
-      names.push_back(name);
-      (kind == KernelKind::ForwardSaveH ? kernel.fwdName
-       : kind == KernelKind::Forward    ? kernel.fwdInferName
-                                        : kernel.bwdName) = name;
-    }
-    library.kernels[op] = std::move(kernel);
-  }, storage);
+  forEachKernelOp(
+      func,
+      [&](Operation *op, unsigned index, const NeuronSpec &spec) {
+        NeuronKernel kernel;
+        kernel.blockSize = kNeuronKernelBlockSize;
+        kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(),
+                                                 kNeuronKernelBlockSize);
+        for (KernelKind kind : kinds) {
+          std::string name =
+              getKernelName(func.getSymName(), index, spec, kind);
+          buildHostKernel(b, op->getLoc(), name, spec, kind);
+          names.push_back(name);
+          (kind == KernelKind::ForwardSaveH ? kernel.fwdName
+           : kind == KernelKind::Forward    ? kernel.fwdInferName
+                                            : kernel.bwdName) = name;
+        }
+        library.kernels[op] = std::move(kernel);
+      },
+      storage);
   if (library.kernels.empty())
     return library;
 
   PassManager pm(ctx);
-  if (failed(expandMathOps(*module)) || failed(expandBF16Conversions(*module)) ||
+  if (failed(expandMathOps(*module)) ||
+      failed(expandBF16Conversions(*module)) ||
       failed(parsePassPipeline(
           "convert-scf-to-cf,convert-vector-to-llvm,convert-math-to-llvm,"
           "expand-strided-metadata,finalize-memref-to-llvm,"

@@ -90,9 +90,10 @@ struct HostKernelLibrary {
 };
 
 /// Generates, lowers through LLVM (O3, vectors of 4 lanes; for x86-64-v3
-/// where this machine has it, else the architecture's baseline) and links (with ld or ld.lld) the
-/// forward, inference and backward kernels of every neuron op of `func` that
-/// has generated kernels, with f32 storage. Emits a diagnostic and fails when
+/// where this machine has it, else the architecture's baseline) and links
+/// (with ld or ld.lld) the forward, inference and backward kernels of every
+/// neuron op of `func` that has generated kernels, with f32 storage (lif/if
+/// recompute H when `recomputeChunk` > 0). Emits a diagnostic and fails when
 /// LLVM or the linker fails or no linker is found.
 FailureOr<HostKernelLibrary>
 generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0);
