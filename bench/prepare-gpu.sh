@@ -34,40 +34,33 @@ rm -rf "$g/mods/recurrent-train.snnmod" "$g/recurrent-grads"
 "$opt" "$root/examples/recurrent.mlir" --snn-temporal-fusion \
   --snn-autodiff="optimizer=sgd lr=0.01 momentum=0.9" \
   --snn-compile="output=$g/mods/recurrent-train.snnmod target=all" -o /dev/null 2>/dev/null
-mkdir -p "$g/recurrent-grads"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent.mlir" --snn-temporal-fusion \
-  --snn-autodiff --snn-compile="output=$g/recurrent-grads/rec.snnmod target=all" -o /dev/null 2>/dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/recurrent-grads/rec.snnmod" "$g/recurrent-grads"
-rm -rf "$g/recurrent-grads-plif" && mkdir -p "$g/recurrent-grads-plif"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent-plif.mlir" --snn-temporal-fusion \
-  --snn-autodiff --snn-compile="output=$g/recurrent-grads-plif/rec.snnmod target=all" -o /dev/null 2>/dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/recurrent-grads-plif/rec.snnmod" "$g/recurrent-grads-plif"
-rm -rf "$g/recurrent-grads-cuba" && mkdir -p "$g/recurrent-grads-cuba"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/recurrent-cuba.mlir" --snn-temporal-fusion \
-  --snn-autodiff --snn-compile="output=$g/recurrent-grads-cuba/rec.snnmod target=all" -o /dev/null 2>/dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/recurrent-grads-cuba/rec.snnmod" "$g/recurrent-grads-cuba"
-# The bf16 saved H through the compiled kernels: one training step's
-# gradients against the float64 reference that rounds H the same way.
-rm -rf "$g/bf16-grads" && mkdir -p "$g/bf16-grads"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv.mlir" --snn-autodiff \
-  --snn-compile="output=$g/bf16-grads/rec.snnmod target=all saved-h=bf16" -o /dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/bf16-grads/rec.snnmod" "$g/bf16-grads"
-# Recomputed H (--snn-compile recompute=2): the same step's gradients.
-rm -rf "$g/recompute-grads" && mkdir -p "$g/recompute-grads"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv.mlir" --snn-autodiff \
-  --snn-compile="output=$g/recompute-grads/rec.snnmod target=all recompute=2" -o /dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/recompute-grads/rec.snnmod" "$g/recompute-grads"
-# Asymmetric convolution padding (im2col + cuBLAS on the GPU).
-rm -rf "$g/asym-grads" && mkdir -p "$g/asym-grads"
-"$opt" "$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/conv-asym.mlir" --snn-autodiff \
-  --snn-compile="output=$g/asym-grads/rec.snnmod target=all" -o /dev/null
-PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
-  "$g/asym-grads/rec.snnmod" "$g/asym-grads"
+# One training step's gradients against the float64 reference (checked on the
+# GPU by bench/gpu-train.sh grads): grads_case DIR MODEL [OPTIONS...] compiles
+# test/Dialect/SNN/Transforms/Inputs/gradcheck/MODEL.mlir with OPTIONS (passes
+# before --snn-autodiff, then extra --snn-compile settings after "--") and
+# draws the weights, input and labels.
+grads_case() {
+  local dir="$g/$1" src="$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/$2.mlir"
+  shift 2
+  local passes=() compile=""
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--" ]; then compile="${*:2}"; break; fi
+    passes+=("$1"); shift
+  done
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$opt" "$src" "${passes[@]}" --snn-autodiff \
+    --snn-compile="output=$dir/rec.snnmod target=all $compile" -o /dev/null 2>/dev/null
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+    "$dir/rec.snnmod" "$dir"
+}
+grads_case recurrent-grads recurrent --snn-temporal-fusion
+grads_case recurrent-grads-plif recurrent-plif --snn-temporal-fusion
+grads_case recurrent-grads-cuba recurrent-cuba --snn-temporal-fusion
+# bf16 saved H through the compiled kernels (the reference rounds H the same
+# way), recomputed H, asymmetric convolution padding (im2col + cuBLAS).
+grads_case bf16-grads conv -- saved-h=bf16
+grads_case recompute-grads conv -- recompute=2
+grads_case asym-grads conv-asym
 # VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
 rm -rf "$g/mods/vgg11-recompute.snnmod"
 "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \

@@ -125,9 +125,11 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
 //===-- convolution and pooling windows -----------------------------------===//
 
 /// The window of a conv/pool op over x [M, C, H, W] (the last three dims).
+/// `asymmetric` (convolutions) is set when a dim pads its two sides
+/// differently.
 SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
                          int64_t kh, int64_t kw, bool dilated,
-                         const char *kernelAttr) {
+                         const char *kernelAttr, bool *asymmetric = nullptr) {
   if (x.shape.size() < 4)
     opError(call, "input " + x.name + " must be [rows..., C, H, W]");
   SnnConvShape s{};
@@ -147,7 +149,9 @@ SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
                                  ? attrInts(call, "padding", fourPads ? 4 : 2)
                                  : std::vector<int64_t>{0, 0};
   if (!fourPads)
-    pad.insert(pad.end(), pad.begin(), pad.end());
+    pad = {pad[0], pad[1], pad[0], pad[1]};
+  if (asymmetric)
+    *asymmetric = pad[0] != pad[2] || pad[1] != pad[3];
   std::vector<int64_t> dil = dilated && call.op.contains("dilation")
                                  ? attrInts(call, "dilation", 2)
                                  : std::vector<int64_t>{1, 1};
@@ -183,11 +187,8 @@ ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
   if (w.shape.size() != 4)
     opError(call, "weight " + w.name + " must be [O, C/groups, KH, KW]");
   ConvSetup c;
-  c.shape = windowShape(call, x, w.shape[2], w.shape[3], true, "kernel");
-  if (call.op.contains("padding") && call.op["padding"].size() == 4) {
-    std::vector<int64_t> pad = attrInts(call, "padding", 4);
-    c.asymmetric = pad[0] != pad[2] || pad[1] != pad[3];
-  }
+  c.shape = windowShape(call, x, w.shape[2], w.shape[3], true, "kernel",
+                        &c.asymmetric);
   c.groups = static_cast<long long>(attrNumber(call, "groups", 1));
   c.out = w.shape[0];
   if (c.groups <= 0 || c.shape.channels % c.groups || c.out % c.groups ||

@@ -43,13 +43,16 @@ bool cpuSupports(const std::string &level) {
 struct Library {
   void *handle = nullptr;
   std::string status;
+  /// Kernels looked up so far: ops run every step, dlsym once.
+  std::map<std::string, cpu::HostKernelFn> kernels;
 };
 
-/// Opens the module's library once; `status` says what runs and why.
-const Library &library(const Module &m) {
-  static std::mutex mutex;
+std::mutex librariesMutex;
+
+/// Opens the module's library once; `status` says what runs and why. The
+/// caller holds librariesMutex.
+Library &library(const Module &m) {
   static std::map<std::string, Library> libraries;
-  std::lock_guard<std::mutex> lock(mutex);
   const nlohmann::json &k = m.kernels;
   std::string file =
       k.is_object() && k.contains("host") && k["host"].is_string()
@@ -100,17 +103,22 @@ const Library &library(const Module &m) {
 
 cpu::HostKernelFn cpu::findHostKernel(const Module &m,
                                       const std::string &name) {
-  const Library &lib = library(m);
+  std::lock_guard<std::mutex> lock(librariesMutex);
+  Library &lib = library(m);
   if (!lib.handle)
     return nullptr;
+  auto it = lib.kernels.find(name);
+  if (it != lib.kernels.end())
+    return it->second;
   void *symbol = dlsym(lib.handle, name.c_str());
   if (!symbol)
     throw Error(m.dir + ": the module's CPU kernel library has no kernel '" +
                 name + "'; recompile the module");
-  return reinterpret_cast<HostKernelFn>(symbol);
+  return lib.kernels[name] = reinterpret_cast<HostKernelFn>(symbol);
 }
 
 std::string describeCpuNeuronKernels(const Module &m) {
+  std::lock_guard<std::mutex> lock(librariesMutex);
   return library(m).status;
 }
 

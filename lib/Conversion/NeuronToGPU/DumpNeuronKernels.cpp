@@ -106,14 +106,7 @@ struct SNNDumpNeuronKernelsPass
       return signalPassFailure();
     }
 
-    bool unsupported = false;
-    forEachKernelOp(
-        target,
-        [&](Operation *op, unsigned, const NeuronSpec &spec) {
-          unsupported |= failed(checkStorageSupported(op, spec));
-        },
-        *storage);
-    if (unsupported)
+    if (failed(checkStorageSupported(target, *storage)))
       return signalPassFailure();
     SmallVector<std::string> chipList(chips.begin(), chips.end());
     if (chipList.empty())

@@ -139,8 +139,10 @@ FailureOr<NeuronStorage> parseNeuronStorage(Operation *module, StringRef hDType,
                                             bool spikeBits,
                                             int64_t recomputeChunk = 0);
 
-/// Fails with an error on `op` when its layer cannot use `spec.storage`.
-LogicalResult checkStorageSupported(Operation *op, const NeuronSpec &spec);
+/// Fails, with an error on each, when a neuron layer of `func` cannot use
+/// `storage`.
+LogicalResult checkStorageSupported(func::FuncOp func,
+                                    const NeuronStorage &storage);
 
 /// Adds the `gpu.func` kernels of every supported neuron op of `func` to
 /// `gpuModule`. Fails, with a diagnostic, on a name that already exists.

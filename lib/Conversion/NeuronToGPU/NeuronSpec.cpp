@@ -127,13 +127,21 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
   return spec;
 }
 
-LogicalResult kernelgen::checkStorageSupported(Operation *op,
-                                               const NeuronSpec &spec) {
-  if (spec.storage.recomputeChunk > 0 && spec.hasSynapse())
-    return op->emitError()
-           << "recompute-chunk supports lif, if and li layers; a cuba_lif "
-              "layer would need its synaptic current checkpointed too";
-  return success();
+LogicalResult kernelgen::checkStorageSupported(func::FuncOp func,
+                                               const NeuronStorage &storage) {
+  bool supported = true;
+  forEachKernelOp(
+      func,
+      [&](Operation *op, unsigned, const NeuronSpec &spec) {
+        if (spec.storage.recomputeChunk > 0 && spec.hasSynapse()) {
+          op->emitError()
+              << "recompute-chunk supports lif, if and li layers; a cuba_lif "
+                 "layer would need its synaptic current checkpointed too";
+          supported = false;
+        }
+      },
+      storage);
+  return success(supported);
 }
 
 SmallVector<const NeuronParam *> NeuronSpec::getTensorParams() const {

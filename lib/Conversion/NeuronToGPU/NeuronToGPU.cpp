@@ -132,18 +132,14 @@ struct SNNNeuronToGPUPass
     if (failed(storage))
       return signalPassFailure();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    bool any = false, unsupported = false;
+    bool any = false;
     for (func::FuncOp func : funcs) {
-      forEachKernelOp(
-          func,
-          [&](Operation *op, unsigned, const NeuronSpec &spec) {
-            any = true;
-            unsupported |= failed(checkStorageSupported(op, spec));
-          },
-          *storage);
+      if (failed(checkStorageSupported(func, *storage)))
+        return signalPassFailure();
+      forEachKernelOp(func, [&](Operation *, unsigned, const NeuronSpec &) {
+        any = true;
+      });
     }
-    if (unsupported)
-      return signalPassFailure();
     if (!any)
       return;
 

@@ -38,12 +38,10 @@ struct SNNNeuronToHostPass
     SmallVector<Operation *> created;
     bool failed = false;
     for (func::FuncOp func : funcs) {
+      if (mlir::failed(checkStorageSupported(func, *storage)))
+        return signalPassFailure();
       forEachKernelOp(func, [&](Operation *op, unsigned index,
                                 const NeuronSpec &spec) {
-        if (mlir::failed(checkStorageSupported(op, spec))) {
-          failed = true;
-          return;
-        }
         for (KernelKind kind : kinds) {
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);

@@ -129,6 +129,15 @@ ArrayRef<int64_t> Exporter::features(Value v, Operation *op) {
   return cast<RankedTensorType>(v.getType()).getShape().drop_front(lead);
 }
 
+/// A scalar string dataset `name` holding `value`.
+static H5WriteEntry stringEntry(StringRef name, StringRef value) {
+  H5WriteEntry entry;
+  entry.name = name.str();
+  entry.data.isString = true;
+  entry.data.strings = {value.str()};
+  return entry;
+}
+
 H5WriteEntry &Exporter::addNode(Operation *op, StringRef type,
                                 StringRef base) {
   std::string name = base.str();
@@ -142,11 +151,7 @@ H5WriteEntry &Exporter::addNode(Operation *op, StringRef type,
   H5WriteEntry node;
   node.name = unique;
   node.isGroup = true;
-  H5WriteEntry t;
-  t.name = "type";
-  t.data.isString = true;
-  t.data.strings = {type.str()};
-  node.children.push_back(t);
+  node.children.push_back(stringEntry("type", type));
   nodes.push_back(std::move(node));
   nodeOrder[unique] = nodeOrder.size();
   if (op)
@@ -579,11 +584,7 @@ LogicalResult Exporter::visit(Operation *op) {
         auto addPadding = [&](H5WriteEntry &node, ArrayRef<int64_t> ints) {
           if (!same)
             return addInts(node, "padding", ints);
-          H5WriteEntry s;
-          s.name = "padding";
-          s.data.isString = true;
-          s.data.strings = {"same"};
-          node.children.push_back(std::move(s));
+          node.children.push_back(stringEntry("padding", "same"));
         };
         if (isConv1d(conv)) {
           // [O, C/g, 1, K] -> [O, C/g, K]: the same values in the same order.
@@ -717,16 +718,12 @@ LogicalResult Exporter::run(llvm::raw_ostream &os) {
     if (failed(visit(&op)))
       return failure();
 
-  H5WriteEntry root, version, graph, nodesGroup, edgeSet, type;
+  H5WriteEntry root, graph, nodesGroup, edgeSet;
   root.isGroup = true;
-  version.name = "version";
-  version.data.isString = true;
-  version.data.strings = {"1.0.0"};
+  H5WriteEntry version = stringEntry("version", "1.0.0");
   graph.name = "node";
   graph.isGroup = true;
-  type.name = "type";
-  type.data.isString = true;
-  type.data.strings = {"NIRGraph"};
+  H5WriteEntry type = stringEntry("type", "NIRGraph");
   nodesGroup.name = "nodes";
   nodesGroup.isGroup = true;
   nodesGroup.children = std::move(nodes);

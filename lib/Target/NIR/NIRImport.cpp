@@ -724,7 +724,7 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
       if (v <= 0)
         return error(node) << "stride, dilation and groups must be positive";
     // Padding before (pad) and after (padEnd) each spatial dim.
-    SmallVector<int64_t> pad(dims, 0);
+    SmallVector<int64_t> pad(dims, 0), padEnd;
     const H5Data *p = node.param("padding");
     if (p && p->isString) {
       StringRef mode = p->strings.empty() ? "" : StringRef(p->strings[0]);
@@ -736,6 +736,7 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
           // PyTorch's rule: an odd total puts the extra pad after.
           int64_t total = (*dilation)[i] * (w->shape[2 + i] - 1);
           pad[i] = total / 2;
+          padEnd.push_back(total - pad[i]);
         }
       } else if (mode != "valid") {
         return error(node) << "padding '" << mode
@@ -747,10 +748,8 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
         return failure();
       pad = *ints;
     }
-    SmallVector<int64_t> padEnd(pad);
-    if (p && p->isString && !p->strings.empty() && p->strings[0] == "same")
-      for (int i = 0; i < dims; ++i)
-        padEnd[i] = (*dilation)[i] * (w->shape[2 + i] - 1) - pad[i];
+    if (padEnd.empty())
+      padEnd = pad;
     int64_t g = (*groups)[0];
     if (features[0] != w->shape[1] * g)
       return error(node) << "weight " << shapeStr(w->shape) << " with groups = "

@@ -302,7 +302,8 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
         mtype = types[name]
         count, elem = mtype[len("memref<"):-1].split("x")
         # Every output printed as i32: f32 bits, bf16 bits shifted into the
-        # f32 position, spike words zero-extended.
+        # f32 position, spike words zero-extended (32-bit words as they are).
+        result = "%b"
         if elem == "f32":
             convert = ["      %b = arith.bitcast %f : f32 to i32"]
         elif elem == "bf16":
@@ -310,16 +311,15 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
                        "      %e = arith.extui %w : i16 to i32",
                        "      %b = arith.shli %e, %c16 : i32"]
         elif elem == "i32":
-            convert = ["      %b = arith.addi %f, %f0 : i32"]
+            convert, result = [], "%f"
         else:
             convert = [f"      %b = arith.extui %f : {elem} to i32"]
         body += [
             f"    %cn_{name} = arith.constant {count} : index",
             f"    %bits_{name} = memref.alloc() : memref<{count}xi32>",
             f"    scf.for %j = %c0 to %cn_{name} step %c1 {{",
-            f"      %f0 = arith.constant 0 : i32",
             f"      %f = memref.load %{name}[%j] : {mtype}"] + convert + [
-            f"      memref.store %b, %bits_{name}[%j] : memref<{count}xi32>",
+            f"      memref.store {result}, %bits_{name}[%j] : memref<{count}xi32>",
             f"    }}",
             f"    %u_{name} = memref.cast %bits_{name} : memref<{count}xi32> "
             f"to memref<*xi32>",
