@@ -19,7 +19,9 @@
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
-#          GEMM option (no peers)
+#          GEMM option, and without the memory plan (no peers)
+# The correctness checks run with SNNRT_MEMORY_PLAN=poison (the memory plan's
+# arena starts as NaN, so a read before a write shows).
 set -uo pipefail
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 b=/tmp/snnrt-build
@@ -72,7 +74,8 @@ vgg)
   fi
   stamp "vgg done";;
 nir)
-  python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
+  # Correctness checks run with the memory plan's arena starting as NaN.
+  SNNRT_MEMORY_PLAN=poison python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
     single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays \
     flatten_mid 2>&1 | tail -14
   stamp "nir done";;
@@ -80,7 +83,7 @@ grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
       $g/recompute-grads $g/asym-grads; do
     echo "$r:"
-    $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
+    SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \
       PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
   done
@@ -95,7 +98,8 @@ kernels)
     2>&1 | grep -v -i warn > "$out/lif.log"
   stamp "lif bench rc=$?"; tail -30 "$out/lif.log";;
 bf16)
-  for env in SNNRT_CUDA_TF32=0 SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1; do
+  for env in SNNRT_CUDA_TF32=0 SNNRT_CUDA_TF32=1 SNNRT_CUDA_BF16=1 \
+      "SNNRT_CUDA_TF32=1 SNNRT_MEMORY_PLAN=0"; do
     for m in vgg11 vgg11-bf16h vgg11-recompute; do
       echo "$env $m: $(env $env $run $g/mods/$m.snnmod bench --device cuda:0 --iterations 50)"
     done
@@ -107,9 +111,9 @@ cudatests)
     >> "$out/cuda-tests.log" 2>&1
   stamp "snnrt-cuda-tests rc=$?"; grep -E "FAILED|PASSED|tests ran" "$out/cuda-tests.log" | tail -8;;
 recurrent)
-  python3 test/Runtime/Inputs/recurrent_check.py - $run $g/recurrent-check --prepared \
+  SNNRT_MEMORY_PLAN=poison python3 test/Runtime/Inputs/recurrent_check.py - $run $g/recurrent-check --prepared \
     --trials 6 --device cuda:0 2>&1 | tail -8
-  python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
+  SNNRT_MEMORY_PLAN=poison python3 test/Target/NIR/Inputs/simulate_check.py - $run $g/nir-sim --prepared --device cuda:0 \
     single_lif mlp conv conv_same misc recurrent nested old conv1d delays flatten_mid 2>&1 | tail -13
   for r in $g/recurrent-grads $g/recurrent-grads-cuba; do
     $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \

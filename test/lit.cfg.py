@@ -36,6 +36,8 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The project's Python packages (the float64 reference) are importable in tests.
 config.environment["PYTHONPATH"] = os.path.join(config.snn_src_root, "python")
+# Planned (shared) tensor storage starts as NaN: a read before a write shows.
+config.environment["SNNRT_MEMORY_PLAN"] = "poison"
 
 # GPU tests: `REQUIRES: cuda-gpu` runs only where a driver answers.
 if config.snn_cuda_enabled:

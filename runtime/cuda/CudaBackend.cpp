@@ -47,10 +47,23 @@ CudaExecutor::CudaExecutor(Executor &host, const std::string &name,
   cuda::DeviceOptions options = cuda::DeviceOptions::fromEnvironment();
   options.profile = options.profile || profile;
   device = std::make_unique<cuda::CudaDevice>(ordinal, options);
+  // The device's own plan: its dtypes (bf16, u8) are narrower than the
+  // host's 4-byte slots; 256-byte offsets suit every kernel and cuBLAS.
+  cuda::ArenaLayout arena;
+  if (memoryPlanMode() != MemoryPlanMode::Off) {
+    plan = planMemory(
+        host.module(), [](const TensorInfo &t) { return t.bytes(); }, 256);
+    for (size_t id = 0; id < plan.offset.size(); ++id)
+      if (plan.planned(int(id)))
+        arena.offsets[int64_t(id)] = size_t(plan.offset[id]);
+    arena.bytes = plan.arenaBytes;
+    arena.poison = memoryPlanMode() == MemoryPlanMode::Poison;
+  }
   module = std::make_unique<cuda::CudaModule>(
-      *device, readManifest(host.module()), host.module().dir);
+      *device, readManifest(host.module()), host.module().dir, arena);
+  // Planned tensors are scratch that the programs write before reading.
   for (const TensorInfo &t : host.module().tensors)
-    if (t.aliasOf < 0)
+    if (t.aliasOf < 0 && !arena.offsets.count(t.id))
       upload(t.id);
   synchronize();
 }

@@ -67,8 +67,11 @@ public:
   std::vector<std::string> kernelsUsed(const std::string &name) const;
   /// The module's cubin/PTX that was loaded, or "" (built-in kernels only).
   std::string compiledKernels() const;
+  /// The device's memory plan (offsets by tensor id, arena size).
+  const MemoryPlan &memoryPlan() const { return plan; }
 
 private:
+  MemoryPlan plan;
   Executor &host;
   std::unique_ptr<cuda::CudaDevice> device;
   std::unique_ptr<cuda::CudaModule> module;

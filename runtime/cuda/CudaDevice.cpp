@@ -157,8 +157,13 @@ void CudaDevice::copyOnDevice(CUdeviceptr dst, CUdeviceptr src,
 
 void CudaDevice::zero(CUdeviceptr dst, std::size_t bytes,
                       const std::string &where) {
+  fillBytes(dst, 0, bytes, where);
+}
+
+void CudaDevice::fillBytes(CUdeviceptr dst, unsigned char value,
+                           std::size_t bytes, const std::string &where) {
   if (bytes)
-    SNNRT_CU(driver().cuMemsetD8Async(dst, 0, bytes, cuStream), where);
+    SNNRT_CU(driver().cuMemsetD8Async(dst, value, bytes, cuStream), where);
 }
 
 void CudaDevice::synchronize(const std::string &where) {

@@ -99,6 +99,9 @@ public:
   void copyOnDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                     const std::string &where);
   void zero(CUdeviceptr dst, std::size_t bytes, const std::string &where);
+  /// Every byte of [dst, dst + bytes) set to `value` (0xFF: f32/bf16 NaN).
+  void fillBytes(CUdeviceptr dst, unsigned char value, std::size_t bytes,
+                 const std::string &where);
   void synchronize(const std::string &where);
 
   /// A device buffer of at least `bytes` that stays reserved for `key`

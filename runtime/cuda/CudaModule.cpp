@@ -19,11 +19,15 @@ static std::size_t dtypeSize(const std::string &dtype, const std::string &where)
 }
 
 CudaModule::CudaModule(CudaDevice &device, const json &manifest,
-                       std::string dir)
+                       std::string dir, const ArenaLayout &arena)
     : device(device), moduleDir(std::move(dir)) {
   const std::string where = device.name() + ": " + moduleDir + "/manifest.json";
   if (!manifest.contains("tensors") || !manifest["tensors"].is_array())
     throwError(where + ": no \"tensors\" list");
+  if (arena.bytes) {
+    arenaPtr = device.allocator().allocate(arena.bytes, "memory-plan arena");
+    device.fillBytes(arenaPtr, arena.poison ? 0xFF : 0, arena.bytes, where);
+  }
   // Owners first, then aliases (which may name a later tensor).
   std::vector<const json *> aliases;
   for (const json &t : manifest["tensors"]) {
@@ -40,6 +44,15 @@ CudaModule::CudaModule(CudaDevice &device, const json &manifest,
     s.tensor.bf16 = t.value("dtype", "f32") == "bf16";
     s.bytes = s.tensor.numel() * dtypeSize(t.value("dtype", "f32"),
                                            where + ": tensor " + s.tensor.name);
+    auto planned = arena.offsets.find(t["id"].get<int64_t>());
+    if (planned != arena.offsets.end()) {
+      if (planned->second + s.bytes > arena.bytes)
+        throwError(where + ": tensor " + s.tensor.name +
+                   " lies outside the memory-plan arena");
+      s.tensor.ptr = arenaPtr + planned->second;
+      tensors[t["id"].get<int64_t>()] = s;
+      continue;
+    }
     s.tensor.ptr = device.allocator().allocate(s.bytes, s.tensor.name);
     s.owner = true;
     tensors[t["id"].get<int64_t>()] = s;
@@ -87,6 +100,8 @@ CudaModule::~CudaModule() {
   for (auto &[id, s] : tensors)
     if (s.owner)
       device.allocator().free(s.tensor.ptr);
+  if (arenaPtr)
+    device.allocator().free(arenaPtr);
 }
 
 const DeviceTensor &CudaModule::tensor(int64_t id) const {

@@ -18,12 +18,22 @@
 
 namespace snnrt::cuda {
 
+/// Tensors that share one device allocation (the runtime's memory plan):
+/// byte offsets by tensor id, and the arena's size.
+struct ArenaLayout {
+  std::map<int64_t, std::size_t> offsets;
+  std::size_t bytes = 0;
+  /// Start as NaN (all bits set) instead of zeros: a read before a write shows.
+  bool poison = false;
+};
+
 class CudaModule {
 public:
-  /// Allocates every tensor of `manifest` on `device` and loads the
-  /// module's cubin/PTX from `moduleDir` when the manifest names one.
+  /// Allocates every tensor of `manifest` on `device` (those in `arena` at
+  /// their offsets in one allocation) and loads the module's cubin/PTX from
+  /// `moduleDir` when the manifest names one.
   CudaModule(CudaDevice &device, const nlohmann::json &manifest,
-             std::string moduleDir);
+             std::string moduleDir, const ArenaLayout &arena = {});
   ~CudaModule();
   CudaModule(const CudaModule &) = delete;
   CudaModule &operator=(const CudaModule &) = delete;
@@ -58,6 +68,7 @@ private:
   std::string moduleDir;
   std::string kernelFile;
   std::map<int64_t, Storage> tensors;
+  CUdeviceptr arenaPtr = 0;
   /// Tensors whose storage another tensor shares (alias owners and aliases):
   /// a time loop must not redirect them to views.
   std::set<int64_t> sharedStorage;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sys/stat.h>
 
@@ -17,6 +18,7 @@ namespace snnrt {
 Executor::Executor(Module module, uint64_t seed) : module_(std::move(module)) {
   const auto &ts = module_.tensors;
   storage_.resize(ts.size());
+  base_.assign(ts.size(), nullptr);
   owner_.resize(ts.size());
   for (const TensorInfo &t : ts) {
     int owner = t.id;
@@ -28,13 +30,31 @@ Executor::Executor(Module module, uint64_t seed) : module_(std::move(module)) {
                   std::to_string(t.numel()) + " elements instead of " +
                   std::to_string(module_.tensor(owner).numel()));
     owner_[t.id] = owner;
-    if (owner == t.id)
-      storage_[t.id].assign(t.numel(), 0.0f); // i32/u8 tensors use 4-byte slots
+  }
+  // i32/u8 tensors use 4-byte slots; short-lived ones share one arena.
+  MemoryPlanMode mode = memoryPlanMode();
+  if (mode != MemoryPlanMode::Off)
+    plan_ = planMemory(
+        module_, [](const TensorInfo &t) { return t.numel() * sizeof(float); },
+        64);
+  arena_.assign(plan_.arenaBytes / sizeof(float),
+                mode == MemoryPlanMode::Poison
+                    ? std::numeric_limits<float>::quiet_NaN()
+                    : 0.0f);
+  for (const TensorInfo &t : ts) {
+    if (owner_[t.id] != t.id)
+      continue;
+    if (plan_.planned(t.id)) {
+      base_[t.id] = arena_.data() + plan_.offset[t.id] / sizeof(float);
+      continue;
+    }
+    storage_[t.id].assign(t.numel(), 0.0f);
+    base_[t.id] = storage_[t.id].data();
   }
   initialize(seed);
 }
 
-float *Executor::data(int id) { return storage_.at(owner_.at(id)).data(); }
+float *Executor::data(int id) { return base_.at(owner_.at(id)); }
 
 void Executor::initialize(uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -79,7 +99,7 @@ void Executor::initialize(uint64_t seed) {
         throw Error(initPath + ": tensor '" + t.name + "' has " +
                     std::to_string(it->second.data.size()) +
                     " elements but the module expects " + t.shapeString());
-      v = it->second.data;
+      std::copy(it->second.data.begin(), it->second.data.end(), v.begin());
     } else {
       throw Error(module_.dir + ": tensor '" + t.name +
                   "' has an unknown initializer '" + kind + "'");

@@ -6,6 +6,7 @@
 #include "snnrt/CpuOps.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Manifest.h"
+#include "snnrt/MemoryPlan.h"
 #include "snnrt/Profile.h"
 
 #include <cstdint>
@@ -22,6 +23,8 @@ public:
   Executor(Module module, uint64_t seed);
 
   const Module &module() const { return module_; }
+  /// Where the short-lived tensors live (runtime memory plan).
+  const MemoryPlan &memoryPlan() const { return plan_; }
   float *data(int id);
   /// Overwrites parameters from a safetensors file; a missing tensor or a
   /// shape mismatch is an error naming the tensor.
@@ -47,7 +50,11 @@ private:
   bool profile_ = false;
   ProfileTable profileTable_;
   Module module_;
+  MemoryPlan plan_;
+  /// Persistent tensors own their storage; planned ones are views of arena_.
   std::vector<std::vector<float>> storage_;
+  std::vector<float> arena_;
+  std::vector<float *> base_;
   std::vector<int> owner_;
 };
 

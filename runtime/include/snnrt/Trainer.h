@@ -38,6 +38,9 @@ public:
   virtual void synchronize() {}
   /// Device memory held for the module's tensors and scratch (0 on the CPU).
   virtual std::size_t deviceBytes() const { return 0; }
+  /// The memory plan on this backend: the shared tensors' arena and what
+  /// they would take each with storage of its own.
+  virtual MemoryPlan memoryPlan() const = 0;
   /// "cpu", "cuda:0 (...)".
   virtual std::string describe() const = 0;
 };
@@ -52,6 +55,7 @@ public:
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);
   }
+  MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
   std::string describe() const override {
     return "cpu, " + describeCpuNeuronKernels(exec.module());
   }

@@ -84,7 +84,8 @@ grads:                       one forward + backward on the first batch of
                              parameter gradient ("grad:<name>")
 bench:                       time the programs on one batch of seeded random
                              input and labels already on the device; prints
-                             one JSON line {"fwd_ms", "step_ms", "mem_mb"}
+                             one JSON line {"fwd_ms", "step_ms", "mem_mb",
+                             "plan_arena_mb", "plan_unshared_mb"}
   --iterations N             timed repetitions (default 50, after 5 warm-up)
 )";
 
@@ -235,6 +236,7 @@ public:
   }
   void synchronize() override { gpu.synchronize(); }
   std::size_t deviceBytes() const override { return gpu.deviceBytes(); }
+  MemoryPlan memoryPlan() const override { return gpu.memoryPlan(); }
   std::string describe() const override { return gpu.describe(); }
 
 private:
@@ -521,15 +523,19 @@ int bench(const Options &o) {
   // A tiny learning rate keeps the weights (and the spike counts) steady.
   RunContext ctx{1e-6f, 1, o.seed};
   double fwd = timePrograms(*runner, {"infer"}, o.iterations, ctx);
+  MemoryPlan plan = runner->memoryPlan();
   double step = trainable ? timePrograms(*runner,
                                          {"train_forward", "backward", "update"},
                                          o.iterations, ctx)
                           : -1.0;
   std::printf("{\"device\": \"%s\", \"batch\": %lld, \"time_steps\": %lld, "
-              "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f}\n",
+              "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f, "
+              "\"plan_arena_mb\": %.1f, \"plan_unshared_mb\": %.1f}\n",
               runner->describe().c_str(), static_cast<long long>(s.B),
               static_cast<long long>(s.T), fwd, step,
-              double(runner->deviceBytes()) / (1024.0 * 1024.0));
+              double(runner->deviceBytes()) / (1024.0 * 1024.0),
+              double(plan.arenaBytes) / (1024.0 * 1024.0),
+              double(plan.plannedBytes) / (1024.0 * 1024.0));
   return 0;
 }
 
