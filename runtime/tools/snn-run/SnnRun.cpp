@@ -19,6 +19,7 @@
 #include "CudaBackend.h"
 #endif
 
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -116,17 +117,24 @@ int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
   return n;
 }
 
-float toFloat(const std::string &option, const std::string &v) {
+double toDouble(const std::string &option, const std::string &v) {
   size_t used = 0;
-  float f = 0;
+  double f = 0;
   try {
-    f = std::stof(v, &used);
+    f = std::stod(v, &used);
   } catch (const std::logic_error &) {
     used = 0;
   }
   if (used != v.size() || v.empty())
     throw Error(option + " expects a number, not '" + v + "'");
   return f;
+}
+
+float toFloat(const std::string &option, const std::string &v) {
+  double d = toDouble(option, v);
+  if (std::isfinite(d) && !std::isfinite(static_cast<float>(d)))
+    throw Error(option + " is out of range: " + v);
+  return static_cast<float>(d);
 }
 
 Options parse(int argc, char **argv) {
@@ -197,7 +205,9 @@ Options parse(int argc, char **argv) {
     } else if (a == "--profile") {
       o.profile = true;
     } else if (a == "--spike-duration") {
-      o.spikeDuration = toFloat(a, value());
+      // In double: spike times are binned as floor(t / duration * T), and a
+      // float duration moves spikes that lie near a bin's edge.
+      o.spikeDuration = toDouble(a, value());
     } else if (!a.empty() && a[0] == '-') {
       throw Error("unknown option " + a + " (see snn-run --help)");
     } else {

@@ -32,10 +32,16 @@ def main():
     rng = np.random.default_rng()  # fresh every run
     times, units, labels = [], [], []
     dense = np.zeros((steps, n, channels), np.float32)
+    edges = np.float32(np.arange(1, steps) * duration / steps)
+    edges = edges[np.floor(edges.astype(np.float64) / duration * steps) !=
+                  np.floor(edges.astype(np.float64) / np.float32(duration) * steps)]
     for i in range(n):
         k = int(rng.integers(3000, 8000))
         # Some spikes after the duration, which the binning drops.
-        t = np.sort(rng.uniform(0.0, duration * 1.2, k)).astype(np.float32)
+        t = rng.uniform(0.0, duration * 1.2, k).astype(np.float32)
+        if i == 0:  # spikes at bin edges, where a float duration bins wrong
+            t[:len(edges)] = edges
+        t = np.sort(t)
         u = rng.integers(0, channels, k).astype(np.uint16)
         times.append(t)
         units.append(u)

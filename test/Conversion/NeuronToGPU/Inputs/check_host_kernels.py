@@ -18,6 +18,13 @@ import tempfile
 
 import numpy as np
 
+
+def mlir_float(v):
+    """repr() (exact), with the '.' that MLIR's float literals need: "1e-05"
+    would not parse as a float."""
+    r = repr(float(v))
+    return r.replace("e", ".0e") if "e" in r and "." not in r else r
+
 T = 5
 F32 = np.float32
 
@@ -146,7 +153,7 @@ def mlir_attrs(model, attrs, per_neuron):
     for name, value in attrs.items():
         if name in per_neuron:
             arr = per_neuron[name]
-            body = ", ".join(repr(float(v)) for v in arr)
+            body = ", ".join(mlir_float(v) for v in arr)
             parts.append(f"{name} = dense<[{body}]> : tensor<{arr.size}xf32>")
         elif name == "reset":
             parts.append(f"reset = #snn.reset<{value}>")
@@ -252,7 +259,7 @@ def backward(model, attrs, p, H, gs):
 
 
 def global_decl(name, arr):
-    body = ", ".join(repr(float(v)) for v in arr.ravel())
+    body = ", ".join(mlir_float(v) for v in arr.ravel())
     return (f'  memref.global "private" constant @{name} : '
             f"memref<{arr.size}xf32> = dense<[{body}]>\n")
 

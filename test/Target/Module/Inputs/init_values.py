@@ -13,9 +13,16 @@ import sys
 import numpy as np
 
 
+def mlir_float(v):
+    """repr() (exact), with the '.' that MLIR's float literals need: "1e-05"
+    would not parse as a float."""
+    r = repr(float(v))
+    return r.replace("e", ".0e") if "e" in r and "." not in r else r
+
+
 def literal(values):
     if values.ndim == 0:
-        return repr(float(values))
+        return mlir_float(values)
     return "[" + ", ".join(literal(v) for v in values) + "]"
 
 

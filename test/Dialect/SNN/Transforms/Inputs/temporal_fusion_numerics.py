@@ -90,6 +90,11 @@ def parse(lines, i):
     return ops, args, i
 
 
+# The smallest |H - v_th| met by evaluate(): float32 code may decide a
+# spike the other way when it is within rounding of the threshold.
+margin = [np.inf]
+
+
 def neuron(kind, x, a):
     """Scans x[T, ...] through one neuron layer; returns the output."""
     p = lambda key, default: a.get(key, default)
@@ -107,6 +112,8 @@ def neuron(kind, x, a):
             v = out[t] = h
             continue
         s = (h > v_th) if "strict" in a else (h >= v_th)
+        if h.size:
+            margin[0] = min(margin[0], float(np.min(np.abs(h - v_th))))
         s = s.astype(np.float64)
         v = h - v_th * s if soft else h * (1 - s) + v_reset * s
         out[t] = s
@@ -180,6 +187,7 @@ def evaluate(text, x):
     start = next(i for i, l in enumerate(lines) if '"func.func"' in l)
     ops, _, _ = parse(lines, start + 1)
     env = {}
+    margin[0] = np.inf
     args = re.findall(r'\^bb0\((%[\w]+):', text)
     env[args[0]] = x
     return run(ops, env)
@@ -188,7 +196,11 @@ def evaluate(text, x):
 # --- random models ----------------------------------------------------------
 
 def dense(a):
-    return "dense<" + json.dumps(np.round(a, 6).tolist()) + ">"
+    # Fixed-point numbers: MLIR reads "5e-05" (no '.') as no float at all.
+    def text(v):
+        return "[" + ", ".join(text(e) for e in v) + "]" if isinstance(v, list) \
+            else f"{v:.6f}"
+    return "dense<" + text(np.asarray(a, np.float64).tolist()) + ">"
 
 
 def model(rng, T, B, I, H, O):
