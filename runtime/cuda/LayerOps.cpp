@@ -407,6 +407,14 @@ void runPoolBackward(CudaDevice &dev, OpCall &call, int kind) {
   }
   float scale =
       kind == kPoolAvg ? 1.0f / static_cast<float>(s.kernelH * s.kernelW) : 1.0f;
+  bool tiles = s.kernelH == s.strideH && s.kernelW == s.strideW &&
+               s.padH == 0 && s.padW == 0 && s.outHeight * s.kernelH == s.height &&
+               s.outWidth * s.kernelW == s.width;
+  if (tiles) {
+    dev.launchElementwise("snnrt_pool_sum_bwd_tiled", outTotal, call.where,
+                          gy.f32(), gx.f32(), s, scale, int(accumulate));
+    return;
+  }
   dev.launchElementwise("snnrt_pool_sum_bwd", gx.numel(), call.where,
                         gy.f32(), gx.f32(), s, scale, int(accumulate));
 }

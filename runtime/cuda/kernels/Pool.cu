@@ -69,6 +69,27 @@ __device__ void poolSumBackward(const float *gy, float *gx,
     gx[i] = accumulate ? gx[i] + v : v;
   }
 }
+/// Windows that tile the input (kernel = stride, no padding, sizes divide):
+/// each input element gets the gradient of its one window. A thread per
+/// output element: one read, KH x KW writes, and no division per window.
+template <typename I>
+__device__ void poolSumBackwardTiled(const float *gy, float *gx,
+                                     const SnnConvShape &shape, float scale,
+                                     int accumulate, long long total) {
+  Geometry<I> s(shape);
+  SNNRT_GRID_LOOP_T(I, i, total) {
+    I ox = i % s.OW, rest = i / s.OW;
+    I oy = rest % s.OH, plane = rest / s.OH;
+    float v = gy[i] * scale;
+    float *dst = gx + (long long)plane * s.H * s.W + (oy * s.KH) * s.W +
+                 ox * s.KW;
+    for (I kh = 0; kh < s.KH; ++kh)
+      for (I kw = 0; kw < s.KW; ++kw) {
+        float *p = dst + kh * s.W + kw;
+        *p = accumulate ? *p + v : v;
+      }
+  }
+}
 } // namespace
 
 extern "C" __global__ void snnrt_pool(const float *x, float *y, SnnConvShape s,
@@ -91,6 +112,18 @@ extern "C" __global__ void snnrt_pool_sum_bwd(const float *gy, float *gx,
     poolSumBackward<int>(gy, gx, s, scale, accumulate, total);
   else
     poolSumBackward<long long>(gy, gx, s, scale, accumulate, total);
+}
+
+extern "C" __global__ void snnrt_pool_sum_bwd_tiled(const float *gy,
+                                                    float *gx, SnnConvShape s,
+                                                    float scale,
+                                                    int accumulate) {
+  long long total = s.images * s.channels * s.outHeight * s.outWidth;
+  long long inTotal = s.images * s.channels * s.height * s.width;
+  if (inTotal <= 0x3fffffffLL)
+    poolSumBackwardTiled<int>(gy, gx, s, scale, accumulate, total);
+  else
+    poolSumBackwardTiled<long long>(gy, gx, s, scale, accumulate, total);
 }
 
 /// max backward: each output routes its gradient to the first maximum of

@@ -483,9 +483,16 @@ TEST(CudaLayers, Conv2dThroughIm2colAndCublas) {
 
 //===-- pooling -----------------------------------------------------------===//
 
-TEST(CudaLayers, PoolingForwardAndBackward) {
-  REQUIRE_GPU();
-  const int64_t M = 6, C = 3, H = 9, W = 8, K = 3, S = 2, P = 1;
+/// Pooling of x [M, C, H, W] with a K x K window, stride S and padding P,
+/// forward and backward against float64; the backward adds to the previous
+/// gradient when `accumulate`.
+void checkPooling(OpHarness &hx, Random &rnd, int64_t H, int64_t W, int64_t K,
+                  int64_t S, int64_t P, bool accumulate) {
+  SCOPED_TRACE("H=" + std::to_string(H) + " W=" + std::to_string(W) +
+               " K=" + std::to_string(K) + " S=" + std::to_string(S) +
+               " P=" + std::to_string(P) +
+               (accumulate ? " accumulate" : ""));
+  const int64_t M = 6, C = 3;
   const int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1;
   std::vector<float> x = rnd.uniform(M * C * H * W, -1, 1);
   std::vector<float> gy = rnd.uniform(M * C * OH * OW, -1, 1);
@@ -493,7 +500,9 @@ TEST(CudaLayers, PoolingForwardAndBackward) {
   for (const char *kind : {"avg", "sum", "max"}) {
     SCOPED_TRACE(kind);
     std::string k = kind;
-    std::vector<double> y(gy.size()), gx(x.size(), 0.0);
+    std::vector<float> before =
+        accumulate ? rnd.uniform(x.size(), -1, 1) : std::vector<float>(x.size());
+    std::vector<double> y(gy.size()), gx(before.begin(), before.end());
     for (int64_t pl = 0; pl < M * C; ++pl)
       for (int64_t oy = 0; oy < OH; ++oy)
         for (int64_t ox = 0; ox < OW; ++ox) {
@@ -534,14 +543,27 @@ TEST(CudaLayers, PoolingForwardAndBackward) {
     fwd["out"] = ids({yi});
     hx.run(fwd);
     EXPECT_CLOSE(hx.read(yi), y, 1e-6, 1e-6);
-    int64_t gxi = hx.addOutput("gx", {M, C, H, W});
+    int64_t gxi = hx.add("gx", {M, C, H, W}, before);
     json bwd = attrs;
     bwd["op"] = k + "_pool2d_bwd";
     bwd["input_shape"] = {M, C, H, W};
     bwd["in"] = k == "max" ? ids({gyi, xi}) : ids({gyi});
     bwd["out"] = ids({gxi});
+    if (accumulate)
+      bwd["accumulate"] = true;
     hx.run(bwd);
     EXPECT_CLOSE(hx.read(gxi), gx, 1e-5, 1e-6);
+  }
+}
+
+TEST(CudaLayers, PoolingForwardAndBackward) {
+  REQUIRE_GPU();
+  // Overlapping padded windows (the general gather) and windows that tile
+  // the input (one thread per window), each with and without accumulation.
+  for (bool accumulate : {false, true}) {
+    checkPooling(hx, rnd, 9, 8, 3, 2, 1, accumulate);
+    checkPooling(hx, rnd, 8, 6, 2, 2, 0, accumulate);
+    checkPooling(hx, rnd, 9, 6, 3, 3, 0, accumulate);
   }
 }
 
