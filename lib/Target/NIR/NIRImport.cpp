@@ -129,6 +129,9 @@ private:
   DenseMap<unsigned, Value> values;       // node -> its output this step
   DenseMap<unsigned, Value> delayOut; // delay node -> its delayed output
   DenseMap<unsigned, SmallVector<unsigned>> delayRegs; // delay -> state ids
+  // Delays with some zero-step neurons: their input of this step, which the
+  // registers take at the end of the step.
+  DenseMap<unsigned, Value> delayInput;
   llvm::DenseMap<Type, Value> zeroCache;
 };
 } // namespace
@@ -157,13 +160,6 @@ FailureOr<SmallVector<int64_t>> Importer::delaySteps(const FlatNode &node) {
                          << opts.dt << " (set --nir-dt)";
     result.push_back(rounded);
   }
-  // A zero delay passes the input of this step through: it cannot share a
-  // layer with delayed neurons (the layer would both break and not break a
-  // cycle).
-  bool anyZero = llvm::is_contained(result, 0);
-  if (anyZero && llvm::any_of(result, [](int64_t v) { return v != 0; }))
-    return error(node) << "mixes zero and non-zero per-neuron delays; split "
-                          "the layer into a Delay of 0 and one of the rest";
   return result;
 }
 
@@ -390,7 +386,10 @@ FailureOr<Value> Importer::delayOutput(unsigned n, RankedTensorType type) {
   SmallVector<int64_t> distinct(*steps);
   llvm::sort(distinct);
   distinct.erase(llvm::unique(distinct), distinct.end());
-  if (distinct.size() > 1) {
+  // Zero-step neurons read no register: buildNode adds this step's input.
+  if (distinct.front() == 0)
+    distinct.erase(distinct.begin());
+  if (distinct.size() > 1 || llvm::is_contained(*steps, 0)) {
     // Per-neuron delays: each neuron reads the register of its own delay.
     // Masking a register by a 0/1 vector is a leaky integrator that forgets
     // everything each step (k = 1, c = mask), exact in every precision.
@@ -548,8 +547,11 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (auto &[n, regs] : delayRegs) {
     const FlatNode &node = graph.nodes[n];
     Type want = states[regs[0]].arg.getType();
-    FailureOr<Value> x = inputOf(n, cast<RankedTensorType>(want).getShape()
-                                        .drop_front());
+    FailureOr<Value> x = delayInput.count(n)
+                             ? FailureOr<Value>(delayInput.lookup(n))
+                             : inputOf(n, cast<RankedTensorType>(want)
+                                              .getShape()
+                                              .drop_front());
     if (failed(x))
       return nullptr;
     if (x->getType() != want) {
@@ -901,11 +903,33 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
     return Value(op.getSpikes());
   }
 
-  if (type == "Delay") { // zero-step delay (the others are state)
+  if (type == "Delay") { // a delay of 0 steps for some neuron (else state)
     FailureOr<SmallVector<int64_t>> steps = delaySteps(node);
     if (failed(steps))
       return failure();
-    return x;
+    if (llvm::all_of(*steps, [](int64_t s) { return s == 0; }))
+      return x;
+    // Zero-step neurons pass this step's input (masked like the registers in
+    // delayOutput); the others read the shift register, which takes x at the
+    // end of the step. Such a layer breaks no cycle.
+    delayInput[n] = x;
+    auto type = cast<RankedTensorType>(x.getType());
+    FailureOr<Value> delayed = delayOutput(n, type);
+    if (failed(delayed))
+      return failure();
+    SmallVector<float> mask;
+    for (int64_t s : *steps)
+      mask.push_back(s == 0 ? 1.0f : 0.0f);
+    auto maskType =
+        RankedTensorType::get(type.getShape().drop_front(), b.getF32Type());
+    NamedAttrList attrs;
+    attrs.set("k", b.getF64FloatAttr(1.0));
+    attrs.set("c", DenseElementsAttr::get(maskType, ArrayRef<float>(mask)));
+    BlockArgument v = addState(zeros(type));
+    auto passed = LIStepOp::create(b, loc(node.name), TypeRange{type},
+                                   ValueRange{x, v}, attrs.getAttrs());
+    states.back().next = passed.getVNext();
+    return Value(AddOp::create(b, loc(node.name), passed.getVNext(), *delayed));
   }
 
   // Neurons. Every parameter may be a scalar or one value per neuron.

@@ -268,10 +268,22 @@ def case_bad_dt():
     return nodes, chain("input", "lif", "output")
 
 
-def case_mixed_delay():
-    nodes = {"input": inp(3), "delay": {"type": "Delay", "delay": np.array([0.0, 1e-4, 2e-4])},
-             "output": out(3)}
-    return nodes, chain("input", "delay", "output")
+def case_mixed_delays():
+    # Per-neuron delays where some neurons wait 0 steps (as learned axonal
+    # delays can): on a forward edge, and on the edge of a cycle that passes
+    # through the first LIF's state.
+    nodes = {
+        "input": inp(3),
+        "fc": {"type": "Affine", "weight": rand(4, 3), "bias": rand(4)},
+        "lif": lif(4, tau=4e-4, v_th=0.5),
+        "delay": {"type": "Delay", "delay": np.array([0.0, 2e-4, 1e-4, 0.0])},
+        "lif2": lif(4, tau=4e-4, v_th=0.2),
+        "back": {"type": "Delay", "delay": np.array([1e-4, 0.0, 3e-4, 0.0])},
+        "rec": {"type": "Linear", "weight": rand(4, 4)},
+        "output": out(4),
+    }
+    return nodes, chain("input", "fc", "lif", "delay", "lif2", "output") + \
+        [("lif2", "back"), ("back", "rec"), ("rec", "lif")]
 
 
 def case_conv1d():

@@ -155,11 +155,23 @@ class Simulator:
             return 0
         return int(self._delay_vector(name).max())
 
-    def _delayed(self, name, regs):
-        """A Delay node's output: neuron i reads the input of d_i steps ago."""
+    def _breaks(self, name):
+        """Whether a node is a Delay whose every neuron waits at least a step:
+        its output is known before this step's input (it breaks cycles)."""
+        return self.nodes[name]["type"] == "Delay" and \
+            int(self._delay_vector(name).min()) > 0
+
+    def _delayed(self, name, regs, now=None):
+        """A Delay node's output: neuron i reads the input of d_i steps ago
+        (`now`, this step's input, for d_i = 0)."""
         d = self._delay_vector(name)
+        if now is not None:
+            regs = regs + [now]
         if np.all(d == d.ravel()[0]):
-            return regs[len(regs) - int(d.ravel()[0])]
+            return regs[len(regs) - 1 - int(d.ravel()[0])] if now is not None \
+                else regs[len(regs) - int(d.ravel()[0])]
+        if now is not None:
+            d = d + 1  # one more register: this step's input
         stacked = np.stack(regs)  # [D, B, ...]; regs[j] is D - j steps old
         index = np.broadcast_to(len(regs) - d, stacked.shape[1:])[None]
         return np.take_along_axis(stacked, index, axis=0)[0]
@@ -167,13 +179,13 @@ class Simulator:
     def _order(self, edges):
         out = {n: [] for n in self.nodes}
         for a, b in edges:
-            if self._delay_steps(a) == 0:
+            if not self._breaks(a):
                 out[a].append(b)
         inputs = {n: [] for n in self.nodes}
         back = {n: [] for n in self.nodes}
         delayed = {n: [] for n in self.nodes}
         for a, b in edges:
-            if self._delay_steps(a) > 0:
+            if self._breaks(a):
                 delayed[b].append(a)
         mark, post = {}, []
         roots = sorted(n for n in self.nodes if self.nodes[n]["type"] == "Input")
@@ -215,6 +227,7 @@ class Simulator:
                       * self._delay_steps(n)
                       for n in self.nodes if self._delay_steps(n) > 0}
         outputs = {n: [] for n in self.nodes if self.nodes[n]["type"] == "Output"}
+        delay_in = {}
         for t in range(steps):
             value = {}
             for n in self.order:
@@ -222,17 +235,21 @@ class Simulator:
                 if node["type"] == "Input":
                     value[n] = np.asarray(xs[n][t], dtype=np.float64)
                     continue
-                if self._delay_steps(n) > 0:
+                if self._breaks(n):
                     continue
                 terms = [value[m] for m in self.inputs[n]]
                 terms += [prev.get(m, 0.0) for m in self.back[n]]
                 terms += [self._delayed(m, delay_regs[m]) for m in self.delayed[n]]
                 x = sum(terms[1:], terms[0])
-                value[n] = self._step(n, node, x, state)
-            for n in self.nodes:
-                if self._delay_steps(n) > 0:
-                    x = sum(value[m] for m in self.inputs[n])
-                    delay_regs[n] = delay_regs[n][1:] + [x]
+                if n in delay_regs:  # some neurons without delay
+                    delay_in[n] = x
+                    value[n] = self._delayed(n, delay_regs[n], now=x)
+                else:
+                    value[n] = self._step(n, node, x, state)
+            for n in delay_regs:
+                x = delay_in[n] if n in delay_in else \
+                    sum(value[m] for m in self.inputs[n])
+                delay_regs[n] = delay_regs[n][1:] + [x]
             prev = value
             for n in outputs:
                 outputs[n].append(value[n])
@@ -366,18 +383,19 @@ def self_test():
     assert np.array_equal(got, np.stack(want))
     print("recurrent LIF: matches the hand-written loop")
 
-    # Per-neuron delays of 1, 3 and 2 steps: output[t, :, i] = x[t - d_i].
-    nodes = {"input": {"type": "Input", "shape": np.array([3])},
-             "delay": {"type": "Delay", "delay": np.array([1e-3, 3e-3, 2e-3])},
-             "output": {"type": "Output", "shape": np.array([3])}}
-    x = rng.standard_normal((7, 2, 3))
-    got = Simulator(nodes, [("input", "delay"), ("delay", "output")],
-                    dt=1e-3).run({"input": x})["output"]
-    want = np.zeros_like(x)
-    for i, d in enumerate((1, 3, 2)):
-        want[d:, :, i] = x[:-d, :, i]
-    assert np.array_equal(got, want), got
-    print("per-neuron delays: shift each neuron by its own delay")
+    # Per-neuron delays: output[t, :, i] = x[t - d_i] (0 steps: x[t]).
+    for delays in ((1, 3, 2), (0, 3, 2), (2, 0, 0)):
+        nodes = {"input": {"type": "Input", "shape": np.array([3])},
+                 "delay": {"type": "Delay", "delay": np.array(delays) * 1e-3},
+                 "output": {"type": "Output", "shape": np.array([3])}}
+        x = rng.standard_normal((7, 2, 3))
+        got = Simulator(nodes, [("input", "delay"), ("delay", "output")],
+                        dt=1e-3).run({"input": x})["output"]
+        want = np.zeros_like(x)
+        for i, d in enumerate(delays):
+            want[d:, :, i] = x[:x.shape[0] - d, :, i]
+        assert np.array_equal(got, want), (delays, got)
+    print("per-neuron delays: shift each neuron by its own delay (also 0)")
     print("self-test passed")
 
 

@@ -36,6 +36,7 @@ SETTINGS = {
     "conv1d": dict(T=30, B=3, dt=1e-3, gain=6.0, low=-0.5),
     "conv_same_even": dict(T=20, B=2, dt=1e-4, gain=12.0),
     "delays": dict(T=40, B=3, dt=1e-4, gain=30.0, low=-0.3),
+    "mixed_delays": dict(T=40, B=3, dt=1e-4, gain=30.0, low=-0.3),
     "flatten_mid": dict(T=20, B=2, dt=1e-3, gain=6.0, low=-0.5),
 }
 
