@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <tuple>
 
 using namespace snnrt::cuda;
@@ -458,6 +459,17 @@ void bnDims(const OpCall &call, const DeviceTensor &x, long long channels,
   m = x.numel() / (channels * s);
 }
 
+/// 4 when every tensor of x's shape can be read as float4 (S % 4 == 0 and
+/// 16-byte aligned), else 1: the batch-norm kernels' access width.
+int bnVectorWidth(long long s, std::initializer_list<const float *> tensors) {
+  if (s % 4 != 0)
+    return 1;
+  for (const float *p : tensors)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
+      return 1;
+  return 4;
+}
+
 void runBatchNorm(CudaDevice &dev, OpCall &call) {
   bool training = attrBool(call, "training", false);
   expectArity(call, 5, 5, 1, 3);
@@ -470,11 +482,12 @@ void runBatchNorm(CudaDevice &dev, OpCall &call) {
     expectElements(call, *t, c, "one per channel");
   expectElements(call, y, x.numel(), "like the input");
   float eps = static_cast<float>(attrNumber(call, "eps", 1e-5));
+  int vec = bnVectorWidth(s, {x.f32(), y.f32()});
   if (!training) {
-    dev.launchElementwise("snnrt_bn_apply", x.numel(), call.where, x.f32(),
-                          y.f32(), runMean.f32(), runVar.f32(), 1, eps,
-                          gamma.f32(), beta.f32(),
-                          static_cast<long long>(x.numel()), c, s);
+    dev.launchElementwise("snnrt_bn_apply", x.numel() / vec, call.where,
+                          x.f32(), y.f32(), runMean.f32(), runVar.f32(), 1,
+                          eps, gamma.f32(), beta.f32(),
+                          static_cast<long long>(x.numel()), c, s, vec);
     return;
   }
   float momentum = static_cast<float>(attrNumber(call, "momentum", 0.1));
@@ -491,16 +504,16 @@ void runBatchNorm(CudaDevice &dev, OpCall &call) {
       "bn.partial", 2 * c * part.parts * 4, call.where));
   dev.launch(dev.kernels().builtin("snnrt_bn_stats_partial", call.where),
              static_cast<unsigned>(c * part.parts), 256, 0, call.where,
-             x.f32(), m, c, s, part.parts, part.rowsPer, partial);
+             x.f32(), m, c, s, part.parts, part.rowsPer, partial, vec);
   dev.launchElementwise("snnrt_bn_stats_finish", c, call.where, x.f32(),
                         static_cast<const float *>(partial), m, c, s,
                         part.parts, eps, momentum, mean, invstd, runMean.f32(),
                         runVar.f32());
-  dev.launchElementwise("snnrt_bn_apply", x.numel(), call.where, x.f32(),
-                        y.f32(), static_cast<const float *>(mean),
+  dev.launchElementwise("snnrt_bn_apply", x.numel() / vec, call.where,
+                        x.f32(), y.f32(), static_cast<const float *>(mean),
                         static_cast<const float *>(invstd), 0, eps,
                         gamma.f32(), beta.f32(),
-                        static_cast<long long>(x.numel()), c, s);
+                        static_cast<long long>(x.numel()), c, s, vec);
 }
 
 void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
@@ -520,19 +533,20 @@ void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
   BnPartition part = bnPartition(m, c, s);
   float *partial = reinterpret_cast<float *>(dev.scratch(
       "bn.partial", 2 * c * part.parts * 4, call.where));
+  int vec = bnVectorWidth(s, {gy.f32(), x.f32(), call.out[0].f32()});
   dev.launch(dev.kernels().builtin("snnrt_bn_bwd_partial", call.where),
              static_cast<unsigned>(c * part.parts), 256, 0, call.where,
              gy.f32(), x.f32(), mean.f32(), invstd.f32(), m, c, s, part.parts,
-             part.rowsPer, partial);
+             part.rowsPer, partial, vec);
   dev.launchElementwise("snnrt_bn_bwd_finish", c, call.where,
                         static_cast<const float *>(partial), c, part.parts,
                         sums, call.out[1].f32(), call.out[2].f32(),
                         int(accumulate));
-  dev.launchElementwise("snnrt_bn_bwd_apply", x.numel(), call.where, gy.f32(),
-                        x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
-                        static_cast<const float *>(sums), call.out[0].f32(),
-                        static_cast<long long>(x.numel()), c, s,
-                        int(accumulate));
+  dev.launchElementwise("snnrt_bn_bwd_apply", x.numel() / vec, call.where,
+                        gy.f32(), x.f32(), mean.f32(), invstd.f32(),
+                        gamma.f32(), static_cast<const float *>(sums),
+                        call.out[0].f32(), static_cast<long long>(x.numel()),
+                        c, s, int(accumulate), vec);
 }
 
 //===-- elementwise -------------------------------------------------------===//

@@ -17,6 +17,33 @@ __device__ __forceinline__ long long channelOf(long long i, long long total,
     return ((unsigned)i / (unsigned)S) % (unsigned)C;
   return (i / S) % C;
 }
+
+/// V consecutive floats of one channel, read or written as one access
+/// (V = 4: 16 bytes; the host passes 4 when S % 4 == 0 and the tensors are
+/// 16-byte aligned). Element order within a pack is kept, so sums are the
+/// same in either width.
+template <int V> struct Pack {
+  float v[V];
+};
+template <int V>
+__device__ __forceinline__ Pack<V> load(const float *p, long long i) {
+  Pack<V> r;
+  if constexpr (V == 4) {
+    float4 q = reinterpret_cast<const float4 *>(p)[i];
+    r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
+  } else {
+    r.v[0] = p[i];
+  }
+  return r;
+}
+template <int V>
+__device__ __forceinline__ void store(float *p, long long i, const Pack<V> &r) {
+  if constexpr (V == 4)
+    reinterpret_cast<float4 *>(p)[i] =
+        make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
+  else
+    p[i] = r.v[0];
+}
 } // namespace
 
 /// Block b = c * P + p of a statistics pass covers rows
@@ -44,19 +71,31 @@ __device__ __forceinline__ long long offset(const Part &q, int j, int S,
 /// (x - K)^2, K = the channel's first element (a shift against
 /// cancellation). Many blocks per channel; the partials are combined in a
 /// fixed order by snnrt_bn_stats_finish, so results are deterministic.
+template <int V>
+__device__ void statsPartial(const float *x, long long C, long long S,
+                             const Part &q, float &sum, float &sq) {
+  float k = x[q.c * S];
+  for (int j = threadIdx.x; j < q.n / V; j += blockDim.x) {
+    Pack<V> r = load<V>(x, offset(q, j * V, (int)S, C) / V);
+    for (int e = 0; e < V; ++e) {
+      float d = r.v[e] - k;
+      sum += d;
+      sq += d * d;
+    }
+  }
+}
+
 extern "C" __global__ void snnrt_bn_stats_partial(const float *x, long long M,
                                                   long long C, long long S,
                                                   int P, long long rowsPer,
-                                                  float *partial) {
+                                                  float *partial, int vec) {
   __shared__ float scratch[32];
   Part q = partition(M, S, P, rowsPer);
-  float k = x[q.c * S];
   float sum = 0.0f, sq = 0.0f;
-  for (int j = threadIdx.x; j < q.n; j += blockDim.x) {
-    float d = x[offset(q, j, (int)S, C)] - k;
-    sum += d;
-    sq += d * d;
-  }
+  if (vec == 4)
+    statsPartial<4>(x, C, S, q, sum, sq);
+  else
+    statsPartial<1>(x, C, S, q, sum, sq);
   sum = blockSum(sum, scratch);
   sq = blockSum(sq, scratch);
   if (threadIdx.x == 0) {
@@ -93,34 +132,61 @@ extern "C" __global__ void snnrt_bn_stats_finish(
 
 /// y = (x - mean) * invstd * gamma + beta; with `fromVar`, `scale` holds the
 /// running variance and invstd = 1 / sqrt(var + eps) (eval mode).
+template <int V>
+__device__ void bnApply(const float *x, float *y, const float *mean,
+                        const float *scale, int fromVar, float eps,
+                        const float *gamma, const float *beta, long long total,
+                        long long C, long long S) {
+  long long packs = total / V;
+  SNNRT_GRID_LOOP(i, packs) {
+    long long c = channelOf(i, packs, C, S / V);
+    float invstd = fromVar ? 1.0f / sqrtf(scale[c] + eps) : scale[c];
+    Pack<V> r = load<V>(x, i);
+    for (int e = 0; e < V; ++e)
+      r.v[e] = (r.v[e] - mean[c]) * invstd * gamma[c] + beta[c];
+    store<V>(y, i, r);
+  }
+}
+
 extern "C" __global__ void snnrt_bn_apply(const float *x, float *y,
                                           const float *mean, const float *scale,
                                           int fromVar, float eps,
                                           const float *gamma, const float *beta,
                                           long long total, long long C,
-                                          long long S) {
-  SNNRT_GRID_LOOP(i, total) {
-    long long c = channelOf(i, total, C, S);
-    float invstd = fromVar ? 1.0f / sqrtf(scale[c] + eps) : scale[c];
-    y[i] = (x[i] - mean[c]) * invstd * gamma[c] + beta[c];
-  }
+                                          long long S, int vec) {
+  if (vec == 4)
+    bnApply<4>(x, y, mean, scale, fromVar, eps, gamma, beta, total, C, S);
+  else
+    bnApply<1>(x, y, mean, scale, fromVar, eps, gamma, beta, total, C, S);
 }
 
 /// Backward, pass 1: per partition, sum gy and sum gy * xhat.
+template <int V>
+__device__ void bwdPartial(const float *gy, const float *x, float mu,
+                           float inv, long long C, long long S, const Part &q,
+                           float &sg, float &sgx) {
+  for (int j = threadIdx.x; j < q.n / V; j += blockDim.x) {
+    long long at = offset(q, j * V, (int)S, C) / V;
+    Pack<V> g = load<V>(gy, at), xv = load<V>(x, at);
+    for (int e = 0; e < V; ++e) {
+      sg += g.v[e];
+      sgx += g.v[e] * (xv.v[e] - mu) * inv;
+    }
+  }
+}
+
 extern "C" __global__ void snnrt_bn_bwd_partial(
     const float *gy, const float *x, const float *mean, const float *invstd,
     long long M, long long C, long long S, int P, long long rowsPer,
-    float *partial) {
+    float *partial, int vec) {
   __shared__ float scratch[32];
   Part q = partition(M, S, P, rowsPer);
   float mu = mean[q.c], inv = invstd[q.c];
   float sg = 0.0f, sgx = 0.0f;
-  for (int j = threadIdx.x; j < q.n; j += blockDim.x) {
-    long long at = offset(q, j, (int)S, C);
-    float g = gy[at];
-    sg += g;
-    sgx += g * (x[at] - mu) * inv;
-  }
+  if (vec == 4)
+    bwdPartial<4>(gy, x, mu, inv, C, S, q, sg, sgx);
+  else
+    bwdPartial<1>(gy, x, mu, inv, C, S, q, sg, sgx);
   sg = blockSum(sg, scratch);
   sgx = blockSum(sgx, scratch);
   if (threadIdx.x == 0) {
@@ -149,16 +215,33 @@ extern "C" __global__ void snnrt_bn_bwd_finish(const float *partial,
 }
 
 /// gx = gamma invstd (gy - sum(gy)/n - xhat sum(gy xhat)/n).
+template <int V>
+__device__ void bwdApply(const float *gy, const float *x, const float *mean,
+                         const float *invstd, const float *gamma,
+                         const float *sums, float *gx, long long total,
+                         long long C, long long S, int accumulate) {
+  float n = (float)(total / C);
+  long long packs = total / V;
+  SNNRT_GRID_LOOP(i, packs) {
+    long long c = channelOf(i, packs, C, S / V);
+    Pack<V> g = load<V>(gy, i), xv = load<V>(x, i), out;
+    Pack<V> prev = accumulate ? load<V>(gx, i) : Pack<V>{};
+    for (int e = 0; e < V; ++e) {
+      float xhat = (xv.v[e] - mean[c]) * invstd[c];
+      float v = gamma[c] * invstd[c] *
+                (g.v[e] - sums[c] / n - xhat * (sums[C + c] / n));
+      out.v[e] = accumulate ? prev.v[e] + v : v;
+    }
+    store<V>(gx, i, out);
+  }
+}
+
 extern "C" __global__ void snnrt_bn_bwd_apply(
     const float *gy, const float *x, const float *mean, const float *invstd,
     const float *gamma, const float *sums, float *gx, long long total,
-    long long C, long long S, int accumulate) {
-  float n = (float)(total / C);
-  SNNRT_GRID_LOOP(i, total) {
-    long long c = channelOf(i, total, C, S);
-    float xhat = (x[i] - mean[c]) * invstd[c];
-    float v = gamma[c] * invstd[c] *
-              (gy[i] - sums[c] / n - xhat * (sums[C + c] / n));
-    gx[i] = accumulate ? gx[i] + v : v;
-  }
+    long long C, long long S, int accumulate, int vec) {
+  if (vec == 4)
+    bwdApply<4>(gy, x, mean, invstd, gamma, sums, gx, total, C, S, accumulate);
+  else
+    bwdApply<1>(gy, x, mean, invstd, gamma, sums, gx, total, C, S, accumulate);
 }
