@@ -121,13 +121,21 @@ int narrow(long long v, const std::string &where) {
   return static_cast<int>(v);
 }
 
+/// SNNRT_CUDA_DETERMINISTIC=0 lets cuDNN use algorithms whose sums depend
+/// on scheduling (atomics), as PyTorch does by default; otherwise a resumed
+/// training run repeats itself on the GPU too.
+bool deterministicOnly() {
+  const char *v = std::getenv("SNNRT_CUDA_DETERMINISTIC");
+  return !v || std::string(v) != "0";
+}
+
 /// The first choice (fastest measured, or heuristic order) that succeeded,
-/// is deterministic (so that a resumed training run repeats itself on the
-/// GPU too) and fits the workspace limit.
+/// is deterministic unless allowed otherwise, and fits the workspace limit.
 template <typename Perf> const Perf *pick(const Perf *perf, int count) {
+  bool deterministic = deterministicOnly();
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].determinism == CUDNN_DETERMINISTIC &&
+        (!deterministic || perf[i].determinism == CUDNN_DETERMINISTIC) &&
         perf[i].memory <= kMaxWorkspace)
       return &perf[i];
   return nullptr;
