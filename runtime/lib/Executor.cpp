@@ -56,6 +56,13 @@ Executor::Executor(Module module, uint64_t seed) : module_(std::move(module)) {
 
 float *Executor::data(int id) { return base_.at(owner_.at(id)); }
 
+size_t Executor::storageBytes() const {
+  size_t floats = arena_.size();
+  for (const std::vector<float> &v : storage_)
+    floats += v.size();
+  return floats * sizeof(float);
+}
+
 void Executor::initialize(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::map<std::string, HostArray> files;

@@ -25,6 +25,8 @@ public:
   const Module &module() const { return module_; }
   /// Where the short-lived tensors live (runtime memory plan).
   const MemoryPlan &memoryPlan() const { return plan_; }
+  /// Bytes of every tensor's storage: the arena and the tensors outside it.
+  size_t storageBytes() const;
   float *data(int id);
   /// Overwrites parameters from a safetensors file; a missing tensor or a
   /// shape mismatch is an error naming the tensor.

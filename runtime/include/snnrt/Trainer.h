@@ -36,8 +36,9 @@ public:
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
   /// Waits until every program run so far has finished (timing).
   virtual void synchronize() {}
-  /// Device memory held for the module's tensors and scratch (0 on the CPU).
-  virtual std::size_t deviceBytes() const { return 0; }
+  /// Memory held for the module's tensors: on a GPU with its scratch and
+  /// cached blocks, on the CPU the tensors' storage (4-byte slots).
+  virtual std::size_t deviceBytes() const = 0;
   /// The memory plan on this backend: the shared tensors' arena and what
   /// they would take each with storage of its own.
   virtual MemoryPlan memoryPlan() const = 0;
@@ -56,6 +57,7 @@ public:
     exec.run(program, ctx);
   }
   MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
+  std::size_t deviceBytes() const override { return exec.storageBytes(); }
   std::string describe() const override {
     return "cpu, " + describeCpuNeuronKernels(exec.module());
   }

@@ -85,7 +85,8 @@ grads:                       one forward + backward on the first batch of
                              parameter gradient ("grad:<name>")
 bench:                       time the programs on one batch of seeded random
                              input and labels already on the device; prints
-                             one JSON line {"fwd_ms", "step_ms", "mem_mb",
+                             one JSON line {"fwd_ms", "step_ms", "mem_mb"
+                             (GPU: allocator total; CPU: tensor storage),
                              "plan_arena_mb", "plan_unshared_mb"}
   --iterations N             timed repetitions (default 50, after 5 warm-up)
 )";
