@@ -49,21 +49,16 @@ CudaExecutor::CudaExecutor(Executor &host, const std::string &name,
   device = std::make_unique<cuda::CudaDevice>(ordinal, options);
   // The device's own plan: its dtypes (bf16, u8) are narrower than the
   // host's 4-byte slots; 256-byte offsets suit every kernel and cuBLAS.
-  cuda::ArenaLayout arena;
-  if (memoryPlanMode() != MemoryPlanMode::Off) {
+  MemoryPlanMode mode = memoryPlanMode();
+  if (mode != MemoryPlanMode::Off)
     plan = planMemory(
         host.module(), [](const TensorInfo &t) { return t.bytes(); }, 256);
-    for (size_t id = 0; id < plan.offset.size(); ++id)
-      if (plan.planned(int(id)))
-        arena.offsets[int64_t(id)] = size_t(plan.offset[id]);
-    arena.bytes = plan.arenaBytes;
-    arena.poison = memoryPlanMode() == MemoryPlanMode::Poison;
-  }
   module = std::make_unique<cuda::CudaModule>(
-      *device, readManifest(host.module()), host.module().dir, arena);
+      *device, readManifest(host.module()), host.module().dir, plan,
+      mode == MemoryPlanMode::Poison);
   // Planned tensors are scratch that the programs write before reading.
   for (const TensorInfo &t : host.module().tensors)
-    if (t.aliasOf < 0 && !arena.offsets.count(t.id))
+    if (t.aliasOf < 0 && !plan.planned(t.id))
       upload(t.id);
   synchronize();
 }

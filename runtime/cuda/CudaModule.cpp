@@ -4,10 +4,13 @@
 
 #include "CudaError.h"
 
+#include <climits>
+
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-static std::size_t dtypeSize(const std::string &dtype, const std::string &where) {
+static std::size_t bytesPerElement(const std::string &dtype,
+                                   const std::string &where) {
   if (dtype == "f32" || dtype == "i32")
     return 4;
   if (dtype == "u8")
@@ -19,14 +22,15 @@ static std::size_t dtypeSize(const std::string &dtype, const std::string &where)
 }
 
 CudaModule::CudaModule(CudaDevice &device, const json &manifest,
-                       std::string dir, const ArenaLayout &arena)
+                       std::string dir, const MemoryPlan &plan, bool poison)
     : device(device), moduleDir(std::move(dir)) {
   const std::string where = device.name() + ": " + moduleDir + "/manifest.json";
   if (!manifest.contains("tensors") || !manifest["tensors"].is_array())
     throwError(where + ": no \"tensors\" list");
-  if (arena.bytes) {
-    arenaPtr = device.allocator().allocate(arena.bytes, "memory-plan arena");
-    device.fillBytes(arenaPtr, arena.poison ? 0xFF : 0, arena.bytes, where);
+  if (plan.arenaBytes) {
+    arenaPtr =
+        device.allocator().allocate(plan.arenaBytes, "memory-plan arena");
+    device.fillBytes(arenaPtr, poison ? 0xFF : 0, plan.arenaBytes, where);
   }
   // Owners first, then aliases (which may name a later tensor).
   std::vector<const json *> aliases;
@@ -42,14 +46,16 @@ CudaModule::CudaModule(CudaDevice &device, const json &manifest,
     s.tensor.shape = t["shape"].get<std::vector<int64_t>>();
     s.tensor.name = t.value("name", "%" + std::to_string(t["id"].get<int64_t>()));
     s.tensor.bf16 = t.value("dtype", "f32") == "bf16";
-    s.bytes = s.tensor.numel() * dtypeSize(t.value("dtype", "f32"),
-                                           where + ": tensor " + s.tensor.name);
-    auto planned = arena.offsets.find(t["id"].get<int64_t>());
-    if (planned != arena.offsets.end()) {
-      if (planned->second + s.bytes > arena.bytes)
+    s.bytes = s.tensor.numel() *
+              bytesPerElement(t.value("dtype", "f32"),
+                              where + ": tensor " + s.tensor.name);
+    int64_t id = t["id"].get<int64_t>();
+    if (id <= INT_MAX && plan.planned(int(id))) {
+      size_t offset = size_t(plan.offset[id]);
+      if (offset + s.bytes > plan.arenaBytes)
         throwError(where + ": tensor " + s.tensor.name +
                    " lies outside the memory-plan arena");
-      s.tensor.ptr = arenaPtr + planned->second;
+      s.tensor.ptr = arenaPtr + offset;
       tensors[t["id"].get<int64_t>()] = s;
       continue;
     }

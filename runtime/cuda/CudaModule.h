@@ -10,6 +10,7 @@
 #define SNNRT_CUDA_CUDAMODULE_H
 
 #include "CudaProgram.h"
+#include "snnrt/MemoryPlan.h"
 
 #include <map>
 #include <set>
@@ -18,22 +19,15 @@
 
 namespace snnrt::cuda {
 
-/// Tensors that share one device allocation (the runtime's memory plan):
-/// byte offsets by tensor id, and the arena's size.
-struct ArenaLayout {
-  std::map<int64_t, std::size_t> offsets;
-  std::size_t bytes = 0;
-  /// Start as NaN (all bits set) instead of zeros: a read before a write shows.
-  bool poison = false;
-};
-
 class CudaModule {
 public:
-  /// Allocates every tensor of `manifest` on `device` (those in `arena` at
-  /// their offsets in one allocation) and loads the module's cubin/PTX from
-  /// `moduleDir` when the manifest names one.
+  /// Allocates every tensor of `manifest` on `device` (those that `plan`
+  /// places at their offsets in one arena, which starts as NaN when
+  /// `poison`) and loads the module's cubin/PTX from `moduleDir` when the
+  /// manifest names one.
   CudaModule(CudaDevice &device, const nlohmann::json &manifest,
-             std::string moduleDir, const ArenaLayout &arena = {});
+             std::string moduleDir, const MemoryPlan &plan = {},
+             bool poison = false);
   ~CudaModule();
   CudaModule(const CudaModule &) = delete;
   CudaModule &operator=(const CudaModule &) = delete;

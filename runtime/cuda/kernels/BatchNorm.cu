@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.cuh"
+#include "VectorAccess.cuh"
 
 namespace {
 /// (i / S) % C, in 32 bits when the tensor allows (64-bit division is slow;
@@ -16,33 +17,6 @@ __device__ __forceinline__ long long channelOf(long long i, long long total,
   if (total <= 0x3fffffffLL)
     return ((unsigned)i / (unsigned)S) % (unsigned)C;
   return (i / S) % C;
-}
-
-/// V consecutive floats of one channel, read or written as one access
-/// (V = 4: 16 bytes; the host passes 4 when S % 4 == 0 and the tensors are
-/// 16-byte aligned). Element order within a pack is kept, so sums are the
-/// same in either width.
-template <int V> struct Pack {
-  float v[V];
-};
-template <int V>
-__device__ __forceinline__ Pack<V> load(const float *p, long long i) {
-  Pack<V> r;
-  if constexpr (V == 4) {
-    float4 q = reinterpret_cast<const float4 *>(p)[i];
-    r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
-  } else {
-    r.v[0] = p[i];
-  }
-  return r;
-}
-template <int V>
-__device__ __forceinline__ void store(float *p, long long i, const Pack<V> &r) {
-  if constexpr (V == 4)
-    reinterpret_cast<float4 *>(p)[i] =
-        make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
-  else
-    p[i] = r.v[0];
 }
 } // namespace
 
@@ -71,12 +45,15 @@ __device__ __forceinline__ long long offset(const Part &q, int j, int S,
 /// (x - K)^2, K = the channel's first element (a shift against
 /// cancellation). Many blocks per channel; the partials are combined in a
 /// fixed order by snnrt_bn_stats_finish, so results are deterministic.
+// V = 4 (16-byte accesses) when the host finds S % 4 == 0 and the tensors
+// 16-byte aligned, else 1. Element order within a pack is kept, so sums are
+// the same in either width.
 template <int V>
 __device__ void statsPartial(const float *x, long long C, long long S,
                              const Part &q, float &sum, float &sq) {
   float k = x[q.c * S];
   for (int j = threadIdx.x; j < q.n / V; j += blockDim.x) {
-    Pack<V> r = load<V>(x, offset(q, j * V, (int)S, C) / V);
+    Vec<V> r = load<V>(x, offset(q, j * V, (int)S, C));
     for (int e = 0; e < V; ++e) {
       float d = r.v[e] - k;
       sum += d;
@@ -141,10 +118,10 @@ __device__ void bnApply(const float *x, float *y, const float *mean,
   SNNRT_GRID_LOOP(i, packs) {
     long long c = channelOf(i, packs, C, S / V);
     float invstd = fromVar ? 1.0f / sqrtf(scale[c] + eps) : scale[c];
-    Pack<V> r = load<V>(x, i);
+    Vec<V> r = load<V>(x, i * V);
     for (int e = 0; e < V; ++e)
       r.v[e] = (r.v[e] - mean[c]) * invstd * gamma[c] + beta[c];
-    store<V>(y, i, r);
+    store<V>(y, i * V, r);
   }
 }
 
@@ -166,8 +143,8 @@ __device__ void bwdPartial(const float *gy, const float *x, float mu,
                            float inv, long long C, long long S, const Part &q,
                            float &sg, float &sgx) {
   for (int j = threadIdx.x; j < q.n / V; j += blockDim.x) {
-    long long at = offset(q, j * V, (int)S, C) / V;
-    Pack<V> g = load<V>(gy, at), xv = load<V>(x, at);
+    long long at = offset(q, j * V, (int)S, C);
+    Vec<V> g = load<V>(gy, at), xv = load<V>(x, at);
     for (int e = 0; e < V; ++e) {
       sg += g.v[e];
       sgx += g.v[e] * (xv.v[e] - mu) * inv;
@@ -224,15 +201,15 @@ __device__ void bwdApply(const float *gy, const float *x, const float *mean,
   long long packs = total / V;
   SNNRT_GRID_LOOP(i, packs) {
     long long c = channelOf(i, packs, C, S / V);
-    Pack<V> g = load<V>(gy, i), xv = load<V>(x, i), out;
-    Pack<V> prev = accumulate ? load<V>(gx, i) : Pack<V>{};
+    Vec<V> g = load<V>(gy, i * V), xv = load<V>(x, i * V), out;
+    Vec<V> prev = accumulate ? load<V>(gx, i * V) : Vec<V>{};
     for (int e = 0; e < V; ++e) {
       float xhat = (xv.v[e] - mean[c]) * invstd[c];
       float v = gamma[c] * invstd[c] *
                 (g.v[e] - sums[c] / n - xhat * (sums[C + c] / n));
       out.v[e] = accumulate ? prev.v[e] + v : v;
     }
-    store<V>(gx, i, out);
+    store<V>(gx, i * V, out);
   }
 }
 

@@ -10,40 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelArgs.h"
+#include "VectorAccess.cuh"
 
 #include <cuda_bf16.h>
 
 namespace {
-
-template <int W> struct Vec {
-  float v[W];
-};
-
-template <int W>
-__device__ __forceinline__ Vec<W> load(const float *p, long long at) {
-  Vec<W> r;
-  if constexpr (W == 4) {
-    float4 q = *reinterpret_cast<const float4 *>(p + at);
-    r.v[0] = q.x, r.v[1] = q.y, r.v[2] = q.z, r.v[3] = q.w;
-  } else {
-#pragma unroll
-    for (int l = 0; l < W; ++l)
-      r.v[l] = p[at + l];
-  }
-  return r;
-}
-
-template <int W>
-__device__ __forceinline__ void store(float *p, long long at, const Vec<W> &r) {
-  if constexpr (W == 4) {
-    *reinterpret_cast<float4 *>(p + at) =
-        make_float4(r.v[0], r.v[1], r.v[2], r.v[3]);
-  } else {
-#pragma unroll
-    for (int l = 0; l < W; ++l)
-      p[at + l] = r.v[l];
-  }
-}
 
 /// The saved H, in f32 or (saved-h=bf16) rounded to bfloat16.
 template <int W>
