@@ -61,9 +61,10 @@ std::string listQuantities(const std::string &q) {
 
 class Planner {
 public:
-  Planner(json &j, std::string where) : j(j), where(std::move(where)) {}
+  explicit Planner(json &j) : j(j) {}
 
-  int addTensor(const std::string &name, const json &shape) {
+  /// `shape` by value: it may be an element of the table that grows here.
+  int addTensor(const std::string &name, json shape) {
     json &tensors = j.at("tensors");
     int id = static_cast<int>(tensors.size());
     tensors.push_back(json{{"id", id}, {"name", name}, {"shape", shape},
@@ -124,7 +125,6 @@ public:
   }
 
   json &j;
-  std::string where;
 };
 
 } // namespace
@@ -195,7 +195,7 @@ std::vector<RecordTrace> planRecording(json &j, const std::string &spec,
     }
   }
 
-  Planner planner(j, where);
+  Planner planner(j);
   std::vector<RecordTrace> traces;
   std::set<std::string> names;
   try {
