@@ -73,7 +73,8 @@ infer:
                              the spike rates; `all`: every layer): s spikes,
                              v membrane after the step's reset, h membrane
                              after charging, before the reset (default: all
-                             the layer has; a leaky integrator has v = h)
+                             the layer has; a leaky integrator has v = h);
+                             may be repeated
   --record-output FILE       where --record writes its traces: one
                              safetensors file (atomically), tensors
                              "<layer>.<s|v|h>" of shape [T, N, ...]
@@ -183,7 +184,9 @@ Options parse(int argc, char **argv) {
     } else if (a == "--output") {
       o.output = value();
     } else if (a == "--record") {
-      o.record = value();
+      // Repeated --record options add up.
+      std::string more = value();
+      o.record += (o.record.empty() ? "" : ",") + more;
     } else if (a == "--record-output") {
       o.recordOutput = value();
     } else if (a == "--seed") {
