@@ -14,6 +14,8 @@
 #          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
 #          kernels)
 #   nir    the NIR test graphs on the GPU against the reference simulator
+#   record membrane outputs, recorded layer state (snn-run --record) and the
+#          max-over-time membrane loss against python/snnref
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
 #          against the reference, then the LIF layer benchmark
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
@@ -79,6 +81,21 @@ nir)
     single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays \
     mixed_delays flatten_mid rec_bias_min rec_bias rec_subgraph rec_delay_bias two_loops 2>&1 | tail -19
   stamp "nir done";;
+record)
+  # Membrane outputs and recorded state on the GPU against python/snnref.
+  r=$g/record; export PYTHONPATH=$PWD/python
+  SNNRT_MEMORY_PLAN=poison $run $r/net/m.snnmod infer --device cuda:0 --data $r/net/x.npy \
+    --weights $r/net/w.safetensors --output $r/net/out.npy --record all --record-output $r/net/rec.safetensors
+  python3 -m snnref.compare $r/net/m.snnmod --input $r/net/x.npy --output $r/net/out.npy \
+    --weights $r/net/w.safetensors --rtol 1e-5 --traces $r/net/rec.safetensors 2>&1 | tail -3
+  SNNRT_MEMORY_PLAN=poison $run $r/step/m.snnmod infer --device cuda:0 --data $r/step/x.npy \
+    --weights $r/step/w.safetensors --output $r/step/out.npy --record lif1,lif2 --record-output $r/step/rec.safetensors
+  python3 -m snnref.compare $r/step/m.snnmod --input $r/step/x.npy --output $r/step/out.npy \
+    --weights $r/step/w.safetensors --rtol 1e-5 --traces $r/step/rec.safetensors 2>&1 | tail -3
+  SNNRT_MEMORY_PLAN=poison $run $r/max/m.snnmod grads --device cuda:0 --weights $r/max/w.safetensors \
+    --data $r/max/x.npy --labels $r/max/y.npy --output $r/max/grads.safetensors
+  python3 test/Runtime/Inputs/grads_reference.py compare $r/max/m.snnmod $r/max 2>&1 | tail -3
+  stamp "record done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
       $g/recompute-grads $g/asym-grads; do

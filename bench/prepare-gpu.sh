@@ -73,4 +73,15 @@ python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-ch
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
   single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays mixed_delays \
   flatten_mid rec_bias_min rec_bias rec_subgraph rec_delay_bias two_loops
+# Membrane outputs, recorded state and the max-over-time membrane loss
+# (checked on the GPU by bench/gpu-train.sh record, as test/Runtime/record-cuda.test).
+r="$g/record"; rm -rf "$r" && mkdir -p "$r/net" "$r/step" "$r/max"
+rt="$root/test/Runtime/Inputs"
+"$opt" "$rt/record-net.mlir" --snn-compile="output=$r/net/m.snnmod target=all" -o /dev/null
+PYTHONPATH="$root/python" python3 "$rt/make_data.py" "$r/net/m.snnmod" "$r/net" 5
+"$opt" "$rt/membrane-step.mlir" --snn-temporal-fusion --snn-compile="output=$r/step/m.snnmod target=all" -o /dev/null 2>/dev/null
+PYTHONPATH="$root/python" python3 "$rt/make_data.py" "$r/step/m.snnmod" "$r/step" 4
+"$opt" "$rt/membrane-step.mlir" --snn-temporal-fusion --snn-autodiff="loss=ce_membrane_max" \
+  --snn-compile="output=$r/max/m.snnmod target=all" -o /dev/null 2>/dev/null
+PYTHONPATH="$root/python" python3 "$rt/grads_reference.py" make "$r/max/m.snnmod" "$r/max"
 du -sh "$g" "$root/.peers" 2>/dev/null || true
