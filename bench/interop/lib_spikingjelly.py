@@ -1,0 +1,144 @@
+"""SpikingJelly models exported with
+`spikingjelly.activation_based.nir_exchange.export_to_nir` and simulated by
+SpikingJelly itself (single-step mode, its torch backend);
+`import_from_nir` for the reverse direction.
+
+SpikingJelly is not on PyPI in a current version: run.py puts its public
+source (.interop-cache/spikingjelly, see README.md) on sys.path.
+Its exporter writes tau = tau_sj * dt (dt its argument, default 1e-4),
+r = 1 (decay_input) or tau_sj, v_leak = v_reset, and a soft-reset node
+(v_reset=None) as a hard reset to 0: the reset must be chosen on import.
+"""
+import numpy as np
+import torch
+
+import nir
+from spikingjelly.activation_based import functional, layer, neuron, surrogate  # noqa: F401
+from spikingjelly.activation_based.nir_exchange import export_to_nir, import_from_nir
+from spikingjelly.activation_based.nir_exchange import to_nir as _sj_to_nir
+
+from common import Case
+
+DT = 1e-4
+HARD = [f"--nir-dt={DT:g}", "--nir-reset=hard"]
+SOFT = [f"--nir-dt={DT:g}", "--nir-reset=soft"]
+TIES = ("SpikingJelly fires at H >= v_th, NIR (and we) at H > v_th: differs only "
+        "where a membrane equals the threshold exactly")
+
+
+class _NirCompat:
+    """SpikingJelly's exporter passes input_type=/output_type= to nir.IF and
+    nir.LIF, which nir 1.0.8 (the newest on PyPI) does not accept: drop them
+    (nir derives both from the parameters' shapes, which are the same)."""
+
+    def __getattr__(self, name):
+        attr = getattr(nir, name)
+        if name in ("IF", "LIF"):
+            def make(*args, input_type=None, output_type=None, **kw):
+                return attr(*args, **kw)
+            return make
+        return attr
+
+
+_sj_to_nir.nir = _NirCompat()
+
+
+def _scale(net, gain):
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
+                m.weight.mul_(gain)
+                if m.bias is not None:
+                    m.bias.mul_(gain)
+
+
+def _simulate(net):
+    def simulate(x):
+        functional.reset_net(net)
+        outs = []
+        with torch.no_grad():
+            for t in range(x.shape[0]):
+                out = net(torch.from_numpy(x[t]))
+                outs.append(out[0] if isinstance(out, tuple) else out)
+        functional.reset_net(net)
+        return torch.stack(outs).numpy()
+    return simulate
+
+
+def _case(name, net, shape, options=HARD, expect="equal", **kw):
+    net.eval()
+    graph = export_to_nir(net, torch.zeros((1,) + shape), dt=DT)
+    functional.reset_net(net)
+    return Case("spikingjelly", name, graph, _simulate(net), shape, options,
+                expect=expect, **kw)
+
+
+def cases():
+    torch.manual_seed(0)
+    out = []
+
+    def mlp(node, gain=8.0):
+        net = torch.nn.Sequential(layer.Linear(20, 32), node(), layer.Linear(32, 10), node())
+        _scale(net, gain)
+        return net
+
+    out.append(_case("LIFNode(tau=2) MLP, hard reset",
+                     mlp(lambda: neuron.LIFNode(tau=2.0)), (20,)))
+    out.append(_case("LIFNode(tau=2, decay_input=False) MLP",
+                     mlp(lambda: neuron.LIFNode(tau=2.0, decay_input=False), 4.0), (20,)))
+    out.append(_case("LIFNode(tau=2, v_reset=None) MLP, soft reset",
+                     mlp(lambda: neuron.LIFNode(tau=2.0, v_reset=None)), (20,), options=SOFT))
+    out.append(_case("LIFNode(tau=2, v_reset=None) MLP, imported hard",
+                     mlp(lambda: neuron.LIFNode(tau=2.0, v_reset=None)), (20,),
+                     expect="SpikingJelly writes its soft-reset node as a hard reset to 0 "
+                            "(NIR has no reset mode): import it with --nir-reset=soft "
+                            "(row above)"))
+    out.append(_case("IFNode MLP", mlp(lambda: neuron.IFNode(), 3.0), (20,)))
+    out.append(_case("ParametricLIFNode MLP", mlp(lambda: neuron.ParametricLIFNode(
+        init_tau=3.0), 10.0), (20,)))
+
+    conv = torch.nn.Sequential(
+        layer.Conv2d(2, 4, 3, padding=1), neuron.LIFNode(tau=2.0), layer.AvgPool2d(2),
+        layer.Flatten(), layer.Linear(4 * 4 * 4, 10), neuron.LIFNode(tau=2.0))
+    _scale(conv, 10.0)
+    out.append(_case("Conv2d+AvgPool+Linear, LIFNode", conv, (2, 8, 8)))
+    return out
+
+
+def reverse_cases():
+    """Our models (random weights) for SpikingJelly's importer, which takes
+    Affine/Linear/Conv2d/AvgPool2d/Flatten/IF/LIF with one tau per layer and
+    r = 1 or r = tau/dt."""
+    rng = np.random.default_rng(2)
+    out = []
+
+    def lif(n, tau_sj):
+        return nir.LIF(tau=np.full(n, tau_sj * DT), r=np.ones(n), v_leak=np.zeros(n),
+                       v_threshold=np.ones(n), v_reset=np.zeros(n))
+
+    g = nir.NIRGraph.from_list(
+        nir.Affine(rng.normal(0, 1.5, (16, 20)).astype(np.float32),
+                   rng.normal(0, 0.3, 16).astype(np.float32)),
+        lif(16, 2.0),
+        nir.Affine(rng.normal(0, 1.5, (8, 16)).astype(np.float32), np.zeros(8, np.float32)),
+        lif(8, 4.0))
+    out.append(Case("spikingjelly", "Affine-LIF-Affine-LIF (random)", g, None, (20,), HARD))
+    g = nir.NIRGraph.from_list(
+        nir.Conv2d(input_shape=(8, 8), weight=rng.normal(0, 1.0, (4, 2, 3, 3)).astype(np.float32),
+                   stride=1, padding=1, dilation=1, groups=1, bias=np.zeros(4, np.float32)),
+        nir.IF(r=np.full((4, 8, 8), 1.0 / DT), v_threshold=np.ones((4, 8, 8)),
+               v_reset=np.zeros((4, 8, 8))),
+        nir.Flatten(input_type={"input": np.array([4, 8, 8])}, start_dim=0),
+        nir.Affine(rng.normal(0, 0.5, (10, 256)).astype(np.float32), np.zeros(10, np.float32)),
+        lif(10, 2.0))
+    out.append(Case("spikingjelly", "Conv2d-IF-Flatten-Affine-LIF (random)", g, None,
+                    (2, 8, 8), HARD))
+    for c in out:
+        c.simulate = import_and_simulate
+    return out
+
+
+def import_and_simulate(graph, x):
+    net = import_from_nir(graph, dt=DT)
+    net.eval()
+    return _simulate(net)(x)
