@@ -33,6 +33,7 @@ class Case:
     T: int = 20
     B: int = 4
     density: float = 0.3                # input spike probability per step
+    train: bool = False                 # reverse: train it with snn-run first
 
 
 @dataclasses.dataclass
@@ -73,9 +74,9 @@ class Tools:
                f"--snn-compile=output={module} target=cpu", "-o", os.devnull]
         run(cmd)
 
-    def infer(self, module, x_path, y_path):
+    def infer(self, module, x_path, y_path, extra=()):
         run([self.snn_run, module, "infer", "--device", "cpu", "--data", x_path,
-             "--output", y_path])
+             "--output", y_path, *extra])
         return np.load(y_path)
 
     def export_nir(self, mlir_path, nir_path, options=()):

@@ -87,8 +87,10 @@ def cases():
                      ["--nir-reset=hard"]))
     out.append(_case("Leaky MLP, subtract, reset_delay=False",
                      mlp(reset_delay=False), (20,), ["--nir-reset=soft"],
-                     expect="snnTorch re-subtracts when the reset membrane is still "
-                            "above threshold (H > 2 v_th); otherwise equal"))
+                     expect="when a membrane is still above v_th after its soft reset "
+                            "(H > 2 v_th), snnTorch's next step subtracts v_th once more "
+                            "before firing and adds it back if that step does not fire; "
+                            "equal while no membrane exceeds 2 v_th"))
     out.append(_case("Leaky MLP, subtract (default)", mlp(), (20,), ["--nir-reset=soft"],
                      expect="snnTorch's default reset_delay=True subtracts v_th at the "
                             "next step, after the decay: V = beta*H + x - v_th*S[t-1] "

@@ -20,6 +20,7 @@ usage: run.py [--build build] [--libs snntorch,norse,spikingjelly]
               [--out FILE.md] [--json FILE.json] [--work DIR] [--seed N]
 """
 import argparse
+import dataclasses
 import datetime
 import importlib
 import itertools
@@ -44,7 +45,7 @@ import warnings  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
-from common import Result, Tools, compare, spike_input  # noqa: E402
+from common import Result, Tools, compare, run, spike_input  # noqa: E402
 
 LIBRARIES = ("snntorch", "norse", "spikingjelly")
 _SERIAL = itertools.count()
@@ -73,12 +74,36 @@ def reverse(tools, case, work, rng):
     tools.export_nir(stem + ".mlir", stem + ".nir", dt)
     x = spike_input(rng, case.T, case.B, case.input_shape, case.density)
     np.save(stem + ".x.npy", x)
-    from common import run
     run([tools.snn_opt, stem + ".mlir", "--snn-temporal-fusion",
          f"--snn-compile=output={stem}.snnmod target=cpu", "-o", os.devnull])
-    got = tools.infer(stem + ".snnmod", stem + ".x.npy", stem + ".y.npy")
+    weights = []
+    if case.train:
+        ckpt = train(tools, case, stem, rng)
+        weights = ["--weights", ckpt]
+        tools.export_nir(stem + ".mlir", stem + ".nir", dt + [f"--export-nir-weights={ckpt}"])
+    got = tools.infer(stem + ".snnmod", stem + ".x.npy", stem + ".y.npy", weights)
     ref = case.simulate(nir.read(stem + ".nir"), x)
     return _result(case, "snn-mlir -> lib", ref, got)
+
+
+def train(tools, case, stem, rng):
+    """Trains the model briefly with snn-run (Adam, BPTT) on 4 Gaussian
+    classes in [0, 1] (direct encoding); returns the checkpoint."""
+    run([tools.snn_opt, stem + ".mlir", "--snn-temporal-fusion",
+         "--snn-autodiff=optimizer=adam lr=0.01",
+         f"--snn-compile=output={stem}.train.snnmod target=cpu", "-o", os.devnull])
+    features = int(np.prod(case.input_shape))
+    centres = rng.normal(0.0, 1.0, (4, features))
+    y = rng.integers(0, 4, 512).astype(np.int32)
+    xs = centres[y] + 0.8 * rng.normal(0.0, 1.0, (512, features))
+    xs = np.clip(0.5 + 0.5 * xs, 0.0, 1.0).astype(np.float32).reshape((512,) + case.input_shape)
+    np.save(stem + ".xtrain.npy", xs)
+    np.save(stem + ".ytrain.npy", y)
+    ckpt = stem + ".ckpt.safetensors"
+    run([tools.snn_run, stem + ".train.snnmod", "train", "--device", "cpu",
+         "--data", stem + ".xtrain.npy", "--labels", stem + ".ytrain.npy", "--epochs", "2",
+         "--checkpoint", ckpt, "--no-progress"])
+    return ckpt
 
 
 def _result(case, direction, ref, got):
@@ -87,6 +112,20 @@ def _result(case, direction, ref, got):
     return Result(case.library, case.name, direction,
                   " ".join(o for o in case.options), case.output, equal, diff, bad,
                   int(ref.size), first, float(np.mean(ref)), case.expect)
+
+
+def _with_trained(builder):
+    """The reverse cases plus the first one trained by snn-run before the
+    export (--export-nir-weights with its checkpoint)."""
+    def build():
+        cases = builder()
+        if cases:
+            trained = dataclasses.replace(cases[0], train=True,
+                                          name=cases[0].name.replace("(random)", "").strip()
+                                          + " (trained 2 epochs by snn-run)")
+            cases.append(trained)
+        return cases
+    return build
 
 
 def _error_line(e):
@@ -104,12 +143,21 @@ def _slug(s):
 
 def _versions(libs):
     out = {}
+    commit = os.path.join(SJ_SOURCE, "COMMIT")
     for name in ("torch", "nir", "nirtorch") + tuple(libs):
         try:
             m = importlib.import_module(name)
             out[name] = getattr(m, "__version__", "?")
         except Exception:  # noqa: BLE001
             pass
+    if out.get("norse") in ("0.0.0", "?"):
+        try:
+            from importlib.metadata import version
+            out["norse"] = "1.1.0 (sdist)" if version("norse") == "0.0.0" else version("norse")
+        except Exception:  # noqa: BLE001
+            pass
+    if "spikingjelly" in out and os.path.exists(commit):
+        out["spikingjelly"] = f"source {open(commit).read().strip()[:12]}"
     return out
 
 
@@ -126,7 +174,8 @@ def run_all(build, libs, work, seed, log=print):
             continue
         for direction, builder, fn in (("lib -> snn-mlir", mod.cases, forward),
                                        ("snn-mlir -> lib",
-                                        getattr(mod, "reverse_cases", list), reverse)):
+                                        _with_trained(getattr(mod, "reverse_cases", list)),
+                                        reverse)):
             try:
                 cases = builder()
             except Exception as e:  # noqa: BLE001
@@ -169,6 +218,19 @@ def markdown(results, skipped, versions, seed):
         "identical; membranes within 1e-5 of their range. *differ* counts output "
         "elements (of T x B x features) that differ; *rate* is the library's mean "
         "output.",
+        "",
+        "| library | direction | compared | equal | differ, cause known | differ, unexplained |",
+        "|---|---|---|---|---|---|",
+    ]
+    for lib in dict.fromkeys(r.library for r in results):
+        for direction in ("lib -> snn-mlir", "snn-mlir -> lib"):
+            rows = [r for r in results if r.library == lib and r.direction == direction]
+            if rows:
+                lines.append(
+                    f"| {lib} | {direction} | {len(rows)} | {sum(r.equal for r in rows)} "
+                    f"| {sum(not r.equal and r.expect != 'equal' for r in rows)} "
+                    f"| {sum(not r.equal and r.expect == 'equal' for r in rows)} |")
+    lines += [
         "",
         "| library | model | direction | import options | output | result | max diff "
         "| differ | first step | rate | explanation |",
