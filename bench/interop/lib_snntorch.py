@@ -6,6 +6,9 @@ snnTorch's exporter always writes dt = 1e-4, tau = dt/(1-beta), r = tau/dt
 mechanism nor `reset_delay`, so the import options depend on how the model
 was built (docs/nir.md, "Settings per exporter").
 """
+import copy
+
+import nir
 import numpy as np
 import torch
 
@@ -23,10 +26,11 @@ RECURRENT_BIAS = ("recurrent edge with bias: snnTorch feeds back its spikes "
                   "(importer bug, fixed on main)")
 
 
-ZERO_DELAYED = ("snnTorch's reset_mechanism='zero' with the default reset_delay=True "
-                "sets the membrane to 0 at the step after a spike, dropping that "
-                "step's input (RSynaptic(reset_delay=False) raises a TypeError "
-                "in snnTorch 1.0.0)")
+ZERO_DELAYED = ("with reset_mechanism='zero' and the default reset_delay=True, "
+                "snnTorch's Synaptic, RLeaky and RSynaptic set the membrane to 0 at "
+                "the step after a spike, dropping that step's input (Leaky zeroes "
+                "it before the decay: equal); RSynaptic(reset_delay=False) raises "
+                "a TypeError in snnTorch 1.0.0")
 
 
 def _b(value, shape):
@@ -106,11 +110,11 @@ def cases():
     out.append(_case("Conv2d+AvgPool+Linear, Leaky reset zero", conv, (2, 8, 8),
                      ["--nir-reset=hard"]))
 
-    def rleaky(bias):
+    def rleaky(bias, reset_delay=False):
         net = torch.nn.Sequential(
             torch.nn.Linear(20, 16),
-            snn.RLeaky(beta=_b(0.9, 16), threshold=_b(1.0, 16), linear_features=16, init_hidden=True,
-                       reset_mechanism="zero", reset_delay=False),
+            snn.RLeaky(beta=_b(0.9, 16), threshold=_b(1.0, 16), linear_features=16,
+                       init_hidden=True, reset_mechanism="zero", reset_delay=reset_delay),
             torch.nn.Linear(16, 8),
             snn.Leaky(beta=_b(0.9, 8), threshold=_b(1.0, 8), init_hidden=True, reset_mechanism="zero"))
         if not bias:
@@ -120,19 +124,36 @@ def cases():
 
     out.append(_case("RLeaky, recurrent Linear without bias", rleaky(False), (20,),
                      ["--nir-reset=hard"]))
+    out.append(_case("RLeaky, recurrent Linear without bias, reset_delay=True",
+                     rleaky(False, True), (20,), ["--nir-reset=hard"], expect=ZERO_DELAYED))
     out.append(_case("RLeaky, recurrent Linear with bias", rleaky(True), (20,),
                      ["--nir-reset=hard"], expect=RECURRENT_BIAS))
+    # The same file with the recurrent bias moved into the input Affine (both
+    # sum into the LIF): what snnTorch computes, whatever the importer does
+    # with recurrent biases, so it must be equal; confirms the cause above.
+    moved = copy.deepcopy(out[-1])
+    moved.name = "RLeaky with bias, recurrent bias moved to the input Affine"
+    moved.expect = "equal"
+    rec, inp = moved.graph.nodes["1.w_rec"], moved.graph.nodes["0"]
+    inp.bias = inp.bias + rec.bias
+    moved.graph.nodes["1.w_rec"] = nir.Linear(weight=rec.weight)
+    out.append(moved)
 
-    syn = torch.nn.Sequential(
-        torch.nn.Linear(20, 16),
-        snn.Synaptic(alpha=_b(0.8, 16), beta=_b(0.9, 16), threshold=_b(1.0, 16), init_hidden=True, reset_mechanism="zero",
-                     reset_delay=False),
-        torch.nn.Linear(16, 8),
-        snn.Synaptic(alpha=_b(0.7, 8), beta=_b(0.9, 8), threshold=_b(1.0, 8), init_hidden=True, reset_mechanism="zero",
-                     reset_delay=False))
-    _scale(syn, 2.0)
-    out.append(_case("Synaptic (CubaLIF) MLP, reset zero", syn, (20,),
-                     ["--nir-reset=hard"]))
+    def synaptic(**kw):
+        net = torch.nn.Sequential(
+            torch.nn.Linear(20, 16),
+            snn.Synaptic(alpha=_b(0.8, 16), beta=_b(0.9, 16), threshold=_b(1.0, 16),
+                         init_hidden=True, reset_mechanism="zero", **kw),
+            torch.nn.Linear(16, 8),
+            snn.Synaptic(alpha=_b(0.7, 8), beta=_b(0.9, 8), threshold=_b(1.0, 8),
+                         init_hidden=True, reset_mechanism="zero", **kw))
+        _scale(net, 2.0)
+        return net
+
+    out.append(_case("Synaptic (CubaLIF) MLP, reset zero, reset_delay=False",
+                     synaptic(reset_delay=False), (20,), ["--nir-reset=hard"]))
+    out.append(_case("Synaptic (CubaLIF) MLP, reset zero (reset_delay=True)",
+                     synaptic(), (20,), ["--nir-reset=hard"], expect=ZERO_DELAYED))
 
     rsyn = torch.nn.Sequential(
         torch.nn.Linear(20, 16),
@@ -142,7 +163,7 @@ def cases():
         snn.Leaky(beta=_b(0.9, 8), threshold=_b(1.0, 8), init_hidden=True, reset_mechanism="zero"))
     rsyn[1].recurrent = torch.nn.Linear(16, 16, bias=False)
     _scale(rsyn, 2.0)
-    out.append(_case("RSynaptic (CubaLIF), recurrent without bias", rsyn, (20,),
+    out.append(_case("RSynaptic (CubaLIF), recurrent without bias, reset_delay=True", rsyn, (20,),
                      ["--nir-reset=hard"], expect=ZERO_DELAYED))
     return out
 

@@ -29,15 +29,22 @@ struct NIRImportCLOptions {
   llvm::cl::opt<double> dt{
       "nir-dt",
       llvm::cl::desc("Integration step in seconds for discretizing NIR's "
-                     "continuous-time neurons (forward Euler)"),
+                     "continuous-time neurons: one explicit Euler step per "
+                     "time step, charged with this step's input; a CubaLIF "
+                     "updates its current first and charges the membrane "
+                     "with the new current (docs/nir.md)"),
       llvm::cl::init(NIRImportOptions().dt), llvm::cl::cat(category)};
   llvm::cl::opt<ResetMode> reset{
       "nir-reset",
       llvm::cl::desc("Membrane reset after a spike (NIR does not say)"),
       llvm::cl::values(
-          clEnumValN(ResetMode::Hard, "hard", "v = v_reset (NIR's equations)"),
+          clEnumValN(ResetMode::Hard, "hard",
+                     "v = v_reset (NIR's equations; Norse, SpikingJelly, "
+                     "snnTorch reset_mechanism=\"zero\")"),
           clEnumValN(ResetMode::Soft, "soft",
-                     "v = v - v_threshold (snnTorch, Sinabs)")),
+                     "v = v - v_threshold (SpikingJelly v_reset=None, "
+                     "Sinabs; snnTorch's default subtracts one step later, "
+                     "see docs/nir.md)")),
       llvm::cl::init(NIRImportOptions().reset), llvm::cl::cat(category)};
 };
 llvm::ManagedStatic<NIRImportCLOptions> clOptions;
