@@ -33,7 +33,7 @@ def _driver():
     return driver
 
 
-@pytest.mark.parametrize("library", ["snntorch", "norse", "spikingjelly"])
+@pytest.mark.parametrize("library", ["snntorch", "norse", "spikingjelly", "sinabs"])
 def test_library_matches(library, tmp_path):
     driver = _driver()
     pytest.importorskip(library)
