@@ -161,6 +161,22 @@ def reverse_cases():
                     v_leak=np.zeros(16), v_threshold=np.ones(16), v_reset=np.zeros(16),
                     w_in=np.ones(16)))
     out.append(Case("norse", "Affine-CubaLIF (random)", g, None, (20,), OPTS))
+    lif = lambda n, tau: nir.LIF(tau=np.full(n, tau), r=np.ones(n), v_leak=np.zeros(n),  # noqa: E731
+                                 v_threshold=np.ones(n), v_reset=np.zeros(n))
+    nodes = {"input": nir.Input(input_type=np.array([20])),
+             "fc": nir.Affine(rng.normal(0, 8, (16, 20)).astype(np.float32), np.zeros(16, np.float32)),
+             "lif": lif(16, 0.01),
+             "w_rec": nir.Linear(rng.normal(0, 4, (16, 16)).astype(np.float32)),
+             "fc2": nir.Affine(rng.normal(0, 6, (8, 16)).astype(np.float32), np.zeros(8, np.float32)),
+             "lif2": lif(8, 0.005), "output": nir.Output(output_type=np.array([8]))}
+    edges = [("input", "fc"), ("fc", "lif"), ("lif", "w_rec"), ("w_rec", "lif"),
+             ("lif", "fc2"), ("fc2", "lif2"), ("lif2", "output")]
+    out.append(Case("norse", "Affine-LIF(+Linear recurrence)-Affine-LIF (random)",
+                    nir.NIRGraph(nodes=nodes, edges=edges), None, (20,), OPTS,
+                    expect="Norse's from_nir runs the graph with nirtorch's legacy "
+                           "GraphExecutor, which returns the second-to-last node of its "
+                           "execution order when the last is the Output: with the cycle "
+                           "that is a 16-feature node, not the 8-feature Output"))
     for c in out:
         c.simulate = import_and_simulate
     return out

@@ -56,10 +56,16 @@ def _simulate(net):
     def simulate(x):
         functional.reset_net(net)
         outs = []
+        state = None
         with torch.no_grad():
             for t in range(x.shape[0]):
-                out = net(torch.from_numpy(x[t]))
-                outs.append(out[0] if isinstance(out, tuple) else out)
+                if isinstance(net, torch.fx.GraphModule):
+                    # Built by nirtorch (import_from_nir): it returns (output,
+                    # state) and carries recurrent edges in that state.
+                    out, state = net(torch.from_numpy(x[t]), state)
+                else:
+                    out = net(torch.from_numpy(x[t]))
+                outs.append(out)
         functional.reset_net(net)
         return torch.stack(outs).numpy()
     return simulate
@@ -133,6 +139,17 @@ def reverse_cases():
         lif(10, 2.0))
     out.append(Case("spikingjelly", "Conv2d-IF-Flatten-Affine-LIF (random)", g, None,
                     (2, 8, 8), HARD))
+    nodes = {"input": nir.Input(input_type=np.array([20])),
+             "fc": nir.Affine(rng.normal(0, 1.5, (16, 20)).astype(np.float32),
+                              np.zeros(16, np.float32)),
+             "lif": lif(16, 2.0),
+             "w_rec": nir.Linear(rng.normal(0, 0.8, (16, 16)).astype(np.float32)),
+             "fc2": nir.Affine(rng.normal(0, 1.5, (8, 16)).astype(np.float32), np.zeros(8, np.float32)),
+             "lif2": lif(8, 2.0), "output": nir.Output(output_type=np.array([8]))}
+    edges = [("input", "fc"), ("fc", "lif"), ("lif", "w_rec"), ("w_rec", "lif"),
+             ("lif", "fc2"), ("fc2", "lif2"), ("lif2", "output")]
+    out.append(Case("spikingjelly", "Affine-LIF(+Linear recurrence)-Affine-LIF (random)",
+                    nir.NIRGraph(nodes=nodes, edges=edges), None, (20,), HARD))
     for c in out:
         c.simulate = import_and_simulate
     return out
