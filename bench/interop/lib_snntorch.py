@@ -23,7 +23,8 @@ DT = ["--nir-dt=1e-4"]
 RECURRENT_BIAS = ("recurrent edge with bias: snnTorch feeds back its spikes "
                   "(0 at t=0) through the Affine, so the bias is added from "
                   "t=0; the importer carries the Affine's output, 0 at t=0 "
-                  "(importer bug, fixed on main)")
+                  "(importer bug, being fixed on main: rerun bench/interop/run.sh "
+                  "once it lands)")
 
 
 ZERO_DELAYED = ("with reset_mechanism='zero' and the default reset_delay=True, "
