@@ -72,5 +72,5 @@ python3 "$root/test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py" build "
 python3 "$root/test/Runtime/Inputs/recurrent_check.py" "$opt" - "$g/recurrent-check" --prepare --trials 6
 python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" --prepare \
   single_lif mlp conv conv_same conv_same_even misc recurrent nested old conv1d delays mixed_delays \
-  flatten_mid
+  flatten_mid rec_bias_min rec_bias rec_subgraph rec_delay_bias two_loops
 du -sh "$g" "$root/.peers" 2>/dev/null || true

@@ -14,6 +14,10 @@ Spikes must be equal, except where the reference's membrane is within
 such flips are reported apart (they do not fail). Membrane / real-valued
 outputs must satisfy |out - ref| <= rtol |ref| + atol, atol = rtol * max |ref|.
 Exit status: 0 match, 1 mismatch, 2 bad input.
+
+With --traces REC.safetensors (what `snn-run --record ... --record-output`
+wrote), each recorded trace "<layer>.<s|v|h>" [T, N, ...] is compared too:
+spikes equal, membranes within --trace-atol (default 1e-5) absolute.
 """
 
 import argparse
@@ -63,23 +67,30 @@ def producer(mod, program, tid):
     return None
 
 
-def run_reference(mod, x, program="infer"):
+def run_reference(mod, x, program="infer", traces=None):
     """Returns (output [T, N, ...], {neuron op index: (H, v_th)} per batch
-    concatenated along N)."""
+    concatenated along N). `traces`, a dict, receives every layer trace
+    "<layer>.<s|v|h>" [T, N, ...]."""
     batches, n = encode_batches(mod, x)
     out_id = int(mod.m["output"])
     neurons = [(i, op) for i, op in enumerate(mod.programs[program])
                if op.get("op") == "neuron" and op.get("model") != "li"]
     outs, hs = [], {i: [] for i, _ in neurons}
+    parts = {}
     for xb in batches:
         mod.set(int(mod.m["input"]), xb)
         mod.run(program)
         outs.append(mod.get(out_id))
+        for name, value in mod.layer_traces().items():
+            parts.setdefault(name, []).append(value)
         for i, op in neurons:
             nrn = mod.neuron_of(op)
             _, h, _ = nrn.forward(mod.get(int(op["in"][0])))
             hs[i].append((h.reshape(h.shape[0], h.shape[1], -1), nrn.v_th))
     out = np.concatenate(outs, axis=1)[:, :n]
+    if traces is not None:
+        for name, values in parts.items():
+            traces[name] = np.concatenate(values, axis=1)[:, :n]
     layers = {}
     for i, parts in hs.items():
         h = np.concatenate([p[0] for p in parts], axis=1)[:, :n]
@@ -145,6 +156,35 @@ def compare(mod, x, got, rtol=1e-6, program="infer"):
     return ok, lines
 
 
+def compare_traces(mod, x, got, atol=1e-5):
+    """Compares recorded traces {name: [T, N, ...]} with the reference's.
+    Returns (ok, report lines)."""
+    ref = {}
+    run_reference(mod, x, traces=ref)
+    lines, ok = [], True
+    for name in sorted(got):
+        if name not in ref:
+            raise RefError(f"the recording has a trace '{name}' that no layer "
+                           f"of the module gives (it has: {', '.join(sorted(ref))})")
+        r, g = ref[name], np.asarray(got[name], dtype=np.float64)
+        if r.size != g.size:
+            raise RefError(f"trace '{name}' has shape {list(g.shape)}; the "
+                           f"reference computes {list(r.shape)}")
+        g = g.reshape(r.shape)
+        if name.endswith(".s"):
+            bad = int(np.sum(r != g))
+            lines.append(f"trace {name} {list(r.shape)}: {int(r.sum())} "
+                         f"reference spikes, {bad} differences")
+        else:
+            err = np.abs(r - g)
+            bad = int(np.sum(err > atol))
+            lines.append(f"trace {name} {list(r.shape)}: max |diff| "
+                         f"{float(err.max(initial=0)):.3g}, {bad} beyond {atol:g}")
+        ok = ok and bad == 0
+    lines.append("TRACES MATCH" if ok else "TRACES MISMATCH")
+    return ok, lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m snnref.compare",
                                  description=__doc__.split("\n\n")[0])
@@ -155,6 +195,8 @@ def main(argv=None):
     ap.add_argument("--rtol", type=float, default=1e-6)
     ap.add_argument("--limit", type=int, help="the first N samples (snn-run --limit)")
     ap.add_argument("--program", default="infer", choices=["infer", "train_forward"])
+    ap.add_argument("--traces", help="the safetensors of snn-run --record-output")
+    ap.add_argument("--trace-atol", type=float, default=1e-5)
     args = ap.parse_args(argv)
     try:
         mod = Module(args.module)
@@ -168,6 +210,11 @@ def main(argv=None):
                 int(np.prod(mod.info(int(mod.m["input"]))["shape"][2:]))
             x = x[:, :args.limit] if time_major else x[:args.limit]
         ok, lines = compare(mod, x, read_npy(args.output), args.rtol, args.program)
+        if args.traces:
+            ok_traces, more = compare_traces(mod, x,
+                                             read_safetensors(args.traces)[0],
+                                             args.trace_atol)
+            ok, lines = ok and ok_traces, lines + more
     except RefError as e:
         print(f"snnref.compare: error: {e}", file=sys.stderr)
         return 2

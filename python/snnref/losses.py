@@ -5,13 +5,18 @@
     correct = #{b : argmax_c m_b = label_b}  (first maximum on ties)
 
 Returns (loss, gy, correct); gy spreads dL/dm evenly over the T steps.
+
+    loss_ce_membrane_max: the same cross-entropy on m[b, c] = max_t y[t, b, c]
+    (Spiking Heidelberg Digits readouts); gy puts dL/dm at the first step
+    that reaches the maximum, 0 elsewhere.
 """
 
 import numpy as np
 
 from .errors import RefError
 
-KINDS = ("loss_ce_rate", "loss_mse_rate", "loss_ce_membrane")
+KINDS = ("loss_ce_rate", "loss_mse_rate", "loss_ce_membrane",
+         "loss_ce_membrane_max")
 
 
 def rate_loss(kind, y, labels):
@@ -29,7 +34,11 @@ def rate_loss(kind, y, labels):
         b = int(np.argmax(bad))
         raise RefError(f"{kind}: label {labels[b]} of sample {b} is outside "
                        f"[0, {C}): the labels do not match the {C} outputs")
-    m = y.mean(axis=0)
+    if kind == "loss_ce_membrane_max":
+        first = np.argmax(y, axis=0)  # the first step that reaches the max
+        m = np.take_along_axis(y, first[None], axis=0)[0]
+    else:
+        m = y.mean(axis=0)
     onehot = np.eye(C)[labels]
     correct = float((np.argmax(m, axis=1) == labels).sum())
     if kind == "loss_mse_rate":
@@ -42,5 +51,9 @@ def rate_loss(kind, y, labels):
         lse = np.log(e.sum(axis=1)) + mx[:, 0]
         loss = (lse - m[np.arange(B), labels]).mean()
         gm = (e / e.sum(axis=1, keepdims=True) - onehot) / B
-    gy = np.broadcast_to(gm / T, (T, B, C)).copy()
+    if kind == "loss_ce_membrane_max":
+        gy = np.zeros((T, B, C))
+        np.put_along_axis(gy, first[None], gm[None], axis=0)
+    else:
+        gy = np.broadcast_to(gm / T, (T, B, C)).copy()
     return float(loss), gy, correct

@@ -78,6 +78,9 @@ class Module:
                                f"tensor {root} with a different element count")
         self.programs = m.get("programs", {})
         self.store = {}
+        # Per layer (an op's "layer"), its s/v/h of the last run: arrays
+        # [T, B, ...] for scans, lists of steps for neuron_step ops.
+        self.traces = {}
         self.masks = {}
         self.step = 0
 
@@ -208,6 +211,7 @@ class Module:
                            f"'{program}' (it has: {', '.join(self.programs)})")
         for k, v in (masks or {}).items():
             self.set(k, v)
+        self.traces = {}
         if program == "update":
             self.step = self.step + 1 if step is None else int(step)
             if lr is None:
@@ -222,6 +226,28 @@ class Module:
     def neuron_of(self, op):
         """The Neuron of a neuron/neuron_bwd op, parameters resolved."""
         return _neuron(self, op)
+
+    def layer_traces(self):
+        """{"<layer>.<s|v|h>": [T, B, ...]} of the last run (what snn-run
+        --record writes); li layers have no s."""
+        out = {}
+        for layer, qs in self.traces.items():
+            for q, v in qs.items():
+                out[f"{layer}.{q}"] = np.stack(v) if isinstance(v, list) else v
+        return out
+
+    def _trace(self, op, s, v, h, step):
+        layer = op.get("layer")
+        if not isinstance(layer, str):
+            return
+        qs = self.traces.setdefault(layer, {})
+        values = {"v": v, "h": h} if s is None else {"s": s, "v": v, "h": h}
+        for q, val in values.items():
+            val = np.array(val, dtype=np.float64)
+            if step:
+                qs.setdefault(q, []).append(val)
+            else:
+                qs[q] = val
 
 
 # -- ops ---------------------------------------------------------------------
@@ -357,6 +383,16 @@ def _run_op(mod, op, lr, smooth):
             nrn = _neuron(mod, op)
             s, h, i = nrn.forward(mod.get(int(op["in"][0])), smooth=smooth)
             put(0, h if nrn.model == "li" else s)
+            # The membrane after each step's reset (li: H).
+            hv = nrn._view(h)
+            v = hv if nrn.model == "li" else \
+                nrn.after_reset(hv, nrn._view(s)).reshape(np.shape(h))
+            v = np.reshape(v, np.shape(h))
+            mod._trace(op, None if nrn.model == "li" else s, v, h, step=False)
+            if op.get("record"):  # snn-run --record: out = S, H, V
+                put(1, h)
+                put(2, v)
+                return
             chunk = int(op.get("recompute_chunk", 0))
             if len(out) > 1 and chunk > 0:
                 # The membrane before steps C, 2C, ...: H after its reset.
@@ -390,6 +426,7 @@ def _run_op(mod, op, lr, smooth):
                 if nrn.model != "li":
                     put(1, v)
                     n = 2
+            mod._trace(op, None if nrn.model == "li" else o, v, h, step=True)
             if op.get("save_h"):
                 put(n, h)
         elif kind == "neuron_step_bwd":
@@ -414,6 +451,8 @@ def _run_op(mod, op, lr, smooth):
                                            mod.get(ins[2]), smooth=smooth)
                 put(0, gx, grad=True)
                 put(1, gv, grad=True)
+        elif kind == "time_loop":
+            _time_loop(mod, op, lr, smooth)
         elif kind == "time_slice":
             ins = _ids(op, "in", 1, 1, "input")
             x = mod.get(ins[0])
@@ -476,6 +515,40 @@ def _run_op(mod, op, lr, smooth):
         raise OpError(str(e)) from None
     except IndexError:
         raise OpError(f"has too few outputs ({len(out)})") from None
+
+
+def _time_loop(mod, op, lr, smooth):
+    """docs/artifact-format.md `time_loop`: the body once per step, on slice t
+    of the inputs and the state of step t-1; step outputs stacked."""
+    ins, args = [int(i) for i in op["in"]], [int(i) for i in op["args"]]
+    yields, out = [int(i) for i in op["yields"]], [int(i) for i in op["out"]]
+    ni, steps = int(op.get("num_inputs", 0)), int(op["steps"])
+    ns = len(ins) - ni
+    no = len(out) - ns
+    if len(args) != len(ins) or len(yields) != len(out) or no < 0:
+        raise OpError("needs one block argument per input and init, and one "
+                      "yield per result")
+    for j in range(ns):
+        mod.set(args[ni + j], mod.get(ins[ni + j]))
+    stacked = [[] for _ in range(no)]
+    for t in range(steps):
+        for i in range(ni):
+            mod.set(args[i], mod.get(ins[i])[t])
+        for index, body_op in enumerate(op.get("body", [])):
+            try:
+                _run_op(mod, body_op, lr=lr, smooth=smooth)
+            except OpError as e:
+                raise OpError(f"step {t}, body op #{index} "
+                              f"({body_op.get('op')}): {e}") from None
+        for k in range(no):
+            stacked[k].append(mod.get(yields[k]).copy())
+        state = [mod.get(yields[no + j]).copy() for j in range(ns)]
+        for j in range(ns):
+            mod.set(args[ni + j], state[j])
+    for k in range(no):
+        mod.set(out[k], np.stack(stacked[k]))
+    for j in range(ns):
+        mod.set(out[no + j], mod.get(args[ni + j]))
 
 
 def _put_grads(op, out, put, gx, gw, gb):

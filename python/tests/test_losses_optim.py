@@ -11,7 +11,7 @@ def test_loss_values_and_gradients(kind, rng):
     y = rng.uniform(0, 1, (T, B, C))
     labels = rng.integers(0, C, B)
     loss, gy, correct = losses.rate_loss(kind, y, labels)
-    m = y.mean(0)
+    m = y.max(0) if kind == "loss_ce_membrane_max" else y.mean(0)
     if kind == "loss_mse_rate":
         expected = np.mean((m - np.eye(C)[labels]) ** 2)
     else:
@@ -20,6 +20,15 @@ def test_loss_values_and_gradients(kind, rng):
     assert loss == pytest.approx(expected, rel=1e-12)
     assert correct == float(np.sum(np.argmax(m, 1) == labels))
     assert check_grad(lambda v: losses.rate_loss(kind, v, labels)[0], y, gy) < 1e-7
+
+
+def test_max_over_time_gradient_goes_to_the_first_maximum():
+    y = np.zeros((3, 1, 2))
+    y[1, 0, 0] = y[2, 0, 0] = 2.0  # a tie: the first step wins
+    y[0, 0, 1] = 1.0
+    _, gy, _ = losses.rate_loss("loss_ce_membrane_max", y, [1])
+    assert gy[1, 0, 0] > 0 and gy[2, 0, 0] == 0 and gy[0, 0, 0] == 0
+    assert gy[0, 0, 1] < 0 and not gy[1:, 0, 1].any()
 
 
 def test_loss_rejects_bad_labels():

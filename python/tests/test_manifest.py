@@ -158,3 +158,41 @@ def test_init_file_values(tmp_path, rng):
     write_safetensors(str(d / "init.safetensors"), {"fc.weight": w})
     mod.initialize()
     np.testing.assert_array_equal(mod.get("fc.weight"), w)
+
+
+def _loop_module(steps=4, batch=2, n=3):
+    """x[T, B, n] -> a time loop whose body is one lif neuron_step, yielding
+    its spikes and next membrane per step (recorded layer "lif0")."""
+    t = lambda i, shape, role="activation", **kw: dict(id=i, name=f"%{i}", shape=shape, role=role, **kw)
+    tensors = [t(0, [steps, batch, n], "input"),
+               t(1, [batch, n], "constant", init={"kind": "zeros"}),
+               t(2, [batch, n]), t(3, [batch, n], "loop_state"),
+               t(4, [batch, n]), t(5, [batch, n]),
+               t(6, [steps, batch, n]), t(7, [steps, batch, n]), t(8, [batch, n])]
+    step = dict(op="neuron_step", model="lif", k=0.5, c=1.0, v_th=1.0,
+                reset="hard", layer="lif0", save_h=False,
+                **{"in": [2, 3], "out": [4, 5]})
+    loop = dict(op="time_loop", steps=steps, num_inputs=1, args=[2, 3],
+                yields=[4, 5, 5], body=[step], **{"in": [0, 1], "out": [6, 7, 8]})
+    return {"format": "snn-module", "version": 1, "time_steps": steps,
+            "batch": batch, "tensors": tensors, "input": 0, "output": 7,
+            "programs": {"infer": [loop]}}
+
+
+def test_time_loop_runs_its_body_per_step_and_records_traces(rng):
+    mod = Module(_loop_module())
+    mod.initialize()
+    x = rng.uniform(0.0, 1.5, (4, 2, 3))
+    mod.set("input", x)
+    mod.run("infer")
+    from snnref.neuron import Neuron
+    ref = Neuron("lif", features=3, k=0.5, c=1.0, v_th=1.0)
+    s, h, _ = ref.forward(x)
+    v = ref.after_reset(h, s)
+    np.testing.assert_array_equal(mod.get(6), s)
+    np.testing.assert_allclose(mod.get(7), v, rtol=1e-12)
+    np.testing.assert_allclose(mod.get(8), v[-1], rtol=1e-12)
+    traces = mod.layer_traces()
+    assert sorted(traces) == ["lif0.h", "lif0.s", "lif0.v"]
+    np.testing.assert_allclose(traces["lif0.h"], h, rtol=1e-12)
+    np.testing.assert_allclose(traces["lif0.v"], v, rtol=1e-12)

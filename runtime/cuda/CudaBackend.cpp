@@ -25,17 +25,12 @@ int snnrt::parseCudaDevice(const std::string &device) {
   return std::stoi(n);
 }
 
-/// The manifest as the device side reads it (the core keeps its parse).
+/// The manifest as the device side reads it (the core keeps its parse; it
+/// may have been edited in memory, e.g. to record layer state).
 static json readManifest(const Module &m) {
-  std::string path = m.dir + "/manifest.json";
-  std::ifstream in(path);
-  if (!in)
-    throw Error(path + ": cannot read the manifest");
-  try {
-    return json::parse(in);
-  } catch (const json::exception &e) {
-    throw Error(path + ": not valid JSON: " + e.what());
-  }
+  if (!m.manifest.is_null())
+    return m.manifest;
+  return Module::readManifest(m.dir);
 }
 
 CudaExecutor::CudaExecutor(Executor &host, const std::string &name,

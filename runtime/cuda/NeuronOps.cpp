@@ -241,7 +241,26 @@ void checkKernelHType(const OpCall &call, const DeviceTensor &h) {
                       "; recompile the module (snn-opt --snn-compile)");
 }
 
+/// An infer op whose state snn-run records (`"record": true`): out = S (li:
+/// H), H, V, written by the layer's generated record kernel.
+void runForwardRecord(CudaDevice &device, OpCall &call) {
+  expectArity(call, 1, 64, 3, 3);
+  const DeviceTensor &x = call.in[0];
+  for (const DeviceTensor &t : call.out)
+    checkShape(call, t, x);
+  std::string name;
+  if (!compiledKernelFor(device, call, "fwd_record", name))
+    opError(call, "recording the state of this layer on the GPU needs its "
+                  "compiler-generated kernels, which this module or device "
+                  "lacks: recompile the module with target=cuda|all (plif "
+                  "layers have none: record them with --device cpu)");
+  launchCompiled(device, call, name,
+                 {x.ptr, call.out[0].ptr, call.out[1].ptr, call.out[2].ptr}, 1);
+}
+
 void runForward(CudaDevice &device, OpCall &call) {
+  if (attrBool(call, "record", false))
+    return runForwardRecord(device, call);
   expectArity(call, 1, 64, 1, 3);
   const DeviceTensor &x = call.in[0];
   SnnNeuronArgs a = parseNeuron(call, x);

@@ -7,7 +7,7 @@
 using namespace snnrt::cuda;
 
 namespace {
-enum { kLossCE, kLossMSE };
+enum { kLossCE, kLossMSE, kLossCEMax }; // as in kernels/Loss.cu
 
 void runLoss(CudaDevice &dev, OpCall &call, int kind) {
   expectArity(call, 2, 2, 2, 3);
@@ -33,7 +33,7 @@ void runLoss(CudaDevice &dev, OpCall &call, int kind) {
              static_cast<unsigned>(b), 128, static_cast<unsigned>(c * 4),
              call.where, y.f32(), reinterpret_cast<const int *>(labels.ptr),
              gy.f32(), perSample, t, b, c, kind);
-  float divisor = static_cast<float>(kind == kLossCE ? b : b * c);
+  float divisor = static_cast<float>(kind == kLossMSE ? b * c : b);
   dev.launch(dev.kernels().builtin("snnrt_loss_reduce", call.where), 1, 256, 0,
              call.where, static_cast<const float *>(perSample), b, divisor,
              loss.f32(), correct);
@@ -102,6 +102,8 @@ bool snnrt::cuda::runTrainingOp(CudaDevice &dev, OpCall &call) {
     runLoss(dev, call, kLossCE);
   else if (kind == "loss_mse_rate")
     runLoss(dev, call, kLossMSE);
+  else if (kind == "loss_ce_membrane_max")
+    runLoss(dev, call, kLossCEMax);
   else if (kind == "sgd")
     runSgd(dev, call);
   else if (kind == "adam")

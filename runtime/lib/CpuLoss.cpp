@@ -3,6 +3,8 @@
 // The losses read the time mean m[b, c] = mean_t y[t, b, c]: cross-entropy
 // of softmax(m) (spike rates or readout membrane) or MSE against the one-hot
 // label. Computed in double; the gradient spreads evenly over the T steps.
+// loss_ce_membrane_max reads m[b, c] = max_t y[t, b, c] instead; its
+// gradient goes to the first step that reaches the maximum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +22,15 @@ LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
                    float *gy,
                    const std::function<void(const std::string &)> &fail) {
   bool mse = kind == "loss_mse_rate";
-  if (!mse && kind != "loss_ce_rate" && kind != "loss_ce_membrane")
+  bool maxOverTime = kind == "loss_ce_membrane_max";
+  if (!mse && !maxOverTime && kind != "loss_ce_rate" &&
+      kind != "loss_ce_membrane")
     fail("unknown loss '" + kind +
-         "' (expected loss_ce_rate, loss_mse_rate or loss_ce_membrane)");
+         "' (expected loss_ce_rate, loss_mse_rate, loss_ce_membrane or "
+         "loss_ce_membrane_max)");
   LossValue result;
   std::vector<double> m(static_cast<size_t>(C)), g(static_cast<size_t>(C));
+  std::vector<int64_t> argT(static_cast<size_t>(C));
   double divisor = mse ? double(valid) * double(C) : double(valid);
   for (int64_t b = 0; b < B; ++b) {
     if (b >= valid) {
@@ -39,16 +45,29 @@ LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
            std::to_string(b) + " is outside [0, " + std::to_string(C) +
            "): the labels do not match the model's " + std::to_string(C) +
            " outputs");
-    std::fill(m.begin(), m.end(), 0.0);
-    for (int64_t t = 0; t < T; ++t)
+    if (maxOverTime) {
+      for (int64_t c = 0; c < C; ++c) {
+        argT[c] = 0;
+        m[c] = y[b * C + c];
+      }
+      for (int64_t t = 1; t < T; ++t)
+        for (int64_t c = 0; c < C; ++c)
+          if (y[(t * B + b) * C + c] > m[c]) {
+            m[c] = y[(t * B + b) * C + c];
+            argT[c] = t;
+          }
+    } else {
+      std::fill(m.begin(), m.end(), 0.0);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t c = 0; c < C; ++c)
+          m[c] += y[(t * B + b) * C + c];
       for (int64_t c = 0; c < C; ++c)
-        m[c] += y[(t * B + b) * C + c];
+        m[c] /= double(T);
+    }
     int64_t best = 0;
-    for (int64_t c = 0; c < C; ++c) {
-      m[c] /= double(T);
+    for (int64_t c = 0; c < C; ++c)
       if (m[c] > m[best])
         best = c;
-    }
     result.correct += best == label;
     if (mse) {
       for (int64_t c = 0; c < C; ++c) {
@@ -64,7 +83,12 @@ LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
       for (int64_t c = 0; c < C; ++c)
         g[c] = std::exp(m[c] - mx) / sum - (c == label ? 1.0 : 0.0);
     }
-    if (gy)
+    if (gy && maxOverTime)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t c = 0; c < C; ++c)
+          gy[(t * B + b) * C + c] =
+              t == argT[c] ? static_cast<float>(g[c] / divisor) : 0.0f;
+    else if (gy)
       for (int64_t t = 0; t < T; ++t)
         for (int64_t c = 0; c < C; ++c)
           gy[(t * B + b) * C + c] =

@@ -224,9 +224,10 @@ void writePlifGrad(const Ctx &c, const NeuronSpec &s,
 }
 
 /// The forward scan of DESIGN §2 over T steps from v_init (and i_init):
-/// S (li: H) into `out`, H into `hOut` and I into `iOut` when not null.
+/// S (li: H) into `out`, H into `hOut`, I into `iOut` and the membrane after
+/// the step into `vOut` when not null.
 void scanForward(const NeuronSpec &s, const float *x, float *out, float *hOut,
-                 float *iOut, bool hBf16) {
+                 float *iOut, bool hBf16, float *vOut = nullptr) {
   int64_t F = s.F, B = s.N / s.F;
   std::vector<float> v(static_cast<size_t>(s.N)), cur(static_cast<size_t>(s.N));
   for (int64_t b = 0; b < B; ++b)
@@ -255,11 +256,15 @@ void scanForward(const NeuronSpec &s, const float *x, float *out, float *hOut,
         if (s.li) {
           vb[f] = h;
           out[base + f] = h;
+          if (vOut)
+            vOut[base + f] = h;
           continue;
         }
         bool spike = fires(s, h, vth[f]);
         vb[f] = afterReset(s, h, vth[f], vreset[f]);
         out[base + f] = spike ? 1.0f : 0.0f;
+        if (vOut)
+          vOut[base + f] = vb[f];
       }
     }
 }
@@ -283,8 +288,27 @@ size_t checkpointSize(const NeuronSpec &s, int64_t chunk) {
 
 } // namespace
 
+/// An infer op whose state snn-run records (`"record": true`): out = S (li:
+/// H), H, V; the layer's generated record kernel, else the built-in scan.
+static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
+  c.arity(1, c.op.in.size(), 3, 3);
+  size_t total = static_cast<size_t>(s.T * s.N);
+  for (size_t i = 0; i < 3; ++i)
+    c.expectElements(c.out(i), total, "like the input (S, H, V)");
+  if (!s.plif)
+    if (HostKernelFn fn = generatedKernel(c, "fwd_record")) {
+      callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
+                    1);
+      return;
+    }
+  scanForward(s, c.inPtr(0), c.outPtr(0), c.outPtr(1), nullptr, false,
+              c.outPtr(2));
+}
+
 void runNeuron(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (c.attr("record", false))
+    return runNeuronRecord(c, s);
   bool saveH = c.attr("save_h", false);
   c.arity(1, c.op.in.size(), saveH ? 2 : 1, s.cuba ? 3 : 2);
   size_t total = static_cast<size_t>(s.T * s.N);

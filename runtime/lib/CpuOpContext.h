@@ -124,9 +124,9 @@ void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm/dropout
 void runLoss(const Ctx &c);
 void runOptimizer(const Ctx &c);
 
-/// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane) on
-/// the time mean of y[T, B, C] for the first `valid` samples (the rest are
-/// padding). Writes gy (when not null, for all B samples, 0 for padding) and
+/// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane: on
+/// the time mean of y[T, B, C]; loss_ce_membrane_max: on its maximum over
+/// time) for the first `valid` samples (the rest are padding). Writes gy (when not null, for all B samples, 0 for padding) and
 /// returns the mean loss; `correct` counts argmax hits. Labels outside
 /// [0, C) throw via `fail`.
 struct LossValue {

@@ -91,19 +91,26 @@ static std::vector<Op> parseOps(const json &ops, const Module &m,
   return program;
 }
 
-Module Module::load(const std::string &dir) {
+json Module::readManifest(const std::string &dir) {
   std::string path = dir + "/manifest.json";
   std::ifstream in(path);
   if (!in)
     throw Error(path + ": cannot open the compiled module's manifest; compile "
                        "the model with snn-opt --snn-compile=\"output=" +
                 dir + "\"");
-  json j;
   try {
-    j = json::parse(in);
+    return json::parse(in);
   } catch (const json::exception &e) {
     throw Error(path + ": not valid JSON: " + e.what());
   }
+}
+
+Module Module::load(const std::string &dir) {
+  return parse(readManifest(dir), dir);
+}
+
+Module Module::parse(json j, const std::string &dir) {
+  std::string path = dir + "/manifest.json";
   Module m;
   m.dir = dir;
   try {
@@ -151,6 +158,7 @@ Module Module::load(const std::string &dir) {
     if (id < 0 || id >= static_cast<int>(m.tensors.size()))
       throw Error(path + ": input/output tensor id " + std::to_string(id) +
                   " does not exist");
+  m.manifest = std::move(j);
   return m;
 }
 

@@ -81,6 +81,9 @@ MemoryPlan planMemory(const Module &module,
   for (const auto &[name, id] : module.spikeLayers)
     if (id >= 0 && size_t(id) < count)
       readAfter[root(id)] = true;
+  for (int id : module.hostReads)
+    if (id >= 0 && size_t(id) < count)
+      readAfter[root(id)] = true;
   int64_t position = 0;
   std::vector<int> ids;
   for (const std::string &name : order) {

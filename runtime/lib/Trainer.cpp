@@ -122,9 +122,20 @@ std::string manifestHash(const Module &module) {
   return hex(h);
 }
 
+/// Appends the first `valid` samples of tensor [T, B, ...] `y` to `all`
+/// [T, count, ...] at sample `first`.
+static void gatherSamples(const float *y, int64_t T, int64_t B,
+                          size_t perSample, int64_t valid, int64_t first,
+                          int64_t count, std::vector<float> &all) {
+  for (int64_t t = 0; t < T; ++t)
+    std::copy(y + (t * B) * perSample, y + (t * B + valid) * perSample,
+              all.begin() + (t * count + first) * perSample);
+}
+
 EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     Encoder encoder, uint64_t encoderSeed,
-                    std::vector<float> *outputs) {
+                    std::vector<float> *outputs,
+                    std::vector<RecordTrace> *traces) {
   const Module &m = exec.module();
   BatchShape s = batchShape(m);
   checkData(m, s, data);
@@ -136,6 +147,13 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   r.spikeRates.assign(m.spikeLayers.size(), 0.0);
   if (outputs)
     outputs->assign(static_cast<size_t>(s.T * data.count) * s.outSample, 0.0f);
+  std::vector<size_t> tracePerSample;
+  for (size_t k = 0; traces && k < traces->size(); ++k) {
+    RecordTrace &trace = (*traces)[k];
+    size_t per = m.tensor(trace.tensor).numel() / static_cast<size_t>(s.T * s.B);
+    tracePerSample.push_back(per);
+    trace.data.assign(static_cast<size_t>(s.T * data.count) * per, 0.0f);
+  }
   std::vector<int64_t> order = epochOrder(data.count, 0, 0, false);
   float *x = exec.data(m.input);
   double lossSum = 0.0;
@@ -152,10 +170,14 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
       runner.download(layer.second);
     const float *y = exec.data(m.output);
     if (outputs)
-      for (int64_t t = 0; t < s.T; ++t)
-        std::copy(y + (t * s.B) * s.outSample,
-                  y + (t * s.B + valid) * s.outSample,
-                  outputs->begin() + (t * data.count + first) * s.outSample);
+      gatherSamples(y, s.T, s.B, s.outSample, valid, first, data.count,
+                    *outputs);
+    for (size_t k = 0; traces && k < traces->size(); ++k) {
+      RecordTrace &trace = (*traces)[k];
+      runner.download(trace.tensor);
+      gatherSamples(exec.data(trace.tensor), s.T, s.B, tracePerSample[k],
+                    valid, first, data.count, trace.data);
+    }
     if (labeled) {
       cpu::LossValue v = cpu::rateLoss(
           kind.empty() ? "loss_ce_rate" : kind, y, s.T, s.B,

@@ -129,6 +129,15 @@ TEST(MemoryPlan, SpikeLayersLiveToTheEndOfTheirProgram) {
   EXPECT_TRUE(disjoint(p, s, b));
 }
 
+TEST(MemoryPlan, RecordedTensorsLiveToTheEndOfTheirProgram) {
+  std::vector<int> t;
+  Module m = chain(3, t);
+  int s = t[0], b = t[2];
+  m.hostReads = {s}; // snn-run --record reads it after the program
+  MemoryPlan p = plan(m);
+  EXPECT_TRUE(disjoint(p, s, b));
+}
+
 TEST(MemoryPlan, TimeLoopBodyIsLiveForTheWholeLoop) {
   Module m;
   int x = addTensor(m, "input"), arg = addTensor(m, "activation"),

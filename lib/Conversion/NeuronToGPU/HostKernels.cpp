@@ -223,7 +223,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
   HostKernelLibrary library;
   std::vector<std::string> names;
   const KernelKind kinds[] = {KernelKind::ForwardSaveH, KernelKind::Forward,
-                              KernelKind::Backward};
+                              KernelKind::Backward, KernelKind::ForwardRecord};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
   forEachKernelOp(
@@ -238,9 +238,10 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
               getKernelName(func.getSymName(), index, spec, kind);
           buildHostKernel(b, op->getLoc(), name, spec, kind);
           names.push_back(name);
-          (kind == KernelKind::ForwardSaveH ? kernel.fwdName
-           : kind == KernelKind::Forward    ? kernel.fwdInferName
-                                            : kernel.bwdName) = name;
+          (kind == KernelKind::ForwardSaveH    ? kernel.fwdName
+           : kind == KernelKind::Forward       ? kernel.fwdInferName
+           : kind == KernelKind::ForwardRecord ? kernel.fwdRecordName
+                                               : kernel.bwdName) = name;
         }
         library.kernels[op] = std::move(kernel);
       },

@@ -35,7 +35,8 @@ public:
     base = arith::MulIOp::create(b, loc, thread, index(width));
   }
 
-  void emitForward(ValueRange args, bool saveH);
+  /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
+  void emitForward(ValueRange args, bool saveH, bool record = false);
   void emitBackward(ValueRange args);
   /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
   void emitBackwardRecompute(ValueRange args);
@@ -77,7 +78,8 @@ private:
   /// chunk start when `ckpt`), and returns the next state and the spike mask
   /// (null for li).
   Value forwardStep(Value t, ValueRange state, Value x, Value s, Value h,
-                    Value iSaved, Value ckpt, SmallVectorImpl<Value> &next);
+                    Value iSaved, Value ckpt, SmallVectorImpl<Value> &next,
+                    Value vOut = Value());
   /// The membrane after the step that charged `hv`.
   Value afterReset(Value hv, Value spike) {
     return spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
@@ -213,7 +215,7 @@ Value ThreadEmitter::surrogate(Value h) {
 
 Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
                                  Value h, Value iSaved, Value ckpt,
-                                 SmallVectorImpl<Value> &next) {
+                                 SmallVectorImpl<Value> &next, Value vOut) {
   Value at = offset(t);
   if (ckpt) {
     // The membrane before the first step of chunks 1, 2, ...
@@ -247,6 +249,8 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(hv, s, at);
     if (h)
       store(hv, h, at);
+    if (vOut)
+      store(hv, vOut, at);
     next.insert(next.begin(), hv);
     return Value();
   }
@@ -255,7 +259,10 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(select(spike, splat(1.0), splat(0.0)), s, at);
   if (h)
     store(hv, h, at);
-  next.insert(next.begin(), afterReset(hv, spike));
+  Value v = afterReset(hv, spike);
+  if (vOut)
+    store(v, vOut, at);
+  next.insert(next.begin(), v);
   return spike;
 }
 
@@ -337,12 +344,13 @@ void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
       });
 }
 
-void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
+void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   Value x = args[0], s = args[1];
   Value ckpt = saveH && spec.recomputes() ? args[2] : Value();
-  Value h = saveH && !ckpt ? args[2] : Value();
+  Value h = (saveH && !ckpt) || record ? args[2] : Value();
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
-  unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
+  Value vOut = record ? args[3] : Value();
+  unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   loadParams(args.drop_front(numOutputs));
 
   SmallVector<Value> init{
@@ -353,7 +361,8 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
     scf::ForOp::create(b, loc, index(0), index(spec.numSteps), index(1), init,
                        [&](OpBuilder &, Location, Value t, ValueRange state) {
                          SmallVector<Value> next;
-                         forwardStep(t, state, x, s, h, iSaved, ckpt, next);
+                         forwardStep(t, state, x, s, h, iSaved, ckpt, next,
+                                     vOut);
                          scf::YieldOp::create(b, loc, next);
                        });
     return;
@@ -382,7 +391,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH) {
               SmallVector<Value> next;
               Value spike =
                   forwardStep(t, state.drop_back(), x, s, h, iSaved,
-                              ckpt, next);
+                              ckpt, next, vOut);
               Value shift = vector::BroadcastOp::create(
                   b, loc, wordType,
                   arith::IndexCastOp::create(b, loc, b.getIntegerType(bits),
@@ -445,6 +454,9 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   case KernelKind::Forward:
   case KernelKind::ForwardSaveH:
     emitter.emitForward(args, kind == KernelKind::ForwardSaveH);
+    return;
+  case KernelKind::ForwardRecord:
+    emitter.emitForward(args, /*saveH=*/false, /*record=*/true);
     return;
   case KernelKind::Backward:
     if (spec.recomputes())

@@ -28,6 +28,9 @@ enum class KernelKind {
   Forward,      ///< x -> s
   ForwardSaveH, ///< x -> s, h (and i_saved for cuba_lif)
   Backward,     ///< gs, h -> gx
+  /// x -> s, h, v: H and the membrane after the reset in f32 whatever the
+  /// storage options (snn-run --record).
+  ForwardRecord,
 };
 
 /// A neuron parameter: a compile-time scalar or a per-neuron tensor that is a

@@ -138,7 +138,8 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, loc, "snn_kernels");
   SmallVector<KernelKind> kinds{KernelKind::ForwardSaveH, KernelKind::Forward,
-                                KernelKind::Backward};
+                                KernelKind::Backward,
+                                KernelKind::ForwardRecord};
   unsigned skipped = 0;
   FailureOr<std::vector<NeuronOpKernels>> built =
       buildGPUKernels(gpuModule, func, kinds, kBlockSize, storage, skipped);
@@ -155,6 +156,8 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
         kernel.fwdName = name;
       else if (kind == KernelKind::Forward)
         kernel.fwdInferName = name;
+      else if (kind == KernelKind::ForwardRecord)
+        kernel.fwdRecordName = name;
       else
         kernel.bwdName = name;
     }

@@ -180,8 +180,12 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
     types = spec.recomputes() ? SmallVector<Type>{flat, flat, ckpt, flat}
                               : SmallVector<Type>{flat, h, flat};
     break;
+  case KernelKind::ForwardRecord: // x, s, h, v (f32)
+    types = {flat, s, flat, flat};
+    break;
   }
-  if (kind != KernelKind::Forward && spec.hasSynapse())
+  if ((kind == KernelKind::ForwardSaveH || kind == KernelKind::Backward) &&
+      spec.hasSynapse())
     types.push_back(flat);
   types.append(spec.getTensorParams().size(), param);
   return types;
@@ -233,6 +237,8 @@ std::string kernelgen::getKernelName(StringRef funcName, unsigned index,
     return name + "_fwd_h";
   case KernelKind::Backward:
     return name + "_bwd";
+  case KernelKind::ForwardRecord:
+    return name + "_fwd_rec";
   }
   llvm_unreachable("unknown kernel kind");
 }

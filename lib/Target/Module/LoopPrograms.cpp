@@ -195,12 +195,16 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
       forwardActivations.insert(*id.getAsInteger());
   if (saveH) {
     Array shape = *tensor(*out.front().getAsInteger()).getArray("shape");
-    record.savedH = addTensor(Object{{"name", layer + ".h"},
+    // One copy of the step per time step: "<layer>.h@t".
+    unsigned step = savedStepH[layer]++;
+    record.savedH = addTensor(Object{{"name", layer + ".h@" + std::to_string(step)},
                                      {"shape", std::move(shape)},
                                      {"role", "saved"}});
     out.push_back(record.savedH);
   }
   json["save_h"] = saveH;
+  if (phase == Phase::Infer)
+    json["layer"] = layer; // snn-run --record finds the layer by this name
   json["in"] = std::move(in);
   json["out"] = std::move(out);
   emit(phase, std::move(json));

@@ -267,6 +267,7 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   savedState.clear();
   forwardActivations.clear();
   layerCounters.clear();
+  savedStepH.clear();
   StringRef what = training ? "@train_step" : "@forward";
   if (func.isExternal())
     return func.emitError() << what << " has no body";
@@ -592,6 +593,9 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   for (const auto &kv : record.attrs)
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
+  // snn-run --record finds the layer by this name.
+  if (phase == Phase::Infer)
+    json["layer"] = layer;
   auto kernel = kernels.find(op);
   if (kernel != kernels.end()) {
     Object ref{{"fwd", saveH ? kernel->second.fwd : kernel->second.fwdInfer},
@@ -599,6 +603,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
                {"grid", kernel->second.grid}};
     if (saveH)
       ref["h_dtype"] = kernel->second.hDType;
+    else if (!kernel->second.fwdRecord.empty())
+      ref["fwd_record"] = kernel->second.fwdRecord;
     json["kernel"] = std::move(ref);
   }
   emit(phase, std::move(json));

@@ -35,6 +35,7 @@ llvm::json::Array toArray(ArrayRef<int64_t> values);
 struct NeuronKernelRef {
   std::string fwd;      ///< saves H: train_forward
   std::string fwdInfer; ///< no saved outputs: infer
+  std::string fwdRecord; ///< also H and V in f32: infer, recording state
   std::string bwd;
   int64_t block = 0, grid = 0;
   /// Element type of the saved H that fwd writes and bwd reads.
@@ -135,6 +136,8 @@ private:
   llvm::DenseMap<Operation *, SmallVector<int64_t, 2>> savedState;
   llvm::DenseSet<int64_t> forwardActivations;
   llvm::StringMap<unsigned> layerCounters;
+  /// Unrolled steps of each named step layer whose H was saved.
+  llvm::StringMap<unsigned> savedStepH;
   llvm::StringSet<> layerNames;
 };
 

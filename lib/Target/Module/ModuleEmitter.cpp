@@ -43,13 +43,36 @@ static Operation *findRecurrentUse(TimeLoopOp loop) {
   return nullptr;
 }
 
-/// The compiled module runs the multi-step form, plus the recurrent time
-/// loops that --snn-temporal-fusion keeps (in @forward only).
+/// A step neuron's next state that the loop returns per step or after the
+/// last step (a membrane or synaptic current as a model output): the
+/// multi-step neuron ops return only their output, so temporal fusion keeps
+/// such a neuron in the loop.
+static Operation *findStateOutput(TimeLoopOp loop) {
+  Block &body = loop.getBodyBlock();
+  unsigned numOutputs = loop.getNumStepOutputs();
+  for (auto [index, value] : llvm::enumerate(loop.getYield().getValues())) {
+    auto neuron = value.getDefiningOp<NeuronOpInterface>();
+    if (!neuron || !neuron.isStepForm() || neuron->getBlock() != &body)
+      continue;
+    unsigned firstState = neuron->getNumResults() - neuron.getNumStates();
+    bool isState = cast<OpResult>(value).getResultNumber() >= firstState;
+    // A leaky integrator's output is its membrane: fusion handles that.
+    bool perStep = index < numOutputs && !isa<LIStepOp>(neuron);
+    if (isState && (perStep || (index >= numOutputs &&
+                                !loop->getResult(index).use_empty())))
+      return neuron;
+  }
+  return nullptr;
+}
+
+/// The compiled module runs the multi-step form, plus the time loops that
+/// --snn-temporal-fusion keeps in @forward: recurrent ones, and those that
+/// return a neuron's state.
 static LogicalResult checkMultiStepForm(func::FuncOp func, bool training) {
   WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (auto loop = dyn_cast<TimeLoopOp>(op)) {
       Operation *user = findRecurrentUse(loop);
-      if (user && !training)
+      if (!training && (user || findStateOutput(loop)))
         return WalkResult::skip(); // its step ops run in the loop's body
       if (user) {
         InFlightDiagnostic diag =

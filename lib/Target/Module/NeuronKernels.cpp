@@ -39,6 +39,7 @@ static void addKernelRefs(
     NeuronKernelRef ref;
     ref.fwd = kernel.fwdName;
     ref.fwdInfer = kernel.fwdInferName;
+    ref.fwdRecord = kernel.fwdRecordName;
     ref.bwd = kernel.bwdName;
     ref.block = kernel.blockSize;
     ref.grid = kernel.gridSize;

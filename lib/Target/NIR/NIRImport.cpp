@@ -1,10 +1,11 @@
 //===- NIRImport.cpp - NIR graphs to the snn step form --------------------===//
 //
-// The graph is ordered by a depth-first search from the Input nodes. Edges
-// that close a cycle (DFS back edges) carry the previous step's value through
-// the time loop, which is how discrete simulators evaluate NIR recurrences;
-// every such cycle must pass through neuron state. Delay nodes read their
-// output from loop-carried registers, so they break cycles exactly.
+// The graph is ordered by a depth-first search from the Input nodes. A cycle
+// carries the previous step's output of its last neuron before the edge that
+// closes it (spikes, as NIR simulators, snnTorch and Norse feed back); the
+// nodes after that neuron run every step. Every cycle must pass through
+// neuron state. Delay nodes read their output from loop-carried registers,
+// so they break cycles exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -174,70 +176,91 @@ bool Importer::isDelayBreaker(unsigned n) {
 
 LogicalResult Importer::orderGraph() {
   unsigned n = graph.nodes.size();
-  SmallVector<SmallVector<unsigned>> out(n);
   inEdges.assign(n, {});
   backEdges.assign(n, {});
   delayIns.assign(n, {});
-  for (auto [src, dst] : graph.edges) {
+  for (auto [src, dst] : graph.edges)
     if (isDelayBreaker(src))
       delayIns[dst].push_back(src);
-    else
-      out[src].push_back(dst);
-  }
-  // Iterative DFS; roots: Input nodes, then delays, then anything left.
+  // Roots: Input nodes, then delays, then anything left.
   SmallVector<unsigned> roots;
   for (StringRef kind : {"Input", "Delay", ""})
     for (unsigned i = 0; i < n; ++i)
       if (kind.empty() || graph.nodes[i].type == kind)
         roots.push_back(i);
-  enum Mark { White, Grey, Black };
-  SmallVector<Mark> mark(n, White);
+
+  // A recurrence carries the previous step's output of the last neuron
+  // (stateful node) on the cycle, as NIR, snnTorch and Norse feed back
+  // spikes: the nodes after it on the cycle (Affine, Scale, subgraphs...)
+  // then run every step, so a feedback bias is there from t = 0. Which
+  // cycle edge is the feedback is fixed by a depth-first search from the
+  // inputs; each back edge found cuts the cycle after its last neuron, and
+  // the search repeats until the rest is acyclic.
+  llvm::DenseSet<std::pair<unsigned, unsigned>> cut;
   SmallVector<unsigned> postorder;
-  for (unsigned root : roots) {
-    if (mark[root] != White)
-      continue;
-    SmallVector<std::pair<unsigned, unsigned>> stack{{root, 0}};
-    mark[root] = Grey;
-    while (!stack.empty()) {
-      auto &[node, next] = stack.back();
-      if (next == out[node].size()) {
-        mark[node] = Black;
-        postorder.push_back(node);
-        stack.pop_back();
+  enum Mark { White, Grey, Black };
+  while (true) {
+    SmallVector<SmallVector<unsigned>> out(n);
+    for (auto [src, dst] : graph.edges)
+      if (!isDelayBreaker(src) && !cut.contains({src, dst}) &&
+          !llvm::is_contained(out[src], dst))
+        out[src].push_back(dst);
+    SmallVector<Mark> mark(n, White);
+    postorder.clear();
+    bool cutOne = false;
+    for (unsigned root : roots) {
+      if (mark[root] != White || cutOne)
         continue;
-      }
-      unsigned succ = out[node][next++];
-      if (mark[succ] == White) {
-        mark[succ] = Grey;
-        stack.push_back({succ, 0});
-      } else if (mark[succ] == Grey) {
-        // A back edge node -> succ closes the cycle succ ... node.
-        unsigned from = node;
-        auto it = llvm::find_if(stack, [&](auto &p) { return p.first == succ; });
-        bool hasState = false;
-        std::string cycle;
-        for (auto p = it; p != stack.end(); ++p) {
-          hasState |= isStateful(p->first);
-          cycle += "'" + graph.nodes[p->first].name + "' -> ";
+      SmallVector<std::pair<unsigned, unsigned>> stack{{root, 0}};
+      mark[root] = Grey;
+      while (!stack.empty() && !cutOne) {
+        auto &[node, next] = stack.back();
+        if (next == out[node].size()) {
+          mark[node] = Black;
+          postorder.push_back(node);
+          stack.pop_back();
+          continue;
         }
-        if (!hasState)
+        unsigned succ = out[node][next++];
+        if (mark[succ] == White) {
+          mark[succ] = Grey;
+          stack.push_back({succ, 0});
+          continue;
+        }
+        if (mark[succ] != Grey)
+          continue;
+        // The back edge node -> succ closes the cycle succ ... node.
+        SmallVector<unsigned> cycle;
+        for (auto it = llvm::find_if(stack, [&](auto &p) { return p.first == succ; });
+             it != stack.end(); ++it)
+          cycle.push_back(it->first);
+        auto last = llvm::find_if(llvm::reverse(cycle),
+                                  [&](unsigned c) { return isStateful(c); });
+        if (last == cycle.rend()) {
+          std::string path;
+          for (unsigned c : cycle)
+            path += "'" + graph.nodes[c].name + "' -> ";
           return emitError(loc(graph.nodes[succ].name))
-                 << "in NIR file '" << filename << "': cycle " << cycle << "'" << graph.nodes[succ].name
+                 << "in NIR file '" << filename << "': cycle " << path << "'"
+                 << graph.nodes[succ].name
                  << "' has no neuron state (LIF, LI, CubaLIF, Delay, ...): "
                     "its value would depend on itself within one time step";
-        backEdges[succ].push_back(from);
-      } else {
-        inEdges[succ].push_back(node);
+        }
+        size_t at = cycle.size() - 1 - (last - cycle.rbegin());
+        cut.insert({cycle[at], at + 1 < cycle.size() ? cycle[at + 1] : succ});
+        cutOne = true;
       }
     }
+    if (!cutOne)
+      break;
   }
-  // Forward edges seen from a finished node (cross edges) were recorded above;
-  // tree edges are recorded here.
-  for (unsigned i = 0; i < n; ++i)
-    for (unsigned succ : out[i])
-      if (!llvm::is_contained(inEdges[succ], i) &&
-          !llvm::is_contained(backEdges[succ], i))
-        inEdges[succ].push_back(i);
+  for (auto [src, dst] : graph.edges) {
+    if (isDelayBreaker(src))
+      continue;
+    auto &into = cut.contains({src, dst}) ? backEdges[dst] : inEdges[dst];
+    if (!llvm::is_contained(into, src))
+      into.push_back(src);
+  }
   order.assign(postorder.rbegin(), postorder.rend());
   return success();
 }
@@ -345,6 +368,13 @@ Importer::neuronAttr(const FlatNode &node, StringRef key, const H5Data *d,
 /// The neuron shape of a node whose inputs are all recurrent: its parameters.
 FailureOr<SmallVector<int64_t>>
 Importer::paramFeatures(const FlatNode &node) {
+  // Input/Output nodes (also those of nested graphs) declare their shape.
+  if (const H5Data *shape = node.param("shape"))
+    if (!shape->isString && !shape->numbers.empty() &&
+        llvm::all_of(shape->numbers, [](double d) {
+          return d >= 1 && d == std::floor(d) && d <= 1e9;
+        }))
+      return SmallVector<int64_t>(shape->numbers.begin(), shape->numbers.end());
   // A dense layer takes the second dim of its weight [out, in].
   if (node.type == "Linear" || node.type == "Affine")
     if (const H5Data *w = node.param("weight"))

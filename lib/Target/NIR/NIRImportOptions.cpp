@@ -28,11 +28,13 @@ struct NIRImportCLOptions {
                                llvm::cl::cat(category)};
   llvm::cl::opt<double> dt{
       "nir-dt",
-      llvm::cl::desc("Integration step in seconds for discretizing NIR's "
-                     "continuous-time neurons: one explicit Euler step per "
-                     "time step, charged with this step's input; a CubaLIF "
-                     "updates its current first and charges the membrane "
-                     "with the new current (docs/nir.md)"),
+      llvm::cl::desc(
+          "Integration step in seconds for discretizing NIR's continuous-time "
+          "neurons by Euler steps: v += dt/tau (v_leak - v) + r dt/tau x. A "
+          "CubaLIF/CubaLI updates its synaptic current first and charges the "
+          "membrane with this step's current I[t] (snnTorch's Synaptic "
+          "order, not textbook forward Euler's I[t-1]); docs/nir.md gives "
+          "each neuron's order and the options matching each exporter"),
       llvm::cl::init(NIRImportOptions().dt), llvm::cl::cat(category)};
   llvm::cl::opt<ResetMode> reset{
       "nir-reset",

@@ -1,13 +1,15 @@
 //===- Loss.cu - rate/membrane losses on the time mean of y[T, B, C] ------===//
 //
 // One block per sample writes its gradient, loss and correctness to a
-// scratch buffer; one block then sums them in a fixed order.
+// scratch buffer; one block then sums them in a fixed order. The max-over-
+// time variant reads max_t y instead of the mean, and its gradient goes to
+// the first step that reaches the maximum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.cuh"
 
-enum { SNN_LOSS_CE, SNN_LOSS_MSE };
+enum { SNN_LOSS_CE, SNN_LOSS_MSE, SNN_LOSS_CE_MAX };
 
 /// perSample[b] = loss of sample b, perSample[B + b] = 1 if correct.
 /// A label outside [0, C) makes the loss NaN (the host checks labels).
@@ -20,7 +22,15 @@ extern "C" __global__ void snnrt_loss_rate(const float *y, const int *labels,
   long long b = blockIdx.x;
   int label = labels[b];
   bool valid = label >= 0 && label < C;
+  bool maxOverTime = kind == SNN_LOSS_CE_MAX;
   for (long long c = threadIdx.x; c < C; c += blockDim.x) {
+    if (maxOverTime) {
+      float m = y[b * C + c];
+      for (long long t = 1; t < T; ++t)
+        m = fmaxf(m, y[(t * B + b) * C + c]);
+      mean[c] = m;
+      continue;
+    }
     float s = 0.0f;
     for (long long t = 0; t < T; ++t)
       s += y[(t * B + b) * C + c];
@@ -36,7 +46,7 @@ extern "C" __global__ void snnrt_loss_rate(const float *y, const int *labels,
       arg = c;
     }
   float lse = 0.0f;
-  if (kind == SNN_LOSS_CE) {
+  if (kind != SNN_LOSS_MSE) {
     float e = 0.0f;
     for (long long c = threadIdx.x; c < C; c += blockDim.x)
       e += expf(mean[c] - best);
@@ -45,7 +55,7 @@ extern "C" __global__ void snnrt_loss_rate(const float *y, const int *labels,
   float local = 0.0f;
   for (long long c = threadIdx.x; c < C; c += blockDim.x) {
     float target = c == label ? 1.0f : 0.0f, g;
-    if (kind == SNN_LOSS_CE) {
+    if (kind != SNN_LOSS_MSE) {
       g = (expf(mean[c] - lse) - target) / (float)B;
       if (c == label)
         local = lse - mean[c];
@@ -53,6 +63,16 @@ extern "C" __global__ void snnrt_loss_rate(const float *y, const int *labels,
       float d = mean[c] - target;
       local += d * d;
       g = 2.0f * d / (float)(B * C);
+    }
+    if (maxOverTime) {
+      // d max_t / d y[t]: 1 at the first step that reaches the maximum.
+      bool found = false;
+      for (long long t = 0; t < T; ++t) {
+        bool at = !found && y[(t * B + b) * C + c] == mean[c];
+        found |= at;
+        gy[(t * B + b) * C + c] = at ? g : 0.0f;
+      }
+      continue;
     }
     g /= (float)T; // d mean_t / d y[t]
     for (long long t = 0; t < T; ++t)

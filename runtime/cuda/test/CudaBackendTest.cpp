@@ -705,16 +705,24 @@ TEST(CudaTraining, RateLosses) {
   std::vector<float> y = rnd.uniform(T * B * C, 0, 1);
   std::vector<int32_t> labels = rnd.labels(B, C);
   int64_t yi = hx.add("y", {T, B, C}, y), li = hx.addInts("labels", {B}, labels);
-  for (const char *kind : {"loss_ce_rate", "loss_ce_membrane", "loss_mse_rate"}) {
+  for (const char *kind : {"loss_ce_rate", "loss_ce_membrane", "loss_mse_rate",
+                           "loss_ce_membrane_max"}) {
     SCOPED_TRACE(kind);
     bool mse = std::string(kind) == "loss_mse_rate";
+    bool max = std::string(kind) == "loss_ce_membrane_max";
     double loss = 0, correct = 0;
     std::vector<double> gy(y.size());
     for (int64_t b = 0; b < B; ++b) {
-      std::vector<double> m(C, 0.0);
+      std::vector<double> m(C, max ? -INFINITY : 0.0);
+      std::vector<int64_t> first(C, 0); // the step of the maximum
       for (int64_t t = 0; t < T; ++t)
-        for (int64_t c = 0; c < C; ++c)
-          m[c] += y[(t * B + b) * C + c] / T;
+        for (int64_t c = 0; c < C; ++c) {
+          double v = y[(t * B + b) * C + c];
+          if (max && v > m[c])
+            m[c] = v, first[c] = t;
+          else if (!max)
+            m[c] += v / T;
+        }
       int64_t arg = std::max_element(m.begin(), m.end()) - m.begin();
       correct += arg == labels[b];
       double mx = m[arg], z = 0;
@@ -732,7 +740,7 @@ TEST(CudaTraining, RateLosses) {
           g = (p - target) / B;
         }
         for (int64_t t = 0; t < T; ++t)
-          gy[(t * B + b) * C + c] = g / T;
+          gy[(t * B + b) * C + c] = max ? (t == first[c] ? g : 0.0) : g / T;
       }
     }
     int64_t lossi = hx.addOutput("loss", {}), gyi = hx.addOutput("gy", {T, B, C});

@@ -56,10 +56,20 @@ struct Module {
   std::vector<TensorInfo> tensors;
   std::map<std::string, std::vector<Op>> programs;
   std::vector<std::pair<std::string, int>> spikeLayers;
+  /// Tensors the host reads after the program that writes them, besides the
+  /// spike layers' outputs (recorded state, snn-run --record).
+  std::vector<int> hostReads;
   nlohmann::json optimizer, kernels;
+  /// The manifest this module was parsed from (the CUDA backend reads its
+  /// programs from it).
+  nlohmann::json manifest;
 
   /// Reads DIR/manifest.json; throws snnrt::Error naming the file and field.
   static Module load(const std::string &dir);
+  /// DIR/manifest.json as JSON, not yet checked.
+  static nlohmann::json readManifest(const std::string &dir);
+  /// The module of manifest `j` whose files are in `dir`.
+  static Module parse(nlohmann::json j, const std::string &dir);
   const TensorInfo &tensor(int id) const;
   const std::vector<Op> &program(const std::string &name) const;
 };

@@ -17,6 +17,7 @@
 #include "snnrt/CpuOps.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
+#include "snnrt/Recording.h"
 
 #include <functional>
 #include <string>
@@ -77,10 +78,12 @@ struct EvalResult {
 
 /// Runs the `infer` program over `data` in batches (the last one padded).
 /// `encoderSeed` seeds rate coding; `outputs`, when not null, receives the
-/// output tensor [T, N, ...] of all samples.
+/// output tensor [T, N, ...] of all samples, and each of `traces` (see
+/// planRecording) its tensor over all samples the same way.
 EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     Encoder encoder, uint64_t encoderSeed,
-                    std::vector<float> *outputs = nullptr);
+                    std::vector<float> *outputs = nullptr,
+                    std::vector<RecordTrace> *traces = nullptr);
 
 struct TrainConfig {
   int64_t epochs = 1;

@@ -13,6 +13,7 @@
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Formats.h"
+#include "snnrt/Recording.h"
 #include "snnrt/Trainer.h"
 
 #ifdef SNNRT_HAVE_CUDA
@@ -68,6 +69,15 @@ data:
 infer:
   --limit N                  use the first N samples
   --output FILE.npy          write the outputs [T, N, ...] (atomically)
+  --record LAYER[:svh],...   record the state of neuron layers (names as in
+                             the spike rates; `all`: every layer): s spikes,
+                             v membrane after the step's reset, h membrane
+                             after charging, before the reset (default: all
+                             the layer has; a leaky integrator has v = h);
+                             may be repeated
+  --record-output FILE       where --record writes its traces: one
+                             safetensors file (atomically), tensors
+                             "<layer>.<s|v|h>" of shape [T, N, ...]
 train:
   --epochs E                 (default 1)
   --lr LR                    (default: the module's optimizer.lr)
@@ -94,7 +104,7 @@ bench:                       time the programs on one batch of seeded random
 struct Options {
   std::string module, command, device, data, labels, testData, testLabels,
       encoder = "direct", weights, output, metrics, checkpoint, resume,
-      schedule = "const";
+      schedule = "const", record, recordOutput;
   int64_t limit = -1, limitTest = -1, limitTrain = -1, epochs = 1,
           iterations = 50,
           stepSize = 1;
@@ -173,6 +183,12 @@ Options parse(int argc, char **argv) {
       o.weights = value();
     } else if (a == "--output") {
       o.output = value();
+    } else if (a == "--record") {
+      // Repeated --record options add up.
+      std::string more = value();
+      o.record += (o.record.empty() ? "" : ",") + more;
+    } else if (a == "--record-output") {
+      o.recordOutput = value();
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(toInt(a, value(), 0));
     } else if (a == "--epochs") {
@@ -224,6 +240,9 @@ Options parse(int argc, char **argv) {
       o.command != "bench")
     throw Error("unknown command '" + o.command +
                 "' (expected infer, train, grads or bench)");
+  if ((!o.record.empty() || !o.recordOutput.empty()) && o.command != "infer")
+    throw Error("--record and --record-output apply to infer, not " +
+                o.command);
   parseEncoder(o.encoder); // validates
   return o;
 }
@@ -331,8 +350,19 @@ void printSpikeRates(const Module &m, const EvalResult &r) {
 }
 
 int infer(const Options &o) {
-  Module module = Module::load(o.module);
+  if (o.record.empty() != o.recordOutput.empty())
+    throw Error(o.record.empty()
+                    ? "--record-output needs --record LAYER[:svh],..."
+                    : "--record needs --record-output FILE.safetensors");
+  // Recording rewrites the infer program before it is loaded.
+  nlohmann::json manifest = Module::readManifest(o.module);
+  std::vector<RecordTrace> traces;
+  if (!o.record.empty())
+    traces = planRecording(manifest, o.record, o.module + "/manifest.json");
+  Module module = Module::parse(std::move(manifest), o.module);
   module.program("infer");
+  for (const RecordTrace &trace : traces)
+    module.hostReads.push_back(trace.tensor);
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
@@ -353,7 +383,8 @@ int infer(const Options &o) {
   limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
   std::vector<float> outputs;
   EvalResult r = evaluate(exec, *runner, data, parseEncoder(o.encoder),
-                          o.seed, o.output.empty() ? nullptr : &outputs);
+                          o.seed, o.output.empty() ? nullptr : &outputs,
+                          traces.empty() ? nullptr : &traces);
   std::printf("snn-run: %lld samples in %.3f s: %.1f samples/s (%s)\n",
               static_cast<long long>(r.samples), r.seconds,
               r.samples / r.seconds, runner->describe().c_str());
@@ -367,6 +398,17 @@ int infer(const Options &o) {
     std::vector<int64_t> shape = exec.module().tensor(module.output).shape;
     shape[1] = r.samples;
     writeNpy(o.output, shape, outputs.data());
+  }
+  if (!traces.empty()) {
+    std::map<std::string, HostArray> tensors;
+    for (RecordTrace &trace : traces) {
+      std::vector<int64_t> shape = exec.module().tensor(trace.tensor).shape;
+      shape[1] = r.samples;
+      tensors[trace.name] = HostArray{shape, std::move(trace.data)};
+    }
+    writeSafetensors(o.recordOutput, tensors, {});
+    std::printf("recorded %zu traces into %s\n", tensors.size(),
+                o.recordOutput.c_str());
   }
   return 0;
 }

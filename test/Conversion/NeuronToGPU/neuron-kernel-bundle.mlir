@@ -31,6 +31,7 @@
 // JSON-NEXT: "features": 100,
 // JSON-NEXT: "fwd": "snn_train_0_lif_fwd_h",
 // JSON-NEXT: "fwd_infer": "snn_train_0_lif_fwd",
+// JSON-NEXT: "fwd_record": "snn_train_0_lif_fwd_rec",
 // JSON-NEXT: "grid": 4,
 // JSON-NEXT: "h_dtype": "f32",
 // JSON-NEXT: "index": 0,

@@ -16,6 +16,14 @@ func.func @loss_rank(%y: tensor<4x2x3x3xf32>, %l: tensor<2xi32>) {
 
 // -----
 
+func.func @loss_max_labels(%y: tensor<4x2x3xf32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{expects labels [B] with B = 2 (the output's batch), got 'tensor<3xi32>'}}
+  %a, %b, %c = snn.loss_ce_membrane_max %y, %l : tensor<4x2x3xf32>, tensor<3xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @neuron_bwd_not_neuron(%g: tensor<4x2x3xf32>, %x: tensor<4x2x3xf32>) {
   // expected-error @+1 {{'forward' must be the result of a multi-step neuron op}}
   %gx = snn.neuron_bwd %g, %x : tensor<4x2x3xf32>

@@ -26,6 +26,8 @@ func.func @ops(%x: tensor<2x3x1x4x4xf32>, %labels: tensor<3xi32>) -> tensor<f32>
   %l2, %g2, %c2 = snn.loss_ce_rate %o, %labels : tensor<2x3x4xf32>, tensor<3xi32> -> tensor<f32>
   // CHECK: snn.loss_mse_rate
   %l3, %g3, %c3 = snn.loss_mse_rate %o, %labels : tensor<2x3x4xf32>, tensor<3xi32> -> tensor<f32>
+  // CHECK: snn.loss_ce_membrane_max %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<3xi32> -> tensor<f32>
+  %l4, %g4, %c4 = snn.loss_ce_membrane_max %o, %labels : tensor<2x3x4xf32>, tensor<3xi32> -> tensor<f32>
   // CHECK: snn.neuron_bwd %{{.*}}, %{{.*}} : tensor<2x3x4xf32>
   %gh = snn.neuron_bwd %gy, %o : tensor<2x3x4xf32>
   // CHECK: snn.linear_bwd %{{.*}} {has_bias = true, need_gx = true} : tensor<2x3x4xf32>, tensor<2x3x8xf32>, tensor<4x8xf32> -> tensor<2x3x8xf32>, tensor<4x8xf32>, tensor<4xf32>

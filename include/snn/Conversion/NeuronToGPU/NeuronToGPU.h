@@ -51,6 +51,9 @@ struct NeuronKernel {
   /// Forward kernel without the saved outputs: the `infer` program's
   /// `neuron` op, "save_h": false.
   std::string fwdInferName;
+  /// Forward kernel that also writes H and the membrane V after the reset
+  /// (f32): the `infer` op when snn-run records the layer's state.
+  std::string fwdRecordName;
 };
 
 struct NeuronKernelBundle {

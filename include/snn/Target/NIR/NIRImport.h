@@ -3,8 +3,10 @@
 // Imports a Neuromorphic Intermediate Representation graph into the step form
 // of the snn dialect: one `func.func @forward` whose body is an
 // `snn.time_loop` over per-step ops, with the NIR weights in `snn.param`s.
-// Continuous-time neuron parameters are discretized with forward Euler at
-// step `dt` (DESIGN §2: LIF k = dt/tau, c = r dt/tau). See docs/nir.md.
+// Continuous-time neuron parameters are discretized by Euler steps of `dt`
+// (DESIGN §2: LIF k = dt/tau, c = r dt/tau; a CubaLIF membrane is charged
+// with this step's synaptic current). A cycle carries the spikes (output) of
+// its last neuron. See docs/nir.md.
 //
 //===----------------------------------------------------------------------===//
 

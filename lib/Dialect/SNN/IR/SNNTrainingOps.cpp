@@ -54,6 +54,7 @@ static LogicalResult verifyLoss(LossOp op) {
 LogicalResult LossCERateOp::verify() { return verifyLoss(*this); }
 LogicalResult LossMSERateOp::verify() { return verifyLoss(*this); }
 LogicalResult LossCEMembraneOp::verify() { return verifyLoss(*this); }
+LogicalResult LossCEMembraneMaxOp::verify() { return verifyLoss(*this); }
 
 //===----------------------------------------------------------------------===//
 // Gradients

@@ -352,6 +352,25 @@ static void unrollTimeLoop(OpBuilder &b, TimeLoopOp loop, IRMapping &mapping,
     mapping.map(loop.getResult(numOutputs + j), value);
 }
 
+/// Whether @forward returns a membrane rather than spikes: an snn.li
+/// readout, or the per-step state (a membrane, a synaptic current) of a
+/// step neuron that a time loop returns.
+static bool isMembraneOutput(Value output) {
+  if (output.getDefiningOp<LIOp>())
+    return true;
+  auto loop = output.getDefiningOp<TimeLoopOp>();
+  if (!loop)
+    return false;
+  Value step = loop.getYield().getValues()[cast<OpResult>(output)
+                                                .getResultNumber()];
+  auto neuron = step.getDefiningOp<NeuronOpInterface>();
+  if (!neuron || !neuron.isStepForm())
+    return false;
+  unsigned firstState = neuron->getNumResults() - neuron.getNumStates();
+  return isa<LIStepOp>(neuron) ||
+         cast<OpResult>(step).getResultNumber() >= firstState;
+}
+
 /// Why `op` cannot be part of a training step, or empty.
 static std::string unsupportedReason(Operation *op) {
   if (auto neuron = dyn_cast<NeuronOpInterface>(op); neuron && neuron.isStepForm())
@@ -370,7 +389,8 @@ struct SNNAutodiffPass : public mlir::snn::impl::SNNAutodiffBase<SNNAutodiffPass
 
 private:
   FailureOr<func::FuncOp> buildTrainStep(func::FuncOp forward);
-  Operation *createLoss(OpBuilder &b, Location loc, Value output, Value labels);
+  Operation *createLoss(OpBuilder &b, Location loc, Value output, Value labels,
+                        bool membrane);
   void createOptimizers(OpBuilder &b,
                         llvm::MapVector<StringRef, std::pair<ParamOp, Value>> &params);
 };
@@ -381,10 +401,12 @@ void SNNAutodiffPass::runOnOperation() {
     module.emitError() << "--snn-autodiff: " << message;
     signalPassFailure();
   };
-  if (!llvm::is_contained({"auto", "ce_rate", "mse_rate", "ce_membrane"},
+  if (!llvm::is_contained({"auto", "ce_rate", "mse_rate", "ce_membrane",
+                           "ce_membrane_max"},
                           StringRef(loss)))
     return fail("unknown loss '" + loss +
-                "'; use ce_rate, mse_rate, ce_membrane or auto");
+                "'; use ce_rate, mse_rate, ce_membrane, ce_membrane_max or "
+                "auto");
   if (!llvm::is_contained({"sgd", "adam", "adamw"}, StringRef(optimizer)))
     return fail("unknown optimizer '" + optimizer + "'; use sgd, adam or adamw");
   if (!(lr > 0.0))
@@ -465,7 +487,8 @@ FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {
                                << forward.getName()
                                << " depends on no trainable snn.param";
 
-  Operation *lossOp = createLoss(b, loc, output, body->getArgument(1));
+  Operation *lossOp = createLoss(b, loc, output, body->getArgument(1),
+                                 isMembraneOutput(ret.getOperand(0)));
   if (!lossOp)
     return failure();
   GradientBuilder grads(b, requiresGrad);
@@ -495,16 +518,18 @@ FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {
 }
 
 Operation *SNNAutodiffPass::createLoss(OpBuilder &b, Location loc, Value output,
-                                       Value labels) {
+                                       Value labels, bool membrane) {
   std::string kind = loss;
   if (kind == "auto")
-    kind = output.getDefiningOp<LIOp>() ? "ce_membrane" : "ce_rate";
+    kind = membrane ? "ce_membrane" : "ce_rate";
   Type lossType = RankedTensorType::get({}, b.getF32Type());
   TypeRange types{lossType, output.getType(), lossType};
   if (kind == "ce_rate")
     return LossCERateOp::create(b, loc, types, output, labels);
   if (kind == "mse_rate")
     return LossMSERateOp::create(b, loc, types, output, labels);
+  if (kind == "ce_membrane_max")
+    return LossCEMembraneMaxOp::create(b, loc, types, output, labels);
   return LossCEMembraneOp::create(b, loc, types, output, labels);
 }
 

@@ -213,6 +213,82 @@ def case_recurrent():
     return nodes, chain("input", "fc", "lif", "output") + [("lif", "rec"), ("rec", "lif")]
 
 
+def case_rec_bias_min():
+    # The smallest feedback with a bias: the input is cut off (weight 0) and
+    # the recurrent Affine has weight 0 and a bias above threshold, so the
+    # neuron must fire at every step from t = 0 (k = c = 1/2 at dt = 1e-4).
+    nodes = {
+        "input": inp(1),
+        "fc": {"type": "Linear", "weight": np.zeros((1, 1), np.float32)},
+        "lif": lif(1, tau=2e-4),
+        "rec": {"type": "Affine", "weight": np.zeros((1, 1), np.float32),
+                "bias": np.full(1, 4.0, np.float32)},
+        "output": out(1),
+    }
+    return nodes, chain("input", "fc", "lif", "output") + [("lif", "rec"), ("rec", "lif")]
+
+
+def case_rec_bias():
+    # snnTorch's RLeaky with a bias: the spikes are fed back through an Affine.
+    nodes = {
+        "input": inp(2),
+        "fc": {"type": "Affine", "weight": rand(4, 2), "bias": rand(4)},
+        "lif": lif(4, v_th=0.5),
+        "rec": {"type": "Affine", "weight": rand(4, 4), "bias": rand(4)},
+        "output": out(4),
+    }
+    return nodes, chain("input", "fc", "lif", "output") + [("lif", "rec"), ("rec", "lif")]
+
+
+def case_rec_subgraph():
+    # Feedback through a nested graph (an Affine with a bias, then a Scale).
+    sub = {"type": "NIRGraph",
+           "nodes": {"in": inp(3),
+                     "aff": {"type": "Affine", "weight": rand(3, 3), "bias": rand(3)},
+                     "gain": {"type": "Scale", "scale": np.full(3, 0.5)},
+                     "out": out(3)},
+           "edges": chain("in", "aff", "gain", "out")}
+    nodes = {"input": inp(2),
+             "fc": {"type": "Affine", "weight": rand(3, 2), "bias": rand(3)},
+             "lif": lif(3, v_th=0.5),
+             "fb": sub,
+             "output": out(3)}
+    return nodes, chain("input", "fc", "lif", "output") + [("lif", "fb"), ("fb", "lif")]
+
+
+def case_rec_delay_bias():
+    # Feedback through a delay of two steps, then an Affine with a bias.
+    nodes = {
+        "input": inp(3),
+        "fc": {"type": "Affine", "weight": rand(4, 3), "bias": rand(4)},
+        "lif": lif(4, tau=4e-4, v_th=0.5),
+        "back": {"type": "Delay", "delay": np.full(4, 2e-4)},
+        "rec": {"type": "Affine", "weight": rand(4, 4), "bias": rand(4)},
+        "output": out(4),
+    }
+    return nodes, chain("input", "fc", "lif", "output") + \
+        [("lif", "back"), ("back", "rec"), ("rec", "lif")]
+
+
+def case_two_loops():
+    # Two recurrent layers with biased self-feedback, and feedback with a
+    # bias from the second layer to the first.
+    nodes = {
+        "input": inp(2),
+        "fc1": {"type": "Affine", "weight": rand(4, 2), "bias": rand(4)},
+        "lif1": lif(4, tau=4e-4, v_th=0.5),
+        "rec1": {"type": "Affine", "weight": rand(4, 4), "bias": rand(4)},
+        "fc2": {"type": "Affine", "weight": rand(3, 4), "bias": rand(3)},
+        "lif2": lif(3, tau=2e-4, v_th=0.3),
+        "rec2": {"type": "Affine", "weight": rand(3, 3), "bias": rand(3)},
+        "top": {"type": "Affine", "weight": rand(4, 3), "bias": rand(4)},
+        "output": out(3),
+    }
+    return nodes, chain("input", "fc1", "lif1", "fc2", "lif2", "output") + \
+        [("lif1", "rec1"), ("rec1", "lif1"), ("lif2", "rec2"), ("rec2", "lif2"),
+         ("lif2", "top"), ("top", "lif1")]
+
+
 def case_nested():
     sub = {"type": "NIRGraph",
            "nodes": {"in": inp(3), "lif": lif(3), "out": out(3)},

@@ -9,8 +9,10 @@ is meant as the independent reference of end-to-end tests:
   * IF / I: v <- v + r dt x.  LI: as LIF without spikes (output v).
   * CubaLIF / CubaLI: i <- i + dt/tau_syn (-i) + w_in dt/tau_syn x feeds the
     membrane as its input x.
-  * A cycle is evaluated with the previous step's value on the edge that
-    closes it in a depth-first search from the inputs; Delay(d) outputs the
+  * A cycle carries the previous step's output of its last neuron before
+    the edge that closes it in a depth-first search from the inputs (spikes
+    are fed back; the nodes after that neuron, an Affine with its bias say,
+    run every step, from t = 0); Delay(d) outputs the
     input of round(d/dt) steps ago (per neuron when d is a vector). A node
     sums all its inputs.
   * Every state starts at 0.
@@ -187,32 +189,54 @@ class Simulator:
         for a, b in edges:
             if self._breaks(a):
                 delayed[b].append(a)
-        mark, post = {}, []
         roots = sorted(n for n in self.nodes if self.nodes[n]["type"] == "Input")
         roots += sorted(n for n in self.nodes if self.nodes[n]["type"] == "Delay")
         roots += sorted(self.nodes)
 
-        def visit(n, stack):
+        class Cut(Exception):
+            pass
+
+        cut = set()
+
+        def visit(n, stack, mark, post):
             mark[n] = "grey"
             stack.append(n)
             for m in out[n]:
+                if (n, m) in cut or m in mark and mark[m] == "black":
+                    continue
                 if m not in mark:
-                    inputs[m].append(n)
-                    visit(m, stack)
-                elif mark[m] == "grey":
-                    cycle = stack[stack.index(m):]
-                    if not any(self.nodes[c]["type"] in STATEFUL for c in cycle):
-                        raise ValueError("cycle without neuron state: %s" % cycle)
-                    back[m].append(n)
-                else:
-                    inputs[m].append(n)
+                    visit(m, stack, mark, post)
+                    continue
+                # A back edge closes the cycle m ... n: it carries the previous
+                # output of the cycle's last neuron (spikes are fed back); the
+                # nodes after that neuron run every step.
+                cycle = stack[stack.index(m):]
+                neurons = [i for i, c in enumerate(cycle)
+                           if self.nodes[c]["type"] in STATEFUL]
+                if not neurons:
+                    raise ValueError("cycle without neuron state: %s" % cycle)
+                i = neurons[-1]
+                cut.add((cycle[i], cycle[i + 1] if i + 1 < len(cycle) else m))
+                raise Cut()
             stack.pop()
             mark[n] = "black"
             post.append(n)
 
-        for r in roots:
-            if r not in mark:
-                visit(r, [])
+        while True:
+            mark, post = {}, []
+            try:
+                for r in roots:
+                    if r not in mark:
+                        visit(r, [], mark, post)
+                break
+            except Cut:
+                continue
+        for a, b in edges:
+            if self._breaks(a):
+                continue
+            into = back if (a, b) in cut else inputs
+            if a not in into[b]:
+                into[b].append(a)
         self.delayed = delayed
         return post[::-1], inputs, back
 
@@ -220,6 +244,7 @@ class Simulator:
         """xs: input name -> [T, B, ...]. Returns output name -> [T, B, ...]."""
         first = next(iter(xs.values()))
         steps, batch = first.shape[0], first.shape[1]
+        self.batch = batch
         state, prev = {}, {}
         # Delay registers hold the inputs of the last d steps (shape from the
         # per-neuron delay parameter).
@@ -242,6 +267,7 @@ class Simulator:
                 terms += [self._delayed(m, delay_regs[m]) for m in self.delayed[n]]
                 x = sum(terms[1:], terms[0])
                 if n in delay_regs:  # some neurons without delay
+                    x = x + np.zeros_like(delay_regs[n][0])  # fed back before step 0
                     delay_in[n] = x
                     value[n] = self._delayed(n, delay_regs[n], now=x)
                 else:
@@ -262,6 +288,8 @@ class Simulator:
         if kind in ("Output", "PassThrough", "Delay"):
             return x
         if kind in ("Affine", "Linear"):
+            if np.ndim(x) == 0:  # fed back before the first step: zeros
+                x = np.full((self.batch, p["weight"].shape[1]), float(x))
             y = x @ p["weight"].T
             return y + p["bias"] if kind == "Affine" else y
         if kind == "Scale":
@@ -382,6 +410,21 @@ def self_test():
         want.append(s)
     assert np.array_equal(got, np.stack(want))
     print("recurrent LIF: matches the hand-written loop")
+
+    # Feedback through an Affine: the spikes are fed back, so the bias acts
+    # from t = 0 (a neuron with no input and a bias above threshold fires at
+    # every step).
+    nodes = {"input": {"type": "Input", "shape": np.array([1])},
+             "fc": {"type": "Linear", "weight": np.zeros((1, 1))},
+             "lif": {"type": "LIF", "tau": np.array([2e-3]), "r": np.ones(1),
+                     "v_leak": np.zeros(1), "v_threshold": np.ones(1),
+                     "v_reset": np.zeros(1)},
+             "rec": {"type": "Affine", "weight": np.zeros((1, 1)), "bias": np.array([4.0])},
+             "output": {"type": "Output", "shape": np.array([1])}}
+    edges = [("input", "fc"), ("fc", "lif"), ("lif", "rec"), ("rec", "lif"), ("lif", "output")]
+    got = Simulator(nodes, edges, dt=1e-3).run({"input": np.zeros((6, 1, 1))})["output"]
+    assert np.all(got == 1.0), got.ravel()
+    print("recurrent bias: fires from t = 0")
 
     # Per-neuron delays: output[t, :, i] = x[t - d_i] (0 steps: x[t]).
     for delays in ((1, 3, 2), (0, 3, 2), (2, 0, 0)):

@@ -38,6 +38,11 @@ SETTINGS = {
     "delays": dict(T=40, B=3, dt=1e-4, gain=30.0, low=-0.3),
     "mixed_delays": dict(T=40, B=3, dt=1e-4, gain=30.0, low=-0.3),
     "flatten_mid": dict(T=20, B=2, dt=1e-3, gain=6.0, low=-0.5),
+    "rec_bias_min": dict(T=12, B=2, dt=1e-4, gain=5.0, low=-1.0),
+    "rec_bias": dict(T=40, B=3, dt=1e-4, gain=12.0, low=-1.0),
+    "rec_subgraph": dict(T=40, B=3, dt=1e-4, gain=12.0, low=-1.0),
+    "rec_delay_bias": dict(T=40, B=3, dt=1e-4, gain=30.0, low=-0.3),
+    "two_loops": dict(T=40, B=3, dt=1e-4, gain=12.0, low=-0.5),
 }
 
 

@@ -41,6 +41,26 @@ def SNN_LossMSERateOp : SNN_LossOp<"loss_mse_rate",
     "the squared error of `m` against the one-hot label, averaged over classes and">;
 def SNN_LossCEMembraneOp : SNN_LossOp<"loss_ce_membrane",
     "the cross-entropy of `softmax(m)` where `output` is the membrane of a readout `snn.li` layer,">;
+def SNN_LossCEMembraneMaxOp : SNN_Op<"loss_ce_membrane_max", [Pure,
+    AllTypesMatch<["output", "grad"]>, AllTypesMatch<["loss", "correct"]>]> {
+  let summary = "cross-entropy of the readout membrane's maximum over time";
+  let description = [{
+    `output : [T, B, C]` (the membrane of a readout layer), `labels : [B]`
+    class indices. With `m[b, c] = max_t output[t, b, c]` (as Spiking
+    Heidelberg Digits models read their readout), the loss is the
+    cross-entropy of `softmax(m)` averaged over the batch. `grad` is
+    d loss / d output: each `d loss / d m[b, c]` goes to the first step that
+    reaches the maximum, the other steps get 0. `correct` counts the samples
+    whose `argmax_c m[b, c]` is the label.
+  }];
+  let arguments = (ins SNN_FloatTensor:$output, SNN_LabelTensor:$labels);
+  let results = (outs SNN_ScalarF32:$loss, SNN_FloatTensor:$grad,
+                      SNN_ScalarF32:$correct);
+  let assemblyFormat = [{
+    $output `,` $labels attr-dict `:` type($output) `,` type($labels) `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Gradients

@@ -85,7 +85,10 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
     * the forward ops, cloned (batch norm and dropout run in training mode
       there: the compiled module chooses the mode per entry point);
     * the loss on the output (`snn.loss_ce_rate`, `snn.loss_mse_rate`, or
-      `snn.loss_ce_membrane` when the output layer is an `snn.li` readout);
+      `snn.loss_ce_membrane` when the output is a membrane: an `snn.li`
+      readout, or a step neuron's state that a time loop returns;
+      `loss=ce_membrane_max`: `snn.loss_ce_membrane_max`, on the readout's
+      maximum over time);
     * reverse-mode gradients in reverse op order: one `snn.neuron_bwd` per
       neuron layer (one reverse-time scan with the layer's surrogate),
       `snn.linear_bwd`/`snn.conv2d_bwd` whose weight gradients are reduced
@@ -116,8 +119,11 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "The function to train">,
     Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
-           "ce_rate | mse_rate | ce_membrane | auto (ce_membrane when the "
-           "output layer is snn.li, else ce_rate)">,
+           "ce_rate | mse_rate | ce_membrane | ce_membrane_max | auto "
+           "(ce_membrane when the output is a membrane: an snn.li readout or "
+           "a step neuron's state returned by a time loop; else ce_rate); "
+           "ce_membrane_max: cross-entropy of the membrane's maximum over "
+           "time">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd | adam | adamw">,
     Option<"lr", "lr", "double", /*default=*/"0.1",
