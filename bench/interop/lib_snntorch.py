@@ -20,12 +20,6 @@ from snntorch.import_nir import import_from_nir
 from common import Case
 
 DT = ["--nir-dt=1e-4"]
-RECURRENT_BIAS = ("recurrent edge with bias: snnTorch feeds back its spikes "
-                  "(0 at t=0) through the Affine, so the bias is added from "
-                  "t=0; the importer carries the Affine's output, 0 at t=0 "
-                  "(importer bug, being fixed on main: rerun bench/interop/run.sh "
-                  "once it lands)")
-
 
 ZERO_DELAYED = ("with reset_mechanism='zero' and the default reset_delay=True, "
                 "snnTorch's Synaptic, RLeaky and RSynaptic set the membrane to 0 at "
@@ -127,11 +121,13 @@ def cases():
                      ["--nir-reset=hard"]))
     out.append(_case("RLeaky, recurrent Linear without bias, reset_delay=True",
                      rleaky(False, True), (20,), ["--nir-reset=hard"], expect=ZERO_DELAYED))
+    # snnTorch feeds back its spikes (0 at t = 0) through the recurrent
+    # Affine, so its bias acts from t = 0; so does the importer since main's
+    # recurrence fix (before it, the Affine's output was carried, 0 at t = 0).
     out.append(_case("RLeaky, recurrent Linear with bias", rleaky(True), (20,),
-                     ["--nir-reset=hard"], expect=RECURRENT_BIAS))
+                     ["--nir-reset=hard"]))
     # The same file with the recurrent bias moved into the input Affine (both
-    # sum into the LIF): what snnTorch computes, whatever the importer does
-    # with recurrent biases, so it must be equal; confirms the cause above.
+    # sum into the LIF, so snnTorch's spikes are the same): equal either way.
     moved = copy.deepcopy(out[-1])
     moved.name = "RLeaky with bias, recurrent bias moved to the input Affine"
     moved.expect = "equal"

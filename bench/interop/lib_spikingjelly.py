@@ -22,6 +22,10 @@ from common import Case
 DT = 1e-4
 HARD = [f"--nir-dt={DT:g}", "--nir-reset=hard"]
 SOFT = [f"--nir-dt={DT:g}", "--nir-reset=soft"]
+RECURRENT_BIAS = ("nirtorch's interpreter (SpikingJelly's import_from_nir) feeds back the "
+                  "recurrent Affine's previous output, 0 at t = 0, so its bias acts "
+                  "from t = 1; our import feeds back the spikes (0 at t = 0) through "
+                  "the Affine, so the bias acts from t = 0, as snnTorch's RLeaky")
 TIES = ("SpikingJelly fires at H >= v_th, NIR (and we) at H > v_th: differs only "
         "where a membrane equals the threshold exactly")
 
@@ -52,11 +56,11 @@ def _scale(net, gain):
                     m.bias.mul_(gain)
 
 
-def _simulate(net):
+def _simulate(net, state=None):
     def simulate(x):
+        nonlocal state
         functional.reset_net(net)
         outs = []
-        state = None
         with torch.no_grad():
             for t in range(x.shape[0]):
                 if isinstance(net, torch.fx.GraphModule):
@@ -139,23 +143,43 @@ def reverse_cases():
         lif(10, 2.0))
     out.append(Case("spikingjelly", "Conv2d-IF-Flatten-Affine-LIF (random)", g, None,
                     (2, 8, 8), HARD))
-    nodes = {"input": nir.Input(input_type=np.array([20])),
-             "fc": nir.Affine(rng.normal(0, 1.5, (16, 20)).astype(np.float32),
-                              np.zeros(16, np.float32)),
-             "lif": lif(16, 2.0),
-             "w_rec": nir.Linear(rng.normal(0, 0.8, (16, 16)).astype(np.float32)),
-             "fc2": nir.Affine(rng.normal(0, 1.5, (8, 16)).astype(np.float32), np.zeros(8, np.float32)),
-             "lif2": lif(8, 2.0), "output": nir.Output(output_type=np.array([8]))}
-    edges = [("input", "fc"), ("fc", "lif"), ("lif", "w_rec"), ("w_rec", "lif"),
-             ("lif", "fc2"), ("fc2", "lif2"), ("lif2", "output")]
-    out.append(Case("spikingjelly", "Affine-LIF(+Linear recurrence)-Affine-LIF (random)",
-                    nir.NIRGraph(nodes=nodes, edges=edges), None, (20,), HARD))
+    w_rec = rng.normal(0, 0.8, (16, 16)).astype(np.float32)
+    for kind, rec in (("Linear", nir.Linear(w_rec)),
+                      ("Affine", nir.Affine(w_rec, rng.normal(0, 0.5, 16).astype(np.float32)))):
+        nodes = {"input": nir.Input(input_type=np.array([20])),
+                 "fc": nir.Affine(rng.normal(0, 1.5, (16, 20)).astype(np.float32),
+                                  np.zeros(16, np.float32)),
+                 "lif": lif(16, 2.0), "w_rec": rec,
+                 "fc2": nir.Affine(rng.normal(0, 1.5, (8, 16)).astype(np.float32),
+                                   np.zeros(8, np.float32)),
+                 "lif2": lif(8, 2.0), "output": nir.Output(output_type=np.array([8]))}
+        edges = [("input", "fc"), ("fc", "lif"), ("lif", "w_rec"), ("w_rec", "lif"),
+                 ("lif", "fc2"), ("fc2", "lif2"), ("lif2", "output")]
+        out.append(Case("spikingjelly", f"Affine-LIF(+{kind} recurrence)-Affine-LIF (random)",
+                        nir.NIRGraph(nodes=nodes, edges=edges), None, (20,), HARD,
+                        expect="equal" if kind == "Linear" else RECURRENT_BIAS))
+    # The same with the recurrent edge's state seeded with the Affine's output
+    # at zero spikes (its bias): then the bias acts from t = 0, as ours.
+    seeded = Case("spikingjelly", "Affine-LIF(+Affine recurrence)-Affine-LIF (random), "
+                  "nirtorch state seeded with the recurrent bias", out[-1].graph, None, (20,),
+                  HARD)
     for c in out:
         c.simulate = import_and_simulate
+    seeded.simulate = lambda graph, x: import_and_simulate(graph, x, seed_recurrent=True)
+    out.append(seeded)
     return out
 
 
-def import_and_simulate(graph, x):
+def import_and_simulate(graph, x, seed_recurrent=False):
     net = import_from_nir(graph, dt=DT)
     net.eval()
-    return _simulate(net)(x)
+    state = None
+    if seed_recurrent:
+        # nirtorch reads a recurrent input as state["<source>_prev_output"],
+        # 0 when absent (t = 0): give it the Affine's output for zero spikes.
+        edges = {tuple(e) for e in graph.edges}
+        rec = [(a, graph.nodes[a]) for a, b in edges
+               if isinstance(graph.nodes[a], nir.Affine) and (b, a) in edges]
+        state = {f"{name}_prev_output": torch.from_numpy(np.asarray(node.bias, np.float32))
+                 for name, node in rec}
+    return _simulate(net, state)(x)
