@@ -40,9 +40,13 @@ struct NIRImportCLOptions {
       "nir-reset",
       llvm::cl::desc("Membrane reset after a spike (NIR does not say)"),
       llvm::cl::values(
-          clEnumValN(ResetMode::Hard, "hard", "v = v_reset (NIR's equations)"),
+          clEnumValN(ResetMode::Hard, "hard",
+                     "v = v_reset (NIR's equations; Norse, SpikingJelly, "
+                     "snnTorch reset_mechanism=\"zero\")"),
           clEnumValN(ResetMode::Soft, "soft",
-                     "v = v - v_threshold (snnTorch, Sinabs)")),
+                     "v = v - v_threshold (SpikingJelly v_reset=None, "
+                     "Sinabs; snnTorch's default subtracts one step later, "
+                     "see docs/nir.md)")),
       llvm::cl::init(NIRImportOptions().reset), llvm::cl::cat(category)};
 };
 llvm::ManagedStatic<NIRImportCLOptions> clOptions;
