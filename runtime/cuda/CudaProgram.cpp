@@ -11,11 +11,22 @@
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-/// Whether the op's kernel arguments are the same at every step.
+/// Whether the op's kernel arguments change from step to step (generated
+/// kernels read the step's values from device memory instead).
 static bool hasStepValues(const json &op) {
-  std::string kind = op.value("op", "");
-  return kind == "sgd" || kind == "adam" ||
-         (kind == "dropout" && op.value("training", false));
+  return op.value("op", "") == "dropout" && op.value("training", false);
+}
+
+/// Whether an op of `ops` (or of a time loop's body) reads the run values.
+static bool readsRunValues(const json &ops) {
+  for (const json &op : ops) {
+    if (op.is_object() && op.value("run_values", false))
+      return true;
+    if (op.is_object() && op.contains("body") && op["body"].is_array() &&
+        readsRunValues(op["body"]))
+      return true;
+  }
+  return false;
 }
 
 CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
@@ -29,6 +40,7 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
     throwError(device.name() + ": program '" + this->name +
                "' is not a list of ops");
   capturable = device.options().graphs && !device.options().profile;
+  runValues = readsRunValues(this->ops);
   for (const json &op : this->ops)
     capturable = capturable && !hasStepValues(op);
   kernels.resize(this->ops.size());
@@ -250,6 +262,8 @@ void CudaProgram::runTimeLoop(const json &op, const std::string &label,
 void CudaProgram::run(const StepValues &values) {
   const std::string where = device.name() + ": program '" + name + "'";
   ++runs;
+  if (runValues)
+    device.setRunValues(values.learningRate, values.step, where);
   if (graph) {
     device.replay(graph, where);
     return;

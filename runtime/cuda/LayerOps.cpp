@@ -549,26 +549,7 @@ void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
                         c, s, int(accumulate), vec);
 }
 
-//===-- elementwise -------------------------------------------------------===//
-
-void runAdd(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 2, 2, 1, 1);
-  const DeviceTensor &a = call.in[0], &b = call.in[1], &y = call.out[0];
-  expectElements(call, b, a.numel(), "same shape as " + a.name);
-  expectElements(call, y, a.numel(), "same shape as " + a.name);
-  dev.launchElementwise("snnrt_add", a.numel(), call.where, a.f32(), b.f32(),
-                        y.f32(), static_cast<long long>(a.numel()));
-}
-
-void runScale(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 1, 1, 1, 1);
-  const DeviceTensor &x = call.in[0], &y = call.out[0];
-  expectElements(call, y, x.numel(), "like the input");
-  float scale = static_cast<float>(attrNumber(call, "scale"));
-  dev.launchElementwise("snnrt_scale", x.numel(), call.where, x.f32(), y.f32(),
-                        scale, static_cast<long long>(x.numel()),
-                        int(attrBool(call, "accumulate", false)));
-}
+//===-- dropout -----------------------------------------------------------===//
 
 void runDropout(CudaDevice &dev, OpCall &call) {
   bool training = attrBool(call, "training", false);
@@ -656,10 +637,6 @@ bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
     runBatchNorm(dev, call);
   else if (kind == "batch_norm_bwd")
     runBatchNormBackward(dev, call);
-  else if (kind == "add" || kind == "accumulate")
-    runAdd(dev, call);
-  else if (kind == "scale")
-    runScale(dev, call);
   else if (kind == "dropout")
     runDropout(dev, call);
   else if (kind == "dropout_bwd")

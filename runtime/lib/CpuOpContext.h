@@ -122,7 +122,6 @@ void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
 void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm/dropout
 void runLoss(const Ctx &c);
-void runOptimizer(const Ctx &c);
 
 /// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane) on
 /// the time mean of y[T, B, C] for the first `valid` samples (the rest are

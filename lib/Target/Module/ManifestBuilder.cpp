@@ -518,8 +518,46 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   }
   json["in"] = std::move(in);
   json["out"] = std::move(out);
+  if (isa<AddOp, AccumulateOp, ScaleOp>(op))
+    json = toKernelOp(std::move(json));
   emit(phase, std::move(json));
   return success();
+}
+
+Object ManifestBuilder::makeKernelOp(const OpKernelSpec &spec, Array args,
+                                     Array in, Array out, Array of) {
+  Object json{{"op", "kernel"},
+              {"kernel", opKernels.request(spec)},
+              {"in", std::move(in)},
+              {"out", std::move(out)},
+              {"args", std::move(args)},
+              {"grid", spec.getGridSize()},
+              {"block", kOpKernelBlockSize},
+              {"of", std::move(of)}};
+  if (spec.usesRunValues())
+    json["run_values"] = true;
+  return json;
+}
+
+Object ManifestBuilder::toKernelOp(Object op) {
+  StringRef kind = *op.getString("op");
+  const Array &in = *op.getArray("in");
+  const Array &out = *op.getArray("out");
+  OpKernelSpec spec;
+  spec.kind = kind == "scale" ? OpKernelKind::Scale : OpKernelKind::Add;
+  if (spec.kind == OpKernelKind::Scale) {
+    spec.scale = op.getNumber("scale").value_or(1.0);
+    spec.accumulate = op.getBoolean("accumulate").value_or(false);
+  }
+  int64_t n = 1;
+  for (const llvm::json::Value &d :
+       *tensor(*out[0].getAsInteger()).getArray("shape"))
+    n *= *d.getAsInteger();
+  spec.sizes = {n};
+  Array args = in;
+  args.push_back(out[0]);
+  return makeKernelOp(spec, std::move(args), Array(in), Array(out),
+                      Array{std::move(op)});
 }
 
 LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
@@ -638,8 +676,12 @@ Object ManifestBuilder::finish(
     manifest["optimizer"] = std::move(*optimizer);
   if (!kernelFiles.empty()) {
     Object files;
-    for (const auto &[key, file] : kernelFiles)
-      files[key] = file;
+    for (const auto &[key, file] : kernelFiles) {
+      if (key == "host_neurons")
+        files[key] = file == "true";
+      else
+        files[key] = file;
+    }
     manifest["kernels"] = std::move(files);
   }
   return manifest;

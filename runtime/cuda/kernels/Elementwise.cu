@@ -1,22 +1,8 @@
-//===- Elementwise.cu - add, scale, bias, reductions, dropout, layouts ----===//
+//===- Elementwise.cu - bias, reductions, dropout, layouts ----------------===//
 
 #include "Common.cuh"
 
 #include <stdint.h>
-
-extern "C" __global__ void snnrt_add(const float *a, const float *b, float *y,
-                                     long long n) {
-  SNNRT_GRID_LOOP(i, n) y[i] = a[i] + b[i];
-}
-
-/// y = scale * x (y += scale * x when accumulate).
-extern "C" __global__ void snnrt_scale(const float *x, float *y, float scale,
-                                       long long n, int accumulate) {
-  SNNRT_GRID_LOOP(i, n) {
-    float v = scale * x[i];
-    y[i] = accumulate ? y[i] + v : v;
-  }
-}
 
 /// y[m, n] += b[n] for rows x cols.
 extern "C" __global__ void snnrt_add_bias(float *y, const float *b,

@@ -7,14 +7,19 @@ mean membrane and SGD or Adam: input [T, B, IN] -> linear -> LIF -> ...
 Fashion-MNIST or toy data until the compiler emits training programs.
 
     make_train_module.py OUT.snnmod [--in 784] [--hidden 256] [--out 10]
-        [--steps 4] [--batch 64] [--optimizer sgd|adam] [--lr 0.1]
-        [--dropout 0.0]
+        [--steps 4] [--batch 64] [--lr 0.1] [--dropout 0.0]
+        --kernels snnrt-test-kernels.so
+
+The update is SGD with momentum through the test kernel library (the
+runtime computes no op itself; a compiled module carries generated kernels).
 """
 
 import argparse
 import json
 import math
 import os
+import platform
+import shutil
 
 
 class Module:
@@ -90,7 +95,7 @@ def build(args):
     correct = m.tensor("correct", [], "metric")
     g = m.tensor("%grad.y", m.shape(y), "grad")
     backward = [op("loss_ce_membrane", [y, labels], [loss, g, correct])]
-    update = []
+    sgd = []
     for i in reversed(range(len(layers))):
         L = layers[i]
         ga = m.tensor(f"%grad.a{i + 1}", m.shape(L["a"]), "grad")
@@ -115,20 +120,24 @@ def build(args):
             g = gx
         for param, grad in ((L["w"], gw), (L["b"], gb)):
             name, shape = m.tensors[param]["name"], m.shape(param)
-            zeros = {"kind": "zeros"}
-            if args.optimizer == "sgd":
-                buf = m.tensor(f"opt:{name}:momentum", shape,
-                               "optimizer_state", init=zeros)
-                update.append(op("sgd", [param, grad, buf], [param, buf],
-                                 momentum=0.9, weight_decay=0.0))
-            else:
-                mom = m.tensor(f"opt:{name}:m", shape, "optimizer_state",
-                               init=zeros)
-                var = m.tensor(f"opt:{name}:v", shape, "optimizer_state",
-                               init=zeros)
-                update.append(op("adam", [param, grad, mom, var],
-                                 [param, mom, var], beta1=0.9, beta2=0.999,
-                                 eps=1e-8, weight_decay=0.0, decoupled=False))
+            buf = m.tensor(f"opt:{name}:momentum", shape, "optimizer_state",
+                           init={"kind": "zeros"})
+            sgd.append((param, grad, buf))
+    # SGD with momentum 0.9 over every parameter: one kernel op of the test
+    # kernel library (runtime/test/Inputs/TestKernels.cpp), which reads the
+    # sizes and hyperparameters from constant tensors.
+    def constant(name, value):
+        return m.tensor(name, [1], "constant",
+                        init={"kind": "constant", "value": value})
+    kargs = [constant("sgd.segments", len(sgd)), constant("sgd.momentum", 0.9),
+             constant("sgd.weight_decay", 0.0)]
+    for i, (param, grad, buf) in enumerate(sgd):
+        kargs += [constant(f"sgd.size{i}", math.prod(m.shape(param))), param,
+                  grad, buf]
+    update = [op("kernel", [t for s in sgd for t in s],
+                 [t for p, _, b in sgd for t in (p, b)],
+                 kernel="snnrt_test_sgd_momentum", args=kargs,
+                 run_values=True, grid=1, block=1)]
     return {
         "format": "snn-module", "version": 1, "time_steps": T, "batch": B,
         "tensors": m.tensors, "input": x, "output": layers[-1]["s"],
@@ -136,7 +145,10 @@ def build(args):
         "spike_layers": spike_layers,
         "programs": {"infer": infer, "train_forward": forward,
                      "backward": backward, "update": update},
-        "optimizer": {"kind": args.optimizer, "lr": args.lr},
+        "optimizer": {"kind": "sgd", "lr": args.lr, "momentum": 0.9},
+        "kernels": {"host": "kernels.host.so",
+                    "host_triple": platform.machine() + "-unknown-linux-gnu",
+                    "host_neurons": False},
     }
 
 
@@ -148,7 +160,8 @@ def main():
     p.add_argument("--out", dest="outputs", type=int, default=10)
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--optimizer", choices=["sgd", "adam"], default="adam")
+    p.add_argument("--kernels", required=True,
+                   help="the test kernel library (snnrt-test-kernels.so)")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--dropout", type=float, default=0.0)
     args = p.parse_args()
@@ -156,6 +169,7 @@ def main():
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
+    shutil.copyfile(args.kernels, os.path.join(args.output, "kernels.host.so"))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,17 @@
                                        With OTHER (the gradients of another
                                        build of the model, e.g. saved-h=f32),
                                        also prints how far they are from ours.
+  grads_reference.py update MODULE DIR STEPS LR
+                                       the update program (the module's
+                                       generated optimizer kernel) against
+                                       snnref.optim in float64: from the
+                                       weights and the runtime's gradients of
+                                       DIR/grads.safetensors, STEPS updates at
+                                       learning rate LR (`snn-run grads
+                                       --update-steps STEPS --lr LR`) must
+                                       give every parameter and optimizer
+                                       state ("updated:<name>") within 1e-6
+                                       normwise relative error.
 """
 import sys
 
@@ -98,6 +109,37 @@ def compare(module, d, other=None):
     return 0 if not failed else 1
 
 
+def update(module, d, steps, lr):
+    mod = Module(module)
+    weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
+    mod.initialize(weights=weights)
+    got = read_safetensors(f"{d}/grads.safetensors")[0]
+    for t in mod.m["tensors"]:
+        if t["name"].startswith("grad:") and "grad_of" in t:
+            mod.set(t["name"], got[t["name"]].astype(np.float64))
+    lr = float(np.float32(lr))  # the runtime's learning rate is a float
+    for step in range(1, steps + 1):
+        mod.run("update", lr=lr, step=step)
+    worst, failed, count = 0.0, [], 0
+    for t in mod.m["tensors"]:
+        if t.get("role") not in ("param", "optimizer_state"):
+            continue
+        ref = np.asarray(mod.get(t["name"]), dtype=np.float64)
+        ours = got["updated:" + t["name"]].astype(np.float64).reshape(ref.shape)
+        err = float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
+        worst = max(worst, err)
+        count += 1
+        if not err < 1e-6:
+            failed.append(f"{t['name']} (rel {err:.2e})")
+    kernels = [op["kernel"] for op in mod.m["programs"]["update"]]
+    print(f"UPDATE {count} tensors {steps} steps kernels={len(kernels)} "
+          f"max_rel={worst:.1e} "
+          + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
+    return 0 if not failed else 1
+
+
 if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
+    if cmd == "update":
+        sys.exit(update(module, d, int(sys.argv[4]), float(sys.argv[5])))
     sys.exit(make(module, d) if cmd == "make" else compare(module, d, *sys.argv[4:5]))
