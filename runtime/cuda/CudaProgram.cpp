@@ -11,12 +11,6 @@
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-/// Whether the op's kernel arguments change from step to step (generated
-/// kernels read the step's values from device memory instead).
-static bool hasStepValues(const json &op) {
-  return op.value("op", "") == "dropout" && op.value("training", false);
-}
-
 /// Whether an op of `ops` (or of a time loop's body) reads the run values.
 static bool readsRunValues(const json &ops) {
   for (const json &op : ops) {
@@ -39,10 +33,10 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   if (!this->ops.is_array())
     throwError(device.name() + ": program '" + this->name +
                "' is not a list of ops");
+  // Kernel arguments are the same at every step: what changes (learning
+  // rate, step, seed) is read from the run values.
   capturable = device.options().graphs && !device.options().profile;
   runValues = readsRunValues(this->ops);
-  for (const json &op : this->ops)
-    capturable = capturable && !hasStepValues(op);
   kernels.resize(this->ops.size());
 }
 
@@ -88,10 +82,6 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
       call.out.push_back(resolver(id.get<int64_t>()));
     call.where =
         device.name() + ": " + describeOp(prefix, i, op, call.in, call.out);
-    call.learningRate = values.learningRate;
-    call.step = values.step;
-    // A different stream of random numbers for every dropout op and step.
-    call.seed = values.seed * 0x100000001B3ull + i;
     call.kernelUsed = used && i < used->size() ? &(*used)[i] : nullptr;
     if (!device.options().profile) {
       runOp(device, call);
@@ -263,7 +253,7 @@ void CudaProgram::run(const StepValues &values) {
   const std::string where = device.name() + ": program '" + name + "'";
   ++runs;
   if (runValues)
-    device.setRunValues(values.learningRate, values.step, where);
+    device.setRunValues(values.learningRate, values.step, values.seed, where);
   if (graph) {
     device.replay(graph, where);
     return;

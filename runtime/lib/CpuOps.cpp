@@ -3,9 +3,9 @@
 // Straightforward loops over contiguous rows, written so that the compiler
 // vectorizes the inner loops; GEMMs (linear, convolution via im2col) go
 // through CBLAS (OpenBLAS). Backward, loss and neuron ops live in their own
-// files (CpuOpContext.h lists them). The elementwise ops and the optimizer
-// updates are `kernel` ops: compiler-generated code of the module's CPU
-// kernel library, run by name.
+// files (CpuOpContext.h lists them). The elementwise ops, dropout and the
+// optimizer updates are `kernel` ops: compiler-generated code of the
+// module's CPU kernel library, run by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -361,32 +361,6 @@ void batchNorm(const Ctx &c) {
   }
 }
 
-void dropout(const Ctx &c) {
-  bool training = c.attr("training", false);
-  c.arity(1, 1, training ? 2 : 1, 2);
-  size_t n = c.in(0).numel();
-  c.expectElements(c.out(0), n, "like the input");
-  const float *x = c.inPtr(0);
-  float *y = c.outPtr(0);
-  if (!training) {
-    if (y != x)
-      std::copy(x, x + n, y);
-    return;
-  }
-  float p = c.attr("p", 0.5f);
-  if (!(p >= 0.0f && p < 1.0f))
-    c.fail("'p' must be in [0, 1), got " + std::to_string(p));
-  c.expectElements(c.out(1), n, "the mask, like the input");
-  float *mask = c.outPtr(1);
-  float keep = 1.0f - p;
-  uint64_t seed = opSeed(c.run.seed, c.index);
-  for (size_t i = 0; i < n; ++i) {
-    bool m = counterUniform(seed, i) < keep;
-    mask[i] = m ? 1.0f : 0.0f;
-    y[i] = m ? x[i] / keep : 0.0f;
-  }
-}
-
 /// A generated kernel of the module's CPU library (docs/artifact-format.md,
 /// "Generated op kernels"): one pointer per tensor of `args`, then the run
 /// values when the op says `run_values`.
@@ -402,8 +376,10 @@ void generatedKernel(const Ctx &c) {
       c.fail("\"args\" must be tensor ids");
     pointers.push_back(c.get(c.m.tensor(id.get<int>()).id));
   }
-  // Word 0: the learning rate (f32 bits), word 1: the 1-based step.
-  uint32_t run[4] = {0, 0, 0, 0};
+  // Word 0: the learning rate (f32 bits), word 1: the 1-based step, words
+  // 2 and 3: the step's random seed (low, high).
+  uint32_t run[4] = {0, 0, static_cast<uint32_t>(c.run.seed),
+                     static_cast<uint32_t>(c.run.seed >> 32)};
   if (c.attr("run_values", false)) {
     std::memcpy(&run[0], &c.run.learningRate, sizeof(float));
     run[1] = static_cast<uint32_t>(c.run.step);
@@ -432,8 +408,6 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return pool(c, "max");
   if (k == "batch_norm")
     return batchNorm(c);
-  if (k == "dropout")
-    return dropout(c);
   if (k == "neuron")
     return runNeuron(c);
   if (k == "neuron_step")
@@ -452,7 +426,7 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return generatedKernel(c);
   if (k == "linear_bwd" || k == "conv2d_bwd" || k == "avg_pool2d_bwd" ||
       k == "sum_pool2d_bwd" || k == "max_pool2d_bwd" ||
-      k == "batch_norm_bwd" || k == "dropout_bwd")
+      k == "batch_norm_bwd")
     return runLayerBackward(c);
   if (k.rfind("loss_", 0) == 0)
     return runLoss(c);

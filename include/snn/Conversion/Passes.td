@@ -134,7 +134,8 @@ def SNNOpKernels : Pass<"snn-op-kernels", "ModuleOp"> {
   let description = [{
     Adds the kernels that `--snn-compile` generates for the non-neuron ops it
     does not leave to a vendor library (include/snn/Conversion/NeuronToGPU/
-    OpKernels.h): one kernel per `snn.add`, `snn.accumulate` and `snn.scale`
+    OpKernels.h): one kernel per `snn.add`, `snn.accumulate`, `snn.scale`,
+    `snn.dropout` (as in training: it draws the mask) and `snn.dropout_bwd`
     (equal ones share it), and one multi-tensor kernel per group of
     `snn.sgd` / `snn.adam` ops of a function with equal hyperparameters,
     which updates every parameter of the group in one launch (one segment

@@ -33,6 +33,9 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return momentum != 0.0 ? 3 : 2;
   case OpKernelKind::Adam:
     return 4;
+  case OpKernelKind::Dropout:
+  case OpKernelKind::DropoutBwd:
+    return 3;
   }
   return 0;
 }
@@ -47,6 +50,10 @@ StringRef OpKernelSpec::getKindName() const {
     return "sgd";
   case OpKernelKind::Adam:
     return "adam";
+  case OpKernelKind::Dropout:
+    return "dropout";
+  case OpKernelKind::DropoutBwd:
+    return "dropout_bwd";
   }
   return "";
 }
@@ -57,9 +64,9 @@ std::string OpKernelSpec::getKey() const {
     key += "," + std::to_string(n);
   // Attributes as f32, which is what the kernel uses (bias corrections: f64).
   key += llvm::formatv(";{0:e17},{1},{2:e17},{3:e17},{4:e17},{5},{6:e17},{7:"
-                       "e17},{8:e17},{9}",
+                       "e17},{8:e17},{9},{10:e17},{11}",
                        scale, accumulate, momentum, dampening, weightDecay,
-                       nesterov, beta1, beta2, eps, decoupled)
+                       nesterov, beta1, beta2, eps, decoupled, p, seedIndex)
              .str();
   return key;
 }
@@ -72,12 +79,14 @@ int64_t OpKernelSpec::getGridSize() const {
 }
 
 SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
-                                                 MLIRContext *ctx) {
+                                                 MLIRContext *ctx, bool host) {
   SmallVector<Type> types;
   Type f32 = Float32Type::get(ctx);
+  Type mask = host ? f32 : IntegerType::get(ctx, 8);
   for (int64_t n : spec.sizes)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
-      types.push_back(MemRefType::get({n}, f32));
+      types.push_back(MemRefType::get(
+          {n}, static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
   if (spec.usesRunValues())
     types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
   return types;
@@ -130,11 +139,19 @@ private:
 
   void emitSGD(ValueRange args, Value i);
   void emitAdam(ValueRange args, Value i);
+  void emitDropout(ValueRange args, Value i);
+  void emitDropoutBwd(ValueRange args, Value i);
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  /// Whether mask element i is set (an i8 or a 0/1 float slot).
+  Value loadMask(Value mask, Value i);
+  void storeMask(Value keep, Value mask, Value i);
 
   OpBuilder &b;
   Location loc;
   const OpKernelSpec &spec;
-  Value lr, first, stepSize, root2;
+  Value lr, first, stepSize, root2, seed;
 };
 } // namespace
 
@@ -170,6 +187,18 @@ void ElementEmitter::emitPrologue(Value runValues) {
         b, loc, runValues,
         ValueRange{arith::ConstantIndexOp::create(b, loc, k)});
   };
+  if (spec.kind == OpKernelKind::Dropout) {
+    // Words 2, 3: this step's seed (low, high); the op's stream as the
+    // runtime's dropout always had it.
+    Value low = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(2));
+    Value high = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(3));
+    Value step = arith::OrIOp::create(
+        b, loc, low, arith::ShLIOp::create(b, loc, high, i64(32)));
+    Value mixed = arith::MulIOp::create(b, loc, step,
+                                        i64(int64_t(0x100000001B3ull)));
+    seed = arith::AddIOp::create(b, loc, mixed, i64(spec.seedIndex));
+    return;
+  }
   // Word 0: the learning rate (f32 bits); word 1: the 1-based step.
   lr = arith::BitcastOp::create(b, loc, b.getF32Type(), word(0));
   Value step = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(1));
@@ -250,6 +279,68 @@ void ElementEmitter::emitAdam(ValueRange args, Value i) {
   store(sub(p, step), param, i);
 }
 
+Value ElementEmitter::loadMask(Value mask, Value i) {
+  Value m = load(mask, i);
+  if (isa<FloatType>(m.getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, m,
+                                 f32(0.0));
+  Value zero = arith::ConstantIntOp::create(b, loc, m.getType(), 0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, m, zero);
+}
+
+void ElementEmitter::storeMask(Value keep, Value mask, Value i) {
+  Type elem = cast<MemRefType>(mask.getType()).getElementType();
+  Value v = isa<FloatType>(elem)
+                ? Value(arith::UIToFPOp::create(b, loc, elem, keep))
+                : Value(arith::ExtUIOp::create(b, loc, elem, keep));
+  store(v, mask, i);
+}
+
+void ElementEmitter::emitDropout(ValueRange args, Value i) {
+  Value x = args[0], y = args[1], mask = args[2];
+  // A counter-based uniform in [0, 1) from (seed, i): splitmix64's mixing,
+  // the top 24 bits.
+  Value index = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), i);
+  Value counter = arith::AddIOp::create(b, loc, index, i64(1));
+  Value z = arith::AddIOp::create(
+      b, loc, seed,
+      arith::MulIOp::create(b, loc, counter,
+                            i64(int64_t(0x9E3779B97F4A7C15ull))));
+  auto mix = [&](Value v, int64_t shift, uint64_t factor) {
+    Value shifted = arith::ShRUIOp::create(b, loc, v, i64(shift));
+    Value folded = arith::XOrIOp::create(b, loc, v, shifted);
+    return arith::MulIOp::create(b, loc, folded, i64(int64_t(factor)));
+  };
+  z = mix(z, 30, 0xBF58476D1CE4E5B9ull);
+  z = mix(z, 27, 0x94D049BB133111EBull);
+  z = arith::XOrIOp::create(b, loc, z,
+                            arith::ShRUIOp::create(b, loc, z, i64(31)));
+  Value top = arith::ShRUIOp::create(b, loc, z, i64(40));
+  Value bits = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
+  Value u = mul(bits, f32(1.0 / 16777216.0));
+  Value keep = f32(1.0f - float(spec.p));
+  Value kept =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, u, keep);
+  storeMask(kept, mask, i);
+  Value xv = load(x, i);
+  Value scaled = div(xv, keep);
+  store(arith::SelectOp::create(b, loc, kept, scaled, f32(0.0)), y, i);
+}
+
+void ElementEmitter::emitDropoutBwd(ValueRange args, Value i) {
+  Value gy = args[0], mask = args[1], gx = args[2];
+  Value kept = loadMask(mask, i);
+  Value keep = f32(1.0f - float(spec.p));
+  Value g = load(gy, i);
+  Value scaled = div(g, keep);
+  Value v = arith::SelectOp::create(b, loc, kept, scaled, f32(0.0));
+  if (spec.accumulate) {
+    Value old = load(gx, i);
+    v = add(old, v);
+  }
+  store(v, gx, i);
+}
+
 void ElementEmitter::emitElement(ValueRange args, Value i) {
   switch (spec.kind) {
   case OpKernelKind::Add: {
@@ -272,6 +363,10 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitSGD(args, i);
   case OpKernelKind::Adam:
     return emitAdam(args, i);
+  case OpKernelKind::Dropout:
+    return emitDropout(args, i);
+  case OpKernelKind::DropoutBwd:
+    return emitDropoutBwd(args, i);
   }
 }
 
@@ -354,7 +449,8 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
                                           const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
   auto fn = func::FuncOp::create(
-      b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}));
+      b, loc, name,
+      FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx, /*host=*/true), {}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(fn.addEntryBlock());
   ValueRange args = fn.getArguments();

@@ -40,7 +40,9 @@ struct SNNOpKernelsPass
       // Optimizer groups of this function, in the order of their first op.
       std::vector<OpKernelSpec> groups;
       llvm::StringMap<size_t> groupOf;
+      int64_t opIndex = -1;
       func.walk([&](Operation *op) {
+        ++opIndex;
         std::optional<int64_t> n = op->getNumResults()
                                        ? getNumElements(op->getResultTypes()[0])
                                        : std::nullopt;
@@ -59,6 +61,18 @@ struct SNNOpKernelsPass
           spec.dampening = sgd.getDampening().convertToDouble();
           spec.weightDecay = sgd.getWeightDecay().convertToDouble();
           spec.nesterov = sgd.getNesterov();
+        } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+          // As in a training step; the op's index in its function stands
+          // for its index in the program.
+          spec.kind = OpKernelKind::Dropout;
+          spec.p = dropout.getP().convertToDouble();
+          spec.seedIndex = opIndex;
+        } else if (auto bwd = dyn_cast<DropoutBwdOp>(op)) {
+          auto forward = bwd.getForward().getDefiningOp<DropoutOp>();
+          if (!forward)
+            return;
+          spec.kind = OpKernelKind::DropoutBwd;
+          spec.p = forward.getP().convertToDouble();
         } else if (auto adam = dyn_cast<AdamOp>(op)) {
           spec.kind = OpKernelKind::Adam;
           spec.beta1 = adam.getBeta1().convertToDouble();
@@ -69,7 +83,7 @@ struct SNNOpKernelsPass
         } else {
           return;
         }
-        if (!spec.usesRunValues()) {
+        if (spec.kind != OpKernelKind::SGD && spec.kind != OpKernelKind::Adam) {
           registry.request(spec);
           return;
         }

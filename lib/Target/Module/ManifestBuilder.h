@@ -108,8 +108,12 @@ private:
   LogicalResult serializeGeneric(Operation *op, Phase phase);
   LogicalResult serializeLoss(Operation *op);
   void emit(Phase phase, llvm::json::Object op);
-  /// `op` (an add, accumulate or scale of the manifest) as a `kernel` op.
-  llvm::json::Object toKernelOp(llvm::json::Object op);
+  /// `op` (an add, accumulate, scale, training dropout or dropout_bwd of
+  /// the manifest) as a `kernel` op; `index` is its index in its op list
+  /// (dropout's random stream).
+  llvm::json::Object toKernelOp(llvm::json::Object op, int64_t index = 0);
+  /// The index the next op emitted in `phase` gets in its list.
+  int64_t nextOpIndex(Phase phase) const;
   /// The `kernel` op of `spec` over the tensors `args` (ABI order), which
   /// computes the manifest ops `of`.
   llvm::json::Object makeKernelOp(const OpKernelSpec &spec,

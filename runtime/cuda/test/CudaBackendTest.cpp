@@ -650,42 +650,6 @@ TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
   checkBatchNorm(hx, rnd, 4, 16, 2, 16, 16, 40, 44);
 }
 
-//===-- dropout -----------------------------------------------------------===//
-
-TEST(CudaLayers, Dropout) {
-  REQUIRE_GPU();
-  const int64_t n = 4099;
-  std::vector<float> a = rnd.uniform(n, -1, 1), b = rnd.uniform(n, -1, 1);
-  int64_t ai = hx.add("a", {n}, a), bi = hx.add("b", {n}, b);
-  int64_t yi = hx.addOutput("y", {n});
-  const float p = 0.3f;
-  int64_t maski = hx.addOutput("mask", {n}, 1);
-  hx.run({{"op", "dropout"}, {"p", p}, {"training", true}, {"in", ids({ai})},
-          {"out", ids({yi, maski})}},
-         0, 1, rnd.seed());
-  std::vector<uint8_t> mask = hx.readBytes(maski);
-  std::vector<float> y = hx.read(yi);
-  std::vector<double> want(n), back(n);
-  long long kept = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    ASSERT_TRUE(mask[i] <= 1);
-    kept += mask[i];
-    want[i] = mask[i] ? a[i] / (1.0 - p) : 0.0;
-    back[i] = mask[i] ? b[i] / (1.0 - p) : 0.0;
-  }
-  // Dropped elements are exactly 0 on both sides (0/0 with atol = 0).
-  EXPECT_CLOSE(y, want, 1e-6, 1e-12);
-  // Bernoulli(0.7) over 4099 draws: 5 standard deviations is +-147.
-  EXPECT_LT(std::abs(kept - 0.7 * n), 150);
-  int64_t gxi = hx.addOutput("gx", {n});
-  hx.run({{"op", "dropout_bwd"}, {"p", p}, {"in", ids({bi, maski})},
-          {"out", ids({gxi})}});
-  EXPECT_CLOSE(hx.read(gxi), back, 1e-6, 1e-12);
-  hx.run({{"op", "dropout"}, {"p", p}, {"training", false}, {"in", ids({ai})},
-          {"out", ids({yi})}});
-  EXPECT_TRUE(hx.read(yi) == a);
-}
-
 //===-- losses ------------------------------------------------------------===//
 
 TEST(CudaTraining, RateLosses) {

@@ -2,12 +2,12 @@
 """Writes a trainable compiled module by hand (docs/artifact-format.md).
 
 An MLP of LIF layers with a leaky-integrator readout, cross-entropy on the
-mean membrane and SGD or Adam: input [T, B, IN] -> linear -> LIF -> ...
--> linear -> LI. It exercises `snn-run train` (CPU or --device cuda) on
-Fashion-MNIST or toy data until the compiler emits training programs.
+mean membrane and SGD with momentum: input [T, B, IN] -> linear -> LIF ->
+... -> linear -> LI. It exercises `snn-run train` on the CPU without the
+compiler (runtime/test/snn-run-train.sh).
 
     make_train_module.py OUT.snnmod [--in 784] [--hidden 256] [--out 10]
-        [--steps 4] [--batch 64] [--lr 0.1] [--dropout 0.0]
+        [--steps 4] [--batch 64] [--lr 0.1]
         --kernels snnrt-test-kernels.so
 
 The update is SGD with momentum through the test kernel library (the
@@ -71,7 +71,7 @@ def build(args):
         infer += [op("linear", [cur_infer, w, b], [a], has_bias=True),
                   op("neuron", [a], [s], **neuron)]
         layer = {"w": w, "b": b, "x": cur_train, "a": a, "s": s,
-                 "neuron": neuron, "h": None, "mask": None, "drop": None}
+                 "neuron": neuron, "h": None}
         forward.append(op("linear", [cur_train, w, b], [a], has_bias=True))
         if last:
             forward.append(op("neuron", [a], [s], **neuron))
@@ -80,15 +80,8 @@ def build(args):
             layer["h"] = h
             forward.append(op("neuron", [a], [s, h], save_h=True, **neuron))
             spike_layers.append({"name": f"lif{i + 1}", "tensor": s})
-        out = s
-        if not last and args.dropout > 0:
-            d = m.tensor(f"%d{i + 1}", shape, "activation")
-            mask = m.tensor(f"%mask{i + 1}", shape, "saved", dtype="u8")
-            forward.append(op("dropout", [s], [d, mask], p=args.dropout,
-                              training=True))
-            layer["drop"], layer["mask"], out = d, mask, d
         layers.append(layer)
-        cur_infer, cur_train = s, out
+        cur_infer, cur_train = s, s
     y = layers[-1]["s"]
     labels = m.tensor("labels", [B], "label", dtype="i32")
     loss = m.tensor("loss", [], "loss")
@@ -111,12 +104,6 @@ def build(args):
         backward.append(op("linear_bwd", [ga, L["x"], L["w"]], outs,
                            has_bias=True, need_gx=need_gx))
         if need_gx:
-            prev = layers[i - 1]
-            if prev["drop"] is not None:
-                gs = m.tensor(f"%grad.s{i}", m.shape(prev["s"]), "grad")
-                backward.append(op("dropout_bwd", [gx, prev["mask"]], [gs],
-                                   p=args.dropout))
-                gx = gs
             g = gx
         for param, grad in ((L["w"], gw), (L["b"], gb)):
             name, shape = m.tensors[param]["name"], m.shape(param)
@@ -163,7 +150,6 @@ def main():
     p.add_argument("--kernels", required=True,
                    help="the test kernel library (snnrt-test-kernels.so)")
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--dropout", type=float, default=0.0)
     args = p.parse_args()
     manifest = build(args)
     os.makedirs(args.output, exist_ok=True)

@@ -81,8 +81,9 @@ train:
   --no-progress              no progress bar on stderr
 grads:                       one forward + backward on the first batch of
                              --data/--labels (no update); --output FILE
-                             .safetensors receives the loss and every
-                             parameter gradient ("grad:<name>");
+                             .safetensors receives the loss, every
+                             parameter gradient ("grad:<name>") and the
+                             dropout masks drawn ("mask:<name>");
                              --update-steps K then runs the update program
                              K times (steps 1..K, the same gradients, --lr or
                              the module's) and adds the parameters and the
@@ -478,8 +479,19 @@ int grads(const Options &o) {
   runner->upload(m.labels);
   RunContext ctx{0.0f, 1, mixSeed({o.seed, 0, 0})};
   runner->run("train_forward", ctx);
-  runner->run("backward", ctx);
+  // The dropout masks this step drew ("mask:<name>"), before the backward
+  // may reuse their storage.
   std::map<std::string, HostArray> out;
+  for (const TensorInfo &t : m.tensors) {
+    if (t.dtype != DType::U8)
+      continue;
+    runner->download(t.id);
+    const float *values = exec.data(t.id);
+    out["mask:" + t.name] =
+        HostArray{t.shape, std::vector<float>(values, values + t.numel())};
+  }
+  size_t numMasks = out.size();
+  runner->run("backward", ctx);
   for (const TensorInfo &t : m.tensors) {
     bool isGrad = t.name.rfind("grad:", 0) == 0 && t.name != "grad:output";
     if (!isGrad && t.id != m.loss)
@@ -488,7 +500,7 @@ int grads(const Options &o) {
     const float *values = exec.data(t.id);
     out[t.name] = HostArray{t.shape, std::vector<float>(values, values + t.numel())};
   }
-  size_t numGrads = out.size() - 1;
+  size_t numGrads = out.size() - 1 - numMasks;
   if (o.updateSteps > 0) {
     float lr = o.lr > 0 ? o.lr : m.optimizer.value("lr", 0.0f);
     for (int64_t k = 1; k <= o.updateSteps; ++k) {

@@ -91,3 +91,22 @@ func.func @update(%p0: tensor<10xf32>, %g0: tensor<10xf32>, %m0: tensor<10xf32>,
   %d = snn.sgd %p1, %g1 {lr = 0.1, weight_decay = 0.001} : tensor<300xf32>
   return
 }
+
+// Dropout: the mask is u8 (i8 on the GPU, a 0/1 float slot in the CPU
+// runtime's storage); the random stream is (seed * 0x100000001B3 + the op's
+// index), the seed in words 2 and 3 of the run values.
+// RUN: snn-opt %S/Inputs/dropout-kernels.mlir --snn-op-kernels | FileCheck %s --check-prefix=DROP
+// RUN: snn-opt %S/Inputs/dropout-kernels.mlir --snn-op-kernels=host=true | FileCheck %s --check-prefix=DROPHOST
+// DROP-LABEL: gpu.func @snn_op0_dropout(
+// DROP-SAME: memref<24xf32>, %{{.*}}: memref<24xf32>, %[[MASK:.*]]: memref<24xi8>, %[[RV:.*]]: memref<4xi32>)
+// DROP: memref.load %[[RV]][%c2]
+// DROP: memref.load %[[RV]][%c3]
+// DROP: arith.constant 1099511628211 : i64
+// DROP: arith.cmpf olt
+// DROP: arith.extui %{{.*}} : i1 to i8
+// DROP: memref.store %{{.*}}, %[[MASK]]
+// DROP-LABEL: gpu.func @snn_op1_dropout_bwd(
+// DROP-SAME: memref<24xf32>, %{{.*}}: memref<24xi8>, %{{.*}}: memref<24xf32>)
+// DROPHOST-LABEL: func.func @snn_op0_dropout(
+// DROPHOST-SAME: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<4xi32>)
+// DROPHOST: arith.uitofp %{{.*}} : i1 to f32

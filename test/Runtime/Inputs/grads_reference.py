@@ -56,7 +56,10 @@ def active(mod, weights, x, y):
     mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
     mod.set("input", x.astype(np.float64))
     mod.set("labels", y)
-    mod.run("train_forward")
+    # Dropout masks are the runtime's; keeping everything is one of them.
+    masks = {t["id"]: np.ones(t["shape"]) for t in mod.m["tensors"]
+             if t.get("dtype") == "u8"}
+    mod.run("train_forward", masks=masks)
     mod.run("backward")
     return all(np.any(mod.get(t["name"]) != 0) for t in mod.m["tensors"]
                if t["name"].startswith("grad:") and "grad_of" in t)
@@ -82,9 +85,12 @@ def compare(module, d, other=None):
     mod.initialize(weights=weights)
     mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
     mod.set("labels", np.load(f"{d}/y.npy"))
-    mod.run("train_forward")
-    mod.run("backward")
     got = read_safetensors(f"{d}/grads.safetensors")[0]
+    # Dropout: the reference takes the runtime's masks.
+    masks = {k[len("mask:"):]: v.astype(np.float64) for k, v in got.items()
+             if k.startswith("mask:")}
+    mod.run("train_forward", masks=masks)
+    mod.run("backward")
     worst, failed, active = 0.0, [], 0
     rows = [("loss", float(mod.get("loss")), got["loss"].astype(np.float64).reshape(()))]
     for t in mod.m["tensors"]:
@@ -99,6 +105,14 @@ def compare(module, d, other=None):
             failed.append(f"{name} (rel {err:.2e})")
     if active < len(rows):
         failed.append("a gradient is all zero: the check proves nothing")
+    for name, mask in masks.items():
+        kept = float(mask.mean())
+        p = next(float(sub["p"]) for ops in mod.m["programs"].values() for op in ops
+                 for sub in op.get("of", [op]) if sub["op"] == "dropout"
+                 and mod.info(sub["out"][1])["name"] == name)
+        print(f"MASK {name} kept={kept:.3f} expected={1 - p:.3f}")
+        if abs(kept - (1 - p)) > 5 * np.sqrt(p * (1 - p) / mask.size) + 1e-9:
+            failed.append(f"mask {name} keeps {kept:.3f}, not about {1 - p:.3f}")
     print(f"GRADS {len(rows) - 1} params max_rel={worst:.1e} "
           + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
     if other:

@@ -33,6 +33,8 @@ enum class OpKernelKind {
   Scale, ///< y = s x (y += s x with accumulate)
   SGD,   ///< torch.optim.SGD, in place
   Adam,  ///< torch.optim.Adam / AdamW, in place
+  Dropout,    ///< training dropout: x -> y, keep mask (u8)
+  DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
 };
 
 /// Threads per block of the op kernels.
@@ -45,6 +47,7 @@ struct OpKernelSpec {
   OpKernelKind kind = OpKernelKind::Add;
   /// Elements of each segment.
   SmallVector<int64_t> sizes;
+  /// Elements of the mask (dropout, one segment): the segment's size.
   // scale
   double scale = 1.0;
   bool accumulate = false;
@@ -54,15 +57,29 @@ struct OpKernelSpec {
   // adam (weightDecay shared with sgd)
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool decoupled = false;
+  // dropout and its backward (accumulate shared with scale)
+  double p = 0.5;
+  /// The op's index in its program: the kernel's random stream is
+  /// (run seed * 0x100000001B3 + seedIndex), counter-based per element.
+  int64_t seedIndex = 0;
 
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
-  /// grad (, momentum buffer); adam param, grad, m, v.
+  /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
+  /// dropout_bwd gy, mask, gx.
   unsigned getTensorsPerSegment() const;
-  /// The kernel reads the launcher's run values (learning rate, step).
-  bool usesRunValues() const {
-    return kind == OpKernelKind::SGD || kind == OpKernelKind::Adam;
+  /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
+  /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
+  int getMaskTensor() const {
+    return kind == OpKernelKind::Dropout      ? 2
+           : kind == OpKernelKind::DropoutBwd ? 1
+                                              : -1;
   }
-  /// "add", "scale", "sgd", "adam".
+  /// The kernel reads the launcher's run values (learning rate, step, seed).
+  bool usesRunValues() const {
+    return kind == OpKernelKind::SGD || kind == OpKernelKind::Adam ||
+           kind == OpKernelKind::Dropout;
+  }
+  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
@@ -77,10 +94,10 @@ struct NamedOpKernel {
 };
 
 /// The memref argument types in ABI order: the tensors of each segment in
-/// turn (f32, static 1-d), then `memref<4xi32>` for the run values when
-/// spec.usesRunValues().
+/// turn (static 1-d; f32, masks i8 on the GPU and f32 on the host), then
+/// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
-                                      MLIRContext *ctx);
+                                      MLIRContext *ctx, bool host = false);
 
 /// Adds the kernel `name` to `gpuModule`: block b of the grid belongs to the
 /// segment whose block range holds b, thread t of it to element
