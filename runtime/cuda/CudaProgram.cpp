@@ -103,6 +103,8 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     std::string key = op.value("op", std::string("?"));
     if (op.contains("model") && op["model"].is_string())
       key += " " + op["model"].get<std::string>();
+    if (op.contains("kernel") && op["kernel"].is_string()) // generated kernel
+      key += " " + op["kernel"].get<std::string>();
     device.addProfile(name, key, ms);
   }
 }
