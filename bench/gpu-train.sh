@@ -12,7 +12,9 @@
 #          float64 references; the SHD-sized example vs PyTorch
 #   grads  one training step on the GPU against the float64 reference:
 #          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
-#          kernels)
+#          kernels); then the generated op kernels (bench/gpu-op-kernels.sh:
+#          add/scale/accumulate, SGD/Adam/AdamW updates incl. graph replay)
+#   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
 #   record membrane outputs, recorded layer state (snn-run --record) and the
 #          max-over-time membrane loss against python/snnref
@@ -104,7 +106,11 @@ grads)
       --labels $r/y.npy --output $r/grads.safetensors && \
       PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
   done
+  bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
   stamp "grads done";;
+opkernels)
+  bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
+  stamp "op kernels done";;
 kernels)
   python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
   stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"

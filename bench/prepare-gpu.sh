@@ -61,6 +61,24 @@ grads_case recurrent-grads-cuba recurrent-cuba --snn-temporal-fusion
 grads_case bf16-grads conv -- saved-h=bf16
 grads_case recompute-grads conv -- recompute=2
 grads_case asym-grads conv-asym
+# The generated op kernels (elementwise ops, optimizer updates), checked on
+# the GPU by bench/gpu-op-kernels.sh: opk_case NAME SOURCE AUTODIFF-OPTIONS.
+rm -rf "$g/opk"
+gc="$root/test/Dialect/SNN/Transforms/Inputs/gradcheck"
+opk_case() {
+  local dir="$g/opk/$1"
+  mkdir -p "$dir"
+  "$opt" "$2" --snn-autodiff="$3" \
+    --snn-compile="output=$dir/rec.snnmod target=all" -o /dev/null
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
+    "$dir/rec.snnmod" "$dir"
+}
+opk_case residual-adam "$gc/residual.mlir" "optimizer=adam weight-decay=0.01"
+opk_case dropout-momentum "$root/test/Runtime/Inputs/dropout.mlir" "optimizer=sgd momentum=0.9"
+opk_case conv-sgd "$gc/conv.mlir" "optimizer=sgd momentum=0"
+opk_case conv-momentum "$gc/conv.mlir" "optimizer=sgd momentum=0.9 weight-decay=0.01"
+opk_case conv-nesterov "$gc/conv.mlir" "optimizer=sgd momentum=0.8 nesterov=true weight-decay=0.001"
+opk_case conv-adamw "$gc/conv.mlir" "optimizer=adamw weight-decay=0.05 beta1=0.8 beta2=0.95"
 # VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
 rm -rf "$g/mods/vgg11-recompute.snnmod"
 "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \

@@ -310,6 +310,14 @@ def _window_attrs(op):
 
 def _run_op(mod, op, lr, smooth):
     kind = op.get("op")
+    if kind == "kernel":
+        # A generated kernel: what it computes is the list of ops `of`.
+        of = op.get("of")
+        if not isinstance(of, list) or not of:
+            raise OpError("a kernel op needs the ops it computes ('of')")
+        for sub in of:
+            _run_op(mod, sub, lr, smooth)
+        return
     acc = bool(op.get("accumulate", False))
     out = [int(i) for i in op.get("out", [])]
 

@@ -93,6 +93,54 @@ def test_update_program(optimizer, rng):
             np.testing.assert_allclose(mod.get("conv.weight"), expect, rtol=1e-10)
 
 
+def as_kernel_ops(manifest):
+    """The module with its optimizer ops in one `kernel` op and each add/scale
+    in its own, as --snn-compile writes them (docs/artifact-format.md)."""
+    m = json.loads(json.dumps(manifest))
+
+    def wrap(ops):
+        return {"op": "kernel", "kernel": "k", "grid": 1, "block": 256,
+                "in": [t for o in ops for t in o["in"]],
+                "out": [t for o in ops for t in o["out"]],
+                "args": [], "of": ops}
+    for name, ops in m["programs"].items():
+        if name == "update":
+            m["programs"][name] = [wrap(ops)]
+        else:
+            m["programs"][name] = [wrap([o]) if o["op"] in ("add", "scale", "accumulate")
+                                   else o for o in ops]
+    return m
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_kernel_op_runs_the_ops_it_computes(optimizer, rng):
+    plain = conv_training_module(optimizer=optimizer)
+    wrapped = as_kernel_ops(plain)
+    assert [o["op"] for o in wrapped["programs"]["update"]] == ["kernel"]
+    seed = int(rng.integers(1 << 30))
+    x, y = rng.normal(0.5, 1.0, (T, B, 2, 4, 4)), rng.integers(0, 4, B)
+    mods = []
+    for m in (plain, wrapped):
+        mod = Module(m)
+        mod.initialize(seed=seed)
+        mod.set("input", x)
+        mod.set("labels", y)
+        for _ in range(2):
+            for program in ("train_forward", "backward"):
+                mod.run(program)
+            mod.run("update", lr=0.05)
+        mods.append(mod)
+    for t in plain["tensors"]:
+        if t["role"] in ("param", "optimizer_state"):
+            np.testing.assert_array_equal(mods[0].get(t["name"]), mods[1].get(t["name"]))
+    bad = as_kernel_ops(plain)
+    bad["programs"]["update"][0]["of"] = []
+    mod = Module(bad)
+    mod.initialize(seed=seed)
+    with pytest.raises(RefError, match="the ops it computes"):
+        mod.run("update", lr=0.05)
+
+
 def test_dropout_takes_the_given_mask(rng):
     m = {"format": "snn-module", "version": 1, "time_steps": 2, "batch": 1,
          "tensors": [dict(id=0, name="input", shape=[2, 1, 5], role="input"),

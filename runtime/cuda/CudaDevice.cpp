@@ -222,3 +222,21 @@ void CudaDevice::destroyGraph(CUgraphExec graph) {
   if (graph)
     driver().cuGraphExecDestroy(graph);
 }
+
+void CudaDevice::setRunValues(float learningRate, int64_t step, uint64_t seed,
+                              const std::string &where) {
+  uint32_t words[4];
+  std::memcpy(&words[0], &learningRate, sizeof(float));
+  words[1] = static_cast<uint32_t>(step);
+  words[2] = static_cast<uint32_t>(seed);
+  words[3] = static_cast<uint32_t>(seed >> 32);
+  CUdeviceptr base = runValues(where);
+  // A memset takes its value by argument: nothing on the host must outlive
+  // the call, and the stream orders it before the kernels that read it.
+  for (int k = 0; k < 4; ++k)
+    if (!runValuesWritten || words[k] != runValueWords[k])
+      SNNRT_CU(driver().cuMemsetD32Async(base + 4 * k, words[k], 1, cuStream),
+               where);
+  std::memcpy(runValueWords, words, sizeof words);
+  runValuesWritten = true;
+}

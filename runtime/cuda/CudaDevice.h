@@ -111,6 +111,18 @@ public:
   CUdeviceptr scratch(const std::string &key, std::size_t bytes,
                       const std::string &where);
 
+  /// The run values that generated kernels with `run_values` read
+  /// (docs/artifact-format.md): 4 words of device memory at a stable
+  /// address, word 0 the learning rate (f32 bits), word 1 the 1-based step,
+  /// words 2 and 3 the step's random seed. setRunValues writes them in
+  /// stream order (only the words that change), so a captured graph that
+  /// reads them sees this step's values.
+  CUdeviceptr runValues(const std::string &where) {
+    return scratch("run_values", 16, where);
+  }
+  void setRunValues(float learningRate, int64_t step, uint64_t seed,
+                    const std::string &where);
+
   /// CUDA-graph capture of the work enqueued between begin and end.
   void beginCapture(const std::string &where);
   CUgraphExec endCapture(const std::string &where);
@@ -143,6 +155,9 @@ private:
   KernelModules modules;
   std::map<std::string, Scratch> scratchBuffers;
   std::vector<CUdeviceptr> retiredScratch;
+  /// The run values last written (valid when runValuesWritten).
+  uint32_t runValueWords[4] = {0, 0, 0, 0};
+  bool runValuesWritten = false;
   std::unique_ptr<CudnnConv> cudnnConv;
 };
 

@@ -65,9 +65,48 @@ void snnrt::cuda::expectArity(const OpCall &call, size_t inMin, size_t inMax,
                       std::to_string(call.out.size()));
 }
 
+/// A generated kernel of the module's cubin/PTX (docs/artifact-format.md,
+/// "Generated op kernels"): one pointer per tensor of `args`, then the run
+/// values when the op says `run_values`; grid and block from the op.
+static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
+  if (call.op.value("op", "") != "kernel")
+    return false;
+  const json &args = call.op.contains("args") ? call.op["args"] : json();
+  if (!call.op.contains("kernel") || !call.op["kernel"].is_string() ||
+      !args.is_array())
+    opError(call, "a kernel op needs \"kernel\" (a name) and \"args\" "
+                  "(tensor ids)");
+  long long grid = static_cast<long long>(attrNumber(call, "grid"));
+  long long block = static_cast<long long>(attrNumber(call, "block"));
+  if (grid <= 0 || grid > 0x7fffffffLL || block <= 0 || block > 1024)
+    opError(call, "'grid' must be in [1, 2^31) and 'block' in [1, 1024]");
+  if (!device.kernels().hasCompiled())
+    opError(call, "the module has no cubin or PTX for this device; "
+                  "compile it with target=cuda or target=all");
+  CUfunction fn =
+      device.kernels().compiledKernel(call.op["kernel"], call.where);
+  std::vector<CUdeviceptr> pointers;
+  for (const json &id : args) {
+    if (!id.is_number_integer())
+      opError(call, "\"args\" must be tensor ids");
+    pointers.push_back(call.tensor(id.get<int64_t>()).ptr);
+  }
+  if (attrBool(call, "run_values", false))
+    pointers.push_back(device.runValues(call.where));
+  std::vector<void *> params;
+  for (CUdeviceptr &p : pointers)
+    params.push_back(&p);
+  params.push_back(nullptr);
+  device.launchRaw(fn, static_cast<unsigned>(grid),
+                   static_cast<unsigned>(block), 0, params.data(), call.where);
+  if (call.kernelUsed)
+    *call.kernelUsed = call.op["kernel"].get<std::string>();
+  return true;
+}
+
 void snnrt::cuda::runOp(CudaDevice &device, OpCall &call) {
-  if (runNeuronOp(device, call) || runLayerOp(device, call) ||
-      runTrainingOp(device, call))
+  if (runGeneratedKernel(device, call) || runNeuronOp(device, call) ||
+      runLayerOp(device, call) || runTrainingOp(device, call))
     return;
   opError(call, "op kind '" + call.op.value("op", std::string("?")) +
                     "' is not supported by the CUDA backend (see "

@@ -42,10 +42,6 @@ struct OpCall {
   /// "train_forward op #3 'linear' (in: x, fc1.weight; out: %3)", the
   /// prefix of every error.
   std::string where;
-  /// Launcher-provided values for the update and dropout ops.
-  float learningRate = 0.0f;
-  int64_t step = 1;   ///< 1-based optimizer step (bias correction, momentum)
-  uint64_t seed = 0;  ///< per-op random seed (dropout)
   /// Use the module's compiled neuron kernels when the op names one.
   bool useCompiledKernels = true;
   /// Set by the neuron ops: which kernel ran (for --verbose).

@@ -11,11 +11,16 @@
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-/// Whether the op's kernel arguments are the same at every step.
-static bool hasStepValues(const json &op) {
-  std::string kind = op.value("op", "");
-  return kind == "sgd" || kind == "adam" ||
-         (kind == "dropout" && op.value("training", false));
+/// Whether an op of `ops` (or of a time loop's body) reads the run values.
+static bool readsRunValues(const json &ops) {
+  for (const json &op : ops) {
+    if (op.is_object() && op.value("run_values", false))
+      return true;
+    if (op.is_object() && op.contains("body") && op["body"].is_array() &&
+        readsRunValues(op["body"]))
+      return true;
+  }
+  return false;
 }
 
 CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
@@ -28,9 +33,10 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   if (!this->ops.is_array())
     throwError(device.name() + ": program '" + this->name +
                "' is not a list of ops");
+  // Kernel arguments are the same at every step: what changes (learning
+  // rate, step, seed) is read from the run values.
   capturable = device.options().graphs && !device.options().profile;
-  for (const json &op : this->ops)
-    capturable = capturable && !hasStepValues(op);
+  runValues = readsRunValues(this->ops);
   kernels.resize(this->ops.size());
 }
 
@@ -76,10 +82,6 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
       call.out.push_back(resolver(id.get<int64_t>()));
     call.where =
         device.name() + ": " + describeOp(prefix, i, op, call.in, call.out);
-    call.learningRate = values.learningRate;
-    call.step = values.step;
-    // A different stream of random numbers for every dropout op and step.
-    call.seed = values.seed * 0x100000001B3ull + i;
     call.kernelUsed = used && i < used->size() ? &(*used)[i] : nullptr;
     if (!device.options().profile) {
       runOp(device, call);
@@ -101,6 +103,8 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     std::string key = op.value("op", std::string("?"));
     if (op.contains("model") && op["model"].is_string())
       key += " " + op["model"].get<std::string>();
+    if (op.contains("kernel") && op["kernel"].is_string()) // generated kernel
+      key += " " + op["kernel"].get<std::string>();
     device.addProfile(name, key, ms);
   }
 }
@@ -250,6 +254,8 @@ void CudaProgram::runTimeLoop(const json &op, const std::string &label,
 void CudaProgram::run(const StepValues &values) {
   const std::string where = device.name() + ": program '" + name + "'";
   ++runs;
+  if (runValues)
+    device.setRunValues(values.learningRate, values.step, values.seed, where);
   if (graph) {
     device.replay(graph, where);
     return;

@@ -70,6 +70,8 @@ private:
   std::function<bool(int64_t)> sharesStorage;
   std::vector<std::string> kernels;
   bool capturable = false;
+  /// An op reads the run values: write them before each run.
+  bool runValues = false;
   int runs = 0;
   CUgraphExec graph = nullptr;
 };

@@ -549,59 +549,6 @@ void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
                         c, s, int(accumulate), vec);
 }
 
-//===-- elementwise -------------------------------------------------------===//
-
-void runAdd(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 2, 2, 1, 1);
-  const DeviceTensor &a = call.in[0], &b = call.in[1], &y = call.out[0];
-  expectElements(call, b, a.numel(), "same shape as " + a.name);
-  expectElements(call, y, a.numel(), "same shape as " + a.name);
-  dev.launchElementwise("snnrt_add", a.numel(), call.where, a.f32(), b.f32(),
-                        y.f32(), static_cast<long long>(a.numel()));
-}
-
-void runScale(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 1, 1, 1, 1);
-  const DeviceTensor &x = call.in[0], &y = call.out[0];
-  expectElements(call, y, x.numel(), "like the input");
-  float scale = static_cast<float>(attrNumber(call, "scale"));
-  dev.launchElementwise("snnrt_scale", x.numel(), call.where, x.f32(), y.f32(),
-                        scale, static_cast<long long>(x.numel()),
-                        int(attrBool(call, "accumulate", false)));
-}
-
-void runDropout(CudaDevice &dev, OpCall &call) {
-  bool training = attrBool(call, "training", false);
-  float p = static_cast<float>(attrNumber(call, "p", 0.5));
-  if (p < 0.0f || p >= 1.0f)
-    opError(call, "dropout 'p' must be in [0, 1)");
-  expectArity(call, 1, 1, training ? 2 : 1, 2);
-  const DeviceTensor &x = call.in[0], &y = call.out[0];
-  expectElements(call, y, x.numel(), "like the input");
-  if (!training) {
-    dev.copyOnDevice(y.ptr, x.ptr, x.numel() * 4, call.where);
-    return;
-  }
-  expectElements(call, call.out[1], x.numel(), "the mask, like the input");
-  dev.launchElementwise("snnrt_dropout", x.numel(), call.where, x.f32(),
-                        y.f32(),
-                        reinterpret_cast<unsigned char *>(call.out[1].ptr), p,
-                        static_cast<unsigned long long>(call.seed),
-                        static_cast<long long>(x.numel()));
-}
-
-void runDropoutBackward(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 2, 2, 1, 1);
-  float p = static_cast<float>(attrNumber(call, "p", 0.5));
-  const DeviceTensor &gy = call.in[0], &gx = call.out[0];
-  expectElements(call, call.in[1], gy.numel(), "the mask, like the gradient");
-  expectElements(call, gx, gy.numel(), "like the gradient");
-  dev.launchElementwise(
-      "snnrt_dropout_bwd", gy.numel(), call.where, gy.f32(),
-      reinterpret_cast<const unsigned char *>(call.in[1].ptr), gx.f32(), p,
-      static_cast<long long>(gy.numel()),
-      int(attrBool(call, "accumulate", false)));
-}
 /// time_slice: step `index` of x[T, ...]; time_stack: N steps into y[N, ...]
 /// (an unrolled recurrent loop's edges). Device-to-device copies.
 void runTimeSlice(CudaDevice &dev, OpCall &call) {
@@ -656,14 +603,6 @@ bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
     runBatchNorm(dev, call);
   else if (kind == "batch_norm_bwd")
     runBatchNormBackward(dev, call);
-  else if (kind == "add" || kind == "accumulate")
-    runAdd(dev, call);
-  else if (kind == "scale")
-    runScale(dev, call);
-  else if (kind == "dropout")
-    runDropout(dev, call);
-  else if (kind == "dropout_bwd")
-    runDropoutBackward(dev, call);
   else if (kind == "time_slice")
     runTimeSlice(dev, call);
   else if (kind == "time_stack")

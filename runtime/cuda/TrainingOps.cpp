@@ -1,8 +1,6 @@
-//===- TrainingOps.cpp - losses and optimizer updates ---------------------===//
+//===- TrainingOps.cpp - losses --------------------------------------------===//
 
 #include "CudaOps.h"
-
-#include <cmath>
 
 using namespace snnrt::cuda;
 
@@ -39,61 +37,6 @@ void runLoss(CudaDevice &dev, OpCall &call, int kind) {
              loss.f32(), correct);
 }
 
-void expectLike(const OpCall &call, const DeviceTensor &t,
-                const DeviceTensor &param) {
-  if (t.numel() != param.numel())
-    opError(call, "tensor " + t.name + " has " + std::to_string(t.numel()) +
-                      " elements; the parameter " + param.name + " has " +
-                      std::to_string(param.numel()));
-}
-
-void runSgd(CudaDevice &dev, OpCall &call) {
-  float momentum = static_cast<float>(attrNumber(call, "momentum", 0.0));
-  size_t n = momentum != 0.0f ? 3 : 2;
-  expectArity(call, n, n, n - 1, n - 1);
-  const DeviceTensor &param = call.in[0], &grad = call.in[1];
-  expectLike(call, grad, param);
-  if (call.out[0].ptr != param.ptr)
-    opError(call, "the updated parameter must be the parameter itself");
-  float *buf = nullptr;
-  if (n == 3) {
-    expectLike(call, call.in[2], param);
-    buf = call.in[2].f32();
-  }
-  dev.launchElementwise(
-      "snnrt_sgd", param.numel(), call.where, param.f32(), grad.f32(), buf,
-      static_cast<long long>(param.numel()), call.learningRate, momentum,
-      static_cast<float>(attrNumber(call, "dampening", 0.0)),
-      static_cast<float>(attrNumber(call, "weight_decay", 0.0)),
-      int(attrBool(call, "nesterov", false)), int(call.step <= 1));
-}
-
-void runAdam(CudaDevice &dev, OpCall &call) {
-  expectArity(call, 4, 4, 3, 3);
-  const DeviceTensor &param = call.in[0], &grad = call.in[1];
-  const DeviceTensor &m = call.in[2], &v = call.in[3];
-  for (const DeviceTensor *t : {&grad, &m, &v})
-    expectLike(call, *t, param);
-  if (call.out[0].ptr != param.ptr || call.out[1].ptr != m.ptr ||
-      call.out[2].ptr != v.ptr)
-    opError(call, "adam updates param, m and v in place: outputs must be "
-                  "its inputs 0, 2 and 3");
-  if (call.step < 1)
-    opError(call, "the optimizer step must start at 1");
-  double beta1 = attrNumber(call, "beta1", 0.9);
-  double beta2 = attrNumber(call, "beta2", 0.999);
-  // Bias corrections in double on the host, as PyTorch does.
-  double step = static_cast<double>(call.step);
-  float c1 = static_cast<float>(1.0 - std::pow(beta1, step));
-  float c2 = static_cast<float>(1.0 - std::pow(beta2, step));
-  dev.launchElementwise(
-      "snnrt_adam", param.numel(), call.where, param.f32(), grad.f32(),
-      m.f32(), v.f32(), static_cast<long long>(param.numel()),
-      call.learningRate, static_cast<float>(beta1), static_cast<float>(beta2),
-      static_cast<float>(attrNumber(call, "eps", 1e-8)),
-      static_cast<float>(attrNumber(call, "weight_decay", 0.0)),
-      int(attrBool(call, "decoupled", false)), c1, c2);
-}
 } // namespace
 
 bool snnrt::cuda::runTrainingOp(CudaDevice &dev, OpCall &call) {
@@ -104,10 +47,6 @@ bool snnrt::cuda::runTrainingOp(CudaDevice &dev, OpCall &call) {
     runLoss(dev, call, kLossMSE);
   else if (kind == "loss_ce_membrane_max")
     runLoss(dev, call, kLossCEMax);
-  else if (kind == "sgd")
-    runSgd(dev, call);
-  else if (kind == "adam")
-    runAdam(dev, call);
   else
     return false;
   return true;

@@ -1,7 +1,7 @@
 //===- CpuLayerGrads.cpp - backward of the stateless layers on the CPU ----===//
 //
 // linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx), pooling, training
-// batch norm and dropout. Every gradient output is overwritten, or added to
+// batch norm. Every gradient output is overwritten, or added to
 // when the op says `accumulate: true`.
 //
 //===----------------------------------------------------------------------===//
@@ -194,23 +194,6 @@ void batchNormBackward(const Ctx &c) {
   gbOut.commit();
 }
 
-void dropoutBackward(const Ctx &c) {
-  c.arity(2, 2, 1, 1);
-  size_t n = c.in(0).numel();
-  c.expectElements(c.in(1), n, "the mask, like the gradient");
-  c.expectElements(c.out(0), n, "gx, like the gradient");
-  float p = c.attr("p", 0.5f);
-  if (!(p >= 0.0f && p < 1.0f))
-    c.fail("'p' must be in [0, 1), got " + std::to_string(p));
-  float keep = 1.0f - p;
-  const float *gy = c.inPtr(0), *mask = c.inPtr(1);
-  GradOut out(c, c.outPtr(0), n);
-  float *gx = out.data();
-  for (size_t i = 0; i < n; ++i)
-    gx[i] = mask[i] != 0.0f ? gy[i] / keep : 0.0f;
-  out.commit();
-}
-
 } // namespace
 
 void runLayerBackward(const Ctx &c) {
@@ -225,9 +208,7 @@ void runLayerBackward(const Ctx &c) {
     return poolBackward(c, "sum");
   if (k == "max_pool2d_bwd")
     return poolBackward(c, "max");
-  if (k == "batch_norm_bwd")
-    return batchNormBackward(c);
-  return dropoutBackward(c);
+  return batchNormBackward(c);
 }
 
 } // namespace cpu

@@ -120,9 +120,8 @@ void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
-void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm/dropout
+void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm
 void runLoss(const Ctx &c);
-void runOptimizer(const Ctx &c);
 
 /// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane: on
 /// the time mean of y[T, B, C]; loss_ce_membrane_max: on its maximum over
@@ -137,13 +136,9 @@ LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
                    int64_t B, int64_t C, const int32_t *labels, int64_t valid,
                    float *gy, const std::function<void(const std::string &)> &fail);
 
-/// The counter-based uniform [0, 1) of dropout, identical to the CUDA
-/// backend's (so both draw the same masks for the same seed).
+/// A counter-based uniform [0, 1) (the rate encoder's; the generated
+/// dropout kernels draw the same way).
 float counterUniform(uint64_t seed, uint64_t index);
-/// The seed of op #index in a step with run seed `seed` (as the CUDA backend).
-inline uint64_t opSeed(uint64_t seed, size_t index) {
-  return seed * 0x100000001B3ull + index;
-}
 
 } // namespace cpu
 } // namespace snnrt

@@ -2,12 +2,15 @@
 //
 // Straightforward loops over contiguous rows, written so that the compiler
 // vectorizes the inner loops; GEMMs (linear, convolution via im2col) go
-// through CBLAS (OpenBLAS). Backward, loss, neuron and optimizer ops live in
-// their own files (CpuOpContext.h lists them).
+// through CBLAS (OpenBLAS). Backward, loss and neuron ops live in their own
+// files (CpuOpContext.h lists them). The elementwise ops, dropout and the
+// optimizer updates are `kernel` ops: compiler-generated code of the
+// module's CPU kernel library, run by name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuOpContext.h"
+#include "HostKernels.h"
 
 #ifdef SNNRT_HAVE_CBLAS
 #include <cblas.h>
@@ -15,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -357,54 +361,31 @@ void batchNorm(const Ctx &c) {
   }
 }
 
-void dropout(const Ctx &c) {
-  bool training = c.attr("training", false);
-  c.arity(1, 1, training ? 2 : 1, 2);
-  size_t n = c.in(0).numel();
-  c.expectElements(c.out(0), n, "like the input");
-  const float *x = c.inPtr(0);
-  float *y = c.outPtr(0);
-  if (!training) {
-    if (y != x)
-      std::copy(x, x + n, y);
-    return;
+/// A generated kernel of the module's CPU library (docs/artifact-format.md,
+/// "Generated op kernels"): one pointer per tensor of `args`, then the run
+/// values when the op says `run_values`.
+void generatedKernel(const Ctx &c) {
+  std::string name = c.attr<std::string>("kernel", "");
+  auto args = c.op.attrs.find("args");
+  if (name.empty() || args == c.op.attrs.end() || !args->is_array())
+    c.fail("a kernel op needs \"kernel\" (a name) and \"args\" (tensor ids)");
+  HostKernelFn fn = findOpKernel(c.m, name);
+  std::vector<void *> pointers;
+  for (const json &id : *args) {
+    if (!id.is_number_integer())
+      c.fail("\"args\" must be tensor ids");
+    pointers.push_back(c.get(c.m.tensor(id.get<int>()).id));
   }
-  float p = c.attr("p", 0.5f);
-  if (!(p >= 0.0f && p < 1.0f))
-    c.fail("'p' must be in [0, 1), got " + std::to_string(p));
-  c.expectElements(c.out(1), n, "the mask, like the input");
-  float *mask = c.outPtr(1);
-  float keep = 1.0f - p;
-  uint64_t seed = opSeed(c.run.seed, c.index);
-  for (size_t i = 0; i < n; ++i) {
-    bool m = counterUniform(seed, i) < keep;
-    mask[i] = m ? 1.0f : 0.0f;
-    y[i] = m ? x[i] / keep : 0.0f;
+  // Word 0: the learning rate (f32 bits), word 1: the 1-based step, words
+  // 2 and 3: the step's random seed (low, high).
+  uint32_t run[4] = {0, 0, static_cast<uint32_t>(c.run.seed),
+                     static_cast<uint32_t>(c.run.seed >> 32)};
+  if (c.attr("run_values", false)) {
+    std::memcpy(&run[0], &c.run.learningRate, sizeof(float));
+    run[1] = static_cast<uint32_t>(c.run.step);
+    pointers.push_back(run);
   }
-}
-
-void elementwise(const Ctx &c) {
-  const std::string &k = c.op.kind;
-  c.arity(k == "scale" ? 1 : 2, k == "scale" ? 1 : 2, 1, 1);
-  size_t n = c.in(0).numel();
-  c.expectElements(c.out(0), n, "like the input");
-  const float *x = c.inPtr(0);
-  float *y = c.outPtr(0);
-  if (k == "scale") {
-    // Also the backward of scale: honours `accumulate`.
-    float s = c.attr("scale", 1.0f);
-    GradOut out(c, y, n);
-    float *o = out.data();
-    for (size_t i = 0; i < n; ++i)
-      o[i] = s * x[i];
-    out.commit();
-    return;
-  }
-  // add (forward) and accumulate (gradient fan-in).
-  c.expectElements(c.in(1), n, "like the first input");
-  const float *b = c.inPtr(1);
-  for (size_t i = 0; i < n; ++i)
-    y[i] = x[i] + b[i];
+  fn(pointers.data());
 }
 
 } // namespace
@@ -427,8 +408,6 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return pool(c, "max");
   if (k == "batch_norm")
     return batchNorm(c);
-  if (k == "dropout")
-    return dropout(c);
   if (k == "neuron")
     return runNeuron(c);
   if (k == "neuron_step")
@@ -443,16 +422,14 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return runTimeStack(c);
   if (k == "neuron_bwd")
     return runNeuronBackward(c);
-  if (k == "add" || k == "scale" || k == "accumulate")
-    return elementwise(c);
+  if (k == "kernel")
+    return generatedKernel(c);
   if (k == "linear_bwd" || k == "conv2d_bwd" || k == "avg_pool2d_bwd" ||
       k == "sum_pool2d_bwd" || k == "max_pool2d_bwd" ||
-      k == "batch_norm_bwd" || k == "dropout_bwd")
+      k == "batch_norm_bwd")
     return runLayerBackward(c);
   if (k.rfind("loss_", 0) == 0)
     return runLoss(c);
-  if (k == "sgd" || k == "adam")
-    return runOptimizer(c);
   c.fail("unknown op kind; this runtime implements the ops of "
          "docs/artifact-format.md (recompile the module with a matching "
          "snn-opt)");

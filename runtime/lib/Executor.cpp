@@ -186,6 +186,8 @@ void Executor::run(const std::string &program, const RunContext &ctx) {
     auto model = ops[i].attrs.find("model");
     if (model != ops[i].attrs.end() && model->is_string())
       key += " " + model->get<std::string>();
+    if (ops[i].kind == "kernel") // a generated kernel: its name
+      key += " " + ops[i].attrs.value("kernel", std::string("?"));
     addToProfile(profileTable_, program, key, ms);
   }
 }

@@ -42,15 +42,19 @@ bool cpuSupports(const std::string &level) {
 
 struct Library {
   void *handle = nullptr;
-  std::string status;
+  /// Why there is no handle (no library, another machine), for errors.
+  std::string missing;
+  /// What the module's CPU kernel library holds ("... (kernels.host.so,
+  /// x86-64-v3)").
+  std::string loaded;
+  bool neurons = false;
   /// Kernels looked up so far: ops run every step, dlsym once.
   std::map<std::string, cpu::HostKernelFn> kernels;
 };
 
 std::mutex librariesMutex;
 
-/// Opens the module's library once; `status` says what runs and why. The
-/// caller holds librariesMutex.
+/// Opens the module's library once. The caller holds librariesMutex.
 Library &library(const Module &m) {
   static std::map<std::string, Library> libraries;
   const nlohmann::json &k = m.kernels;
@@ -63,50 +67,42 @@ Library &library(const Module &m) {
   if (it != libraries.end())
     return it->second;
   Library &lib = libraries[path];
-  const char *env = std::getenv("SNNRT_CPU_KERNELS");
-  if (env && std::string(env) == "builtin") {
-    lib.status = "built-in neuron loops (SNNRT_CPU_KERNELS=builtin)";
-    return lib;
-  }
   if (file.empty()) {
-    lib.status = "built-in neuron loops (the module has no CPU kernels)";
+    lib.missing = "the module has no CPU kernels";
     return lib;
   }
   std::string triple = k.value("host_triple", std::string());
   std::string level = k.value("host_cpu", std::string());
   std::string arch = triple.substr(0, triple.find('-'));
   if (arch != kArch) {
-    lib.status = "built-in neuron loops (the module's CPU kernels are for " +
-                 triple + ")";
+    lib.missing = "the module's CPU kernels are for " + triple;
     return lib;
   }
   if (!cpuSupports(level)) {
-    lib.status = "built-in neuron loops (the module's CPU kernels need " +
-                 level + ", which this CPU lacks)";
+    lib.missing =
+        "the module's CPU kernels need " + level + ", which this CPU lacks";
     return lib;
   }
   lib.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) {
     const char *why = dlerror();
     libraries.erase(path);
-    throw Error(path + ": cannot load the module's CPU neuron kernels: " +
+    throw Error(path + ": cannot load the module's CPU kernels: " +
                 (why ? why : "unknown error") +
-                "; recompile the module on this machine, or run the built-in "
-                "loops with SNNRT_CPU_KERNELS=builtin");
+                "; recompile the module on this machine");
   }
-  lib.status = "generated neuron kernels (" + file + ", " +
-               (level.empty() ? triple : level) + ")";
+  lib.neurons = k.value("host_neurons", true);
+  lib.loaded = file + ", " + (level.empty() ? triple : level);
   return lib;
 }
 
-} // namespace
+bool builtinNeurons() {
+  const char *env = std::getenv("SNNRT_CPU_KERNELS");
+  return env && std::string(env) == "builtin";
+}
 
-cpu::HostKernelFn cpu::findHostKernel(const Module &m,
-                                      const std::string &name) {
-  std::lock_guard<std::mutex> lock(librariesMutex);
-  Library &lib = library(m);
-  if (!lib.handle)
-    return nullptr;
+cpu::HostKernelFn lookup(const Module &m, Library &lib,
+                         const std::string &name) {
   auto it = lib.kernels.find(name);
   if (it != lib.kernels.end())
     return it->second;
@@ -114,12 +110,44 @@ cpu::HostKernelFn cpu::findHostKernel(const Module &m,
   if (!symbol)
     throw Error(m.dir + ": the module's CPU kernel library has no kernel '" +
                 name + "'; recompile the module");
-  return lib.kernels[name] = reinterpret_cast<HostKernelFn>(symbol);
+  return lib.kernels[name] = reinterpret_cast<cpu::HostKernelFn>(symbol);
+}
+
+} // namespace
+
+cpu::HostKernelFn cpu::findHostKernel(const Module &m,
+                                      const std::string &name) {
+  if (builtinNeurons())
+    return nullptr;
+  std::lock_guard<std::mutex> lock(librariesMutex);
+  Library &lib = library(m);
+  if (!lib.handle || !lib.neurons)
+    return nullptr;
+  return lookup(m, lib, name);
+}
+
+cpu::HostKernelFn cpu::findOpKernel(const Module &m, const std::string &name) {
+  std::lock_guard<std::mutex> lock(librariesMutex);
+  Library &lib = library(m);
+  if (!lib.handle)
+    throw Error(m.dir + ": kernel '" + name +
+                "' is in the module's CPU kernel library, which cannot run "
+                "here: " + lib.missing +
+                "; compile the module on this machine with target=cpu or "
+                "target=all");
+  return lookup(m, lib, name);
 }
 
 std::string describeCpuNeuronKernels(const Module &m) {
+  if (builtinNeurons())
+    return "built-in neuron loops (SNNRT_CPU_KERNELS=builtin)";
   std::lock_guard<std::mutex> lock(librariesMutex);
-  return library(m).status;
+  Library &lib = library(m);
+  if (!lib.handle)
+    return "built-in neuron loops (" + lib.missing + ")";
+  if (!lib.neurons)
+    return "built-in neuron loops (the module's CPU kernels have none)";
+  return "generated neuron kernels (" + lib.loaded + ")";
 }
 
 } // namespace snnrt

@@ -26,6 +26,11 @@ using HostKernelFn = void (*)(void **args);
 /// is there for this machine but does not load or lacks `name`.
 HostKernelFn findHostKernel(const Module &m, const std::string &name);
 
+/// The generated op kernel `name` (a `kernel` op) of the module's CPU kernel
+/// library. Throws snnrt::Error when the library cannot run here or lacks
+/// `name`: there is no other implementation.
+HostKernelFn findOpKernel(const Module &m, const std::string &name);
+
 } // namespace cpu
 } // namespace snnrt
 

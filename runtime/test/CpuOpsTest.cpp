@@ -159,19 +159,24 @@ Op bodyOp(const std::string &kind, std::vector<int> in, std::vector<int> out,
 }
 
 TEST(CpuOps, TimeLoopCarriesStateAndStacksOutputs) {
-  // y[t] = x[t] + a[t-1] (a running sum, a[-1] = init) as a time loop, with a
-  // second state pair that swaps every step (p <- q, q <- p).
+  // y[t] = x[t] + a[t-1] (a running sum, a[-1] = init: an li step with k = 0
+  // and c = 1, whose membrane is both output and state) as a time loop, with
+  // a second state pair that swaps every step (p <- q, q <- p, copies by
+  // 1x1 average pooling).
   const int T = 5, N = 3;
   std::mt19937 rng(7);
-  OneOp o("time_loop", {{T, N}, {N}, {N}, {N}}, {{T, N}, {N}, {N}, {N}},
-          {{"steps", T}, {"num_inputs", 1}});
-  int xt = o.add({N}), a = o.add({N}), p = o.add({N}), q = o.add({N});
-  int y = o.add({N}), pNext = o.add({N}), qNext = o.add({N});
+  OneOp o("time_loop", {{T, N}, {N}, {1, N}, {1, N}},
+          {{T, N}, {N}, {1, N}, {1, N}}, {{"steps", T}, {"num_inputs", 1}});
+  int xt = o.add({N}), a = o.add({N}), p = o.add({1, N}), q = o.add({1, N});
+  int y = o.add({N}), pNext = o.add({1, N}), qNext = o.add({1, N});
   o.op.args = {xt, a, p, q};
   o.op.yields = {y, y, pNext, qNext};
-  o.op.body = {bodyOp("add", {xt, a}, {y}),
-               bodyOp("scale", {q}, {pNext}, {{"scale", 1.0}}),
-               bodyOp("scale", {p}, {qNext}, {{"scale", 1.0}})};
+  json copy = {{"kernel", {1, 1}}, {"stride", {1, 1}}, {"padding", {0, 0}}};
+  o.op.body = {bodyOp("neuron_step", {xt, a}, {y},
+                      {{"model", "li"}, {"k", 0.0}, {"c", 1.0},
+                       {"features", N}}),
+               bodyOp("avg_pool2d", {q}, {pNext}, copy),
+               bodyOp("avg_pool2d", {p}, {qNext}, copy)};
   for (int i = 0; i < 4; ++i)
     fillRandom(o.in(i), rng, -1, 1);
   o.run();

@@ -253,38 +253,6 @@ TEST(GradOps, TrainingBatchNormForwardAndBackward) {
              }, Bt), "gbeta");
 }
 
-TEST(GradOps, DropoutIsSeededAndItsBackwardUsesTheMask) {
-  std::mt19937 rng(15);
-  const int n = 4000;
-  json attrs = {{"p", 0.3}, {"training", true}};
-  OneOp a("dropout", {{n}}, {{n}, {n}}, attrs);
-  fillRandom(a.in(0), rng, -1, 1);
-  a.ctx.seed = 7;
-  OneOp b = a;
-  a.run();
-  b.run();
-  EXPECT_EQ(a.out(1), b.out(1)); // same seed, same mask
-  b.ctx.seed = 8;
-  b.run();
-  EXPECT_NE(a.out(1), b.out(1));
-  double kept = 0;
-  for (int i = 0; i < n; ++i) {
-    kept += a.out(1)[i];
-    EXPECT_FLOAT_EQ(a.out(0)[i], a.out(1)[i] ? a.in(0)[i] / 0.7f : 0.0f);
-  }
-  EXPECT_NEAR(kept / n, 0.7, 0.03);
-  OneOp g("dropout_bwd", {{n}, {n}}, {{n}}, {{"p", 0.3}});
-  fillRandom(g.in(0), rng, -1, 1);
-  g.in(1) = a.out(1);
-  g.run();
-  for (int i = 0; i < n; ++i)
-    EXPECT_FLOAT_EQ(g.out(0)[i], a.out(1)[i] ? g.in(0)[i] / 0.7f : 0.0f);
-  OneOp e("dropout", {{n}}, {{n}}, {{"p", 0.3}, {"training", false}});
-  e.in(0) = a.in(0);
-  e.run();
-  EXPECT_EQ(e.out(0), e.in(0));
-}
-
 /// m[c] of sample b: the time mean of y, or its maximum for
 /// loss_ce_membrane_max.
 std::vector<double> timeReduce(const std::string &kind,

@@ -1,6 +1,6 @@
 //===- TrainerTest.cpp - a tiny module end to end: infer, train, resume ---===//
 //
-// The module (written here): x[4, 8, 6] -> linear(16) -> LIF -> dropout ->
+// The module (written here): x[4, 8, 6] -> linear(16) -> LIF ->
 // linear(2) -> LI readout, cross-entropy on the mean membrane, SGD with
 // momentum. Infer is checked against a float64 forward; training must
 // separate a toy two-class dataset; 1 epoch + resume 1 epoch must give the
@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sys/stat.h>
@@ -29,7 +30,7 @@ const int T = 4, B = 8, IN = 6, HID = 16, OUT = 2;
 std::string tinyModule() {
   std::string dir = ::testing::TempDir() + "/snnrt-tiny.snnmod";
   ::mkdir(dir.c_str(), 0755);
-  auto t = [](int id, const char *name, std::vector<int> shape,
+  auto t = [](int id, const std::string &name, std::vector<int> shape,
               const char *role) {
     return json{{"id", id}, {"name", name}, {"shape", shape}, {"role", role}};
   };
@@ -40,8 +41,10 @@ std::string tinyModule() {
       t(3, "%a1", {T, B, HID}, "activation"),
       t(4, "%s1", {T, B, HID}, "activation"),
       t(5, "%h1", {T, B, HID}, "saved"),
-      t(6, "%d1", {T, B, HID}, "activation"),
-      t(7, "%mask1", {T, B, HID}, "saved"),
+      // 6, 7 and 20 are unused (the module had a dropout layer, which is a
+      // generated kernel now).
+      t(6, "%unused6", {T, B, HID}, "activation"),
+      t(7, "%unused7", {T, B, HID}, "activation"),
       t(8, "fc2.weight", {OUT, HID}, "param"),
       t(9, "fc2.bias", {OUT}, "param"),
       t(10, "%a2", {T, B, OUT}, "activation"),
@@ -54,7 +57,7 @@ std::string tinyModule() {
       t(17, "grad:fc2.weight", {OUT, HID}, "grad"),
       t(18, "grad:fc2.bias", {OUT}, "grad"),
       t(19, "%gd1", {T, B, HID}, "grad"),
-      t(20, "%gs1", {T, B, HID}, "grad"),
+      t(20, "%unused20", {T, B, HID}, "grad"),
       t(21, "%ga1", {T, B, HID}, "grad"),
       t(22, "grad:fc1.weight", {HID, IN}, "grad"),
       t(23, "grad:fc1.bias", {HID}, "grad"),
@@ -87,27 +90,51 @@ std::string tinyModule() {
   json forward = {
       with(linear, {0, 1, 2}, {3}),
       with(lif, {3}, {4, 5}, {{"save_h", true}}),
-      {{"op", "dropout"}, {"in", {4}}, {"out", {6, 7}}, {"p", 0.2},
-       {"training", true}},
-      with(linear, {6, 8, 9}, {10}),
+      with(linear, {4, 8, 9}, {10}),
       with(li, {10}, {11})};
   json backward = {
       {{"op", "loss_ce_membrane"}, {"in", {11, 12}}, {"out", {13, 14, 15}}},
       with(li, {14, 11}, {16}, {{"op", "neuron_bwd"}}),
-      {{"op", "linear_bwd"}, {"in", {16, 6, 8}}, {"out", {19, 17, 18}},
+      {{"op", "linear_bwd"}, {"in", {16, 4, 8}}, {"out", {19, 17, 18}},
        {"has_bias", true}, {"need_gx", true}},
-      {{"op", "dropout_bwd"}, {"in", {19, 7}}, {"out", {20}}, {"p", 0.2}},
-      with(lif, {20, 5}, {21}, {{"op", "neuron_bwd"}}),
+      with(lif, {19, 5}, {21}, {{"op", "neuron_bwd"}}),
       {{"op", "linear_bwd"}, {"in", {21, 0, 1}}, {"out", {22, 23}},
        {"has_bias", true}, {"need_gx", false}}};
-  json update = json::array();
+  // SGD with momentum over the four parameters: one kernel op of the test
+  // kernel library (Inputs/TestKernels.cpp), whose sizes and hyperparameters
+  // are constant tensors.
   int params[] = {1, 2, 8, 9}, grads[] = {22, 23, 17, 18};
-  for (int i = 0; i < 4; ++i)
-    update.push_back({{"op", "sgd"},
-                      {"in", {params[i], grads[i], 24 + i}},
-                      {"out", {params[i], 24 + i}},
-                      {"momentum", 0.9},
-                      {"weight_decay", 1e-4}});
+  auto constant = [&](const std::string &name, double value) {
+    int id = static_cast<int>(tensors.size());
+    tensors.push_back(t(id, name, {1}, "constant"));
+    tensors.back()["init"] = {{"kind", "constant"}, {"value", value}};
+    return id;
+  };
+  json args = {constant("sgd.segments", 4), constant("sgd.momentum", 0.9),
+               constant("sgd.weight_decay", 1e-4)};
+  json in = json::array(), out = json::array();
+  for (int i = 0; i < 4; ++i) {
+    double n = 1;
+    for (const json &d : tensors[params[i]]["shape"])
+      n *= d.get<double>();
+    for (int id : {constant("sgd.size" + std::to_string(i), n), params[i],
+                   grads[i], 24 + i})
+      args.push_back(id);
+    for (int id : {params[i], grads[i], 24 + i})
+      in.push_back(id);
+    out.push_back(params[i]);
+    out.push_back(24 + i);
+  }
+  json update = {{{"op", "kernel"},
+                  {"kernel", "snnrt_test_sgd_momentum"},
+                  {"in", in},
+                  {"out", out},
+                  {"args", args},
+                  {"run_values", true},
+                  {"grid", 1},
+                  {"block", 1}}};
+  std::filesystem::copy_file(SNNRT_TEST_KERNELS, dir + "/kernels.host.so",
+                             std::filesystem::copy_options::skip_existing);
   json m = {{"format", "snn-module"},
             {"version", 1},
             {"time_steps", T},
@@ -124,7 +151,15 @@ std::string tinyModule() {
               {"train_forward", forward},
               {"backward", backward},
               {"update", update}}},
-            {"optimizer", {{"kind", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}}};
+            {"optimizer", {{"kind", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}},
+            {"kernels",
+             {{"host", "kernels.host.so"},
+#if defined(__x86_64__)
+              {"host_triple", "x86_64-unknown-linux-gnu"},
+#else
+              {"host_triple", "aarch64-unknown-linux-gnu"},
+#endif
+              {"host_neurons", false}}}};
   std::ofstream(dir + "/manifest.json") << m.dump(1);
   return dir;
 }

@@ -3,18 +3,19 @@
 # (Inputs/make_train_module.py) on a toy two-class .npy dataset; training
 # must learn it, 1 epoch + --resume 1 epoch must write the same checkpoint
 # bytes as 2 epochs straight, and bad invocations must fail with one clear
-# error. Usage: snn-run-train.sh SNN_RUN PYTHON
-# (SNN_RUN_DEVICE=cuda:0 runs the training part on a GPU.)
+# error. Usage: snn-run-train.sh SNN_RUN PYTHON TEST_KERNELS_SO
+# (CPU only: the update runs the test kernel library.)
 set -eu
 RUN=$1
 PY=$2
+KERNELS=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$PY" "$HERE/Inputs/make_train_module.py" "$W/m.snnmod" --in 12 --hidden 24 \
-  --out 2 --steps 4 --batch 16 --optimizer sgd --lr 0.1 --dropout 0.2
+  --out 2 --steps 4 --batch 16 --lr 0.1 --kernels "$KERNELS"
 "$PY" - "$W" <<'PYEOF'
 import sys
 import numpy as np

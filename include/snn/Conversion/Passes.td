@@ -129,4 +129,33 @@ def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
   ];
 }
 
+def SNNOpKernels : Pass<"snn-op-kernels", "ModuleOp"> {
+  let summary = "generate the kernels of the elementwise and optimizer ops";
+  let description = [{
+    Adds the kernels that `--snn-compile` generates for the non-neuron ops it
+    does not leave to a vendor library (include/snn/Conversion/NeuronToGPU/
+    OpKernels.h): one kernel per `snn.add`, `snn.accumulate`, `snn.scale`,
+    `snn.dropout` (as in training: it draws the mask) and `snn.dropout_bwd`
+    (equal ones share it), and one multi-tensor kernel per group of
+    `snn.sgd` / `snn.adam` ops of a function with equal hyperparameters,
+    which updates every parameter of the group in one launch (one segment
+    per parameter). With `host=false` they are `gpu.func`s of
+    `gpu.module @snn_kernels`; with `host=true`, `func.func`s that loop over
+    the elements (the CPU kernel library's code). Ops with dynamic shapes
+    are skipped. The IR is otherwise unchanged.
+  }];
+  let options = [
+    Option<"host", "host", "bool", /*default=*/"false",
+           "Generate host functions instead of GPU kernels">,
+  ];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "Number of kernels generated">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+  ];
+}
+
 #endif // SNN_CONVERSION_PASSES_TD

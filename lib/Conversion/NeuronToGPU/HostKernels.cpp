@@ -18,6 +18,7 @@
 
 #include "NeuronKernelBuilder.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -207,7 +208,9 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 }
 
 FailureOr<HostKernelLibrary>
-snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
+snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
+                               ArrayRef<NamedOpKernel> opKernels,
+                               bool neurons) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -226,6 +229,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
                               KernelKind::Backward, KernelKind::ForwardRecord};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
+  if (neurons)
   forEachKernelOp(
       func,
       [&](Operation *op, unsigned index, const NeuronSpec &spec) {
@@ -246,7 +250,11 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk) {
         library.kernels[op] = std::move(kernel);
       },
       storage);
-  if (library.kernels.empty())
+  for (const NamedOpKernel &kernel : opKernels) {
+    buildOpHostKernel(b, loc, kernel.name, kernel.spec);
+    names.push_back(kernel.name);
+  }
+  if (names.empty())
     return library;
 
   PassManager pm(ctx);

@@ -8,6 +8,9 @@
 
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
 #include "NeuronKernelBuilder.h"
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
+
+#include "mlir/IR/SymbolTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -100,7 +103,8 @@ serialize(ModuleOp lowered, ArrayRef<std::string> chips, StringRef format,
 
 FailureOr<NeuronKernelBundle>
 snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
-                           bool emitBinary, const NeuronStorage &storage) {
+                           bool emitBinary, const NeuronStorage &storage,
+                           ArrayRef<NamedOpKernel> opKernels) {
   if (chips.empty())
     return func.emitError()
            << "no GPU architecture to compile the neuron kernels for; give "
@@ -137,6 +141,7 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
                      UnitAttr::get(ctx));
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
   auto gpuModule = gpu::GPUModuleOp::create(b, loc, "snn_kernels");
+  b.setInsertionPointToEnd(gpuModule.getBody());
   SmallVector<KernelKind> kinds{KernelKind::ForwardSaveH, KernelKind::Forward,
                                 KernelKind::Backward,
                                 KernelKind::ForwardRecord};
@@ -163,7 +168,13 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
     }
     bundle.kernels[op.op] = std::move(kernel);
   }
-  if (built->empty())
+  for (const NamedOpKernel &kernel : opKernels) {
+    if (SymbolTable::lookupSymbolIn(gpuModule, kernel.name))
+      return func.emitError() << "two kernels are named '" << kernel.name
+                              << "'";
+    buildOpGPUKernel(b, loc, kernel.name, kernel.spec);
+  }
+  if (built->empty() && opKernels.empty())
     return bundle;
 
   if (failed(expandMathOps(gpuModule)) ||
@@ -194,4 +205,25 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
     return func.emitError() << "ptxas (" << toolkit
                             << ") failed on the neuron kernels";
   return bundle;
+}
+
+llvm::DenseMap<Operation *, NeuronKernel>
+snn::getNeuronKernelNames(func::FuncOp func) {
+  llvm::DenseMap<Operation *, NeuronKernel> kernels;
+  forEachKernelOp(func, [&](Operation *op, unsigned index,
+                            const NeuronSpec &spec) {
+    NeuronKernel kernel;
+    kernel.blockSize = kBlockSize;
+    kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(), kBlockSize);
+    kernel.fwdName =
+        getKernelName(func.getSymName(), index, spec, KernelKind::ForwardSaveH);
+    kernel.fwdInferName =
+        getKernelName(func.getSymName(), index, spec, KernelKind::Forward);
+    kernel.fwdRecordName = getKernelName(func.getSymName(), index, spec,
+                                         KernelKind::ForwardRecord);
+    kernel.bwdName =
+        getKernelName(func.getSymName(), index, spec, KernelKind::Backward);
+    kernels[op] = std::move(kernel);
+  });
+  return kernels;
 }

@@ -106,10 +106,10 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
         return failure();
       int64_t copy =
           addTensor(Object{{"shape", toArray(*shape)}, {"role", "activation"}});
-      bodyOps.push_back(Object{{"op", "scale"},
-                               {"scale", 1.0},
-                               {"in", Array{*id}},
-                               {"out", Array{copy}}});
+      bodyOps.push_back(toKernelOp(Object{{"op", "scale"},
+                                          {"scale", 1.0},
+                                          {"in", Array{*id}},
+                                          {"out", Array{copy}}}));
       id = copy;
     }
     yields.push_back(*id);

@@ -519,8 +519,69 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   }
   json["in"] = std::move(in);
   json["out"] = std::move(out);
+  if (auto dropout = dyn_cast<DropoutOp>(op);
+      dropout && training && dropout.getSharedAcrossTime())
+    return op->emitError()
+           << "snn-compile does not support training dropout with "
+              "shared_across_time yet (no generated kernel draws one mask "
+              "for all steps)";
+  if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp>(op) ||
+      (isa<DropoutOp>(op) && training))
+    json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
   return success();
+}
+
+Object ManifestBuilder::makeKernelOp(const OpKernelSpec &spec, Array args,
+                                     Array in, Array out, Array of) {
+  Object json{{"op", "kernel"},
+              {"kernel", opKernels.request(spec)},
+              {"in", std::move(in)},
+              {"out", std::move(out)},
+              {"args", std::move(args)},
+              {"grid", spec.getGridSize()},
+              {"block", kOpKernelBlockSize},
+              {"of", std::move(of)}};
+  if (spec.usesRunValues())
+    json["run_values"] = true;
+  return json;
+}
+
+int64_t ManifestBuilder::nextOpIndex(Phase phase) const {
+  if (bodyTarget)
+    return bodyTarget->size();
+  const llvm::json::Array *programs[] = {&infer, &trainForward, &backward,
+                                         &update};
+  return programs[static_cast<int>(phase)]->size();
+}
+
+Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
+  StringRef kind = *op.getString("op");
+  const Array &in = *op.getArray("in");
+  const Array &out = *op.getArray("out");
+  OpKernelSpec spec;
+  spec.kind = kind == "scale"         ? OpKernelKind::Scale
+              : kind == "dropout"     ? OpKernelKind::Dropout
+              : kind == "dropout_bwd" ? OpKernelKind::DropoutBwd
+                                      : OpKernelKind::Add;
+  spec.scale = op.getNumber("scale").value_or(1.0);
+  spec.accumulate = op.getBoolean("accumulate").value_or(false);
+  if (spec.kind == OpKernelKind::Dropout ||
+      spec.kind == OpKernelKind::DropoutBwd)
+    spec.p = op.getNumber("p").value_or(0.5);
+  if (spec.kind == OpKernelKind::Dropout)
+    spec.seedIndex = index;
+  int64_t n = 1;
+  for (const llvm::json::Value &d :
+       *tensor(*out[0].getAsInteger()).getArray("shape"))
+    n *= *d.getAsInteger();
+  spec.sizes = {n};
+  // The tensors in ABI order: the inputs, then the outputs.
+  Array args = in;
+  for (const llvm::json::Value &id : out)
+    args.push_back(id);
+  return makeKernelOp(spec, std::move(args), Array(in), Array(out),
+                      Array{std::move(op)});
 }
 
 LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
@@ -644,8 +705,12 @@ Object ManifestBuilder::finish(
     manifest["optimizer"] = std::move(*optimizer);
   if (!kernelFiles.empty()) {
     Object files;
-    for (const auto &[key, file] : kernelFiles)
-      files[key] = file;
+    for (const auto &[key, file] : kernelFiles) {
+      if (key == "host_neurons")
+        files[key] = file == "true";
+      else
+        files[key] = file;
+    }
     manifest["kernels"] = std::move(files);
   }
   return manifest;

@@ -5,6 +5,7 @@
 
 #include "SafetensorsWriter.h"
 
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,10 +52,13 @@ public:
   /// `batch` replaces dynamic dimensions (0: none allowed).
   /// `savedHBf16`: training stores the H of multi-step neuron layers in
   /// bf16 (the compiled kernels of `kernels` must have been generated so).
+  /// The elementwise and optimizer ops become `kernel` ops whose kernels
+  /// `opKernels` names (the caller generates them after the manifest).
   ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels,
-                  bool savedHBf16 = false, int64_t recomputeChunk = 0)
-      : batch(batch), kernels(kernels), savedHBf16(savedHBf16),
-        recomputeChunk(recomputeChunk) {}
+                  OpKernelRegistry &opKernels, bool savedHBf16 = false,
+                  int64_t recomputeChunk = 0)
+      : batch(batch), kernels(kernels), opKernels(opKernels),
+        savedHBf16(savedHBf16), recomputeChunk(recomputeChunk) {}
 
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
@@ -105,10 +109,27 @@ private:
   LogicalResult serializeGeneric(Operation *op, Phase phase);
   LogicalResult serializeLoss(Operation *op);
   void emit(Phase phase, llvm::json::Object op);
+  /// `op` (an add, accumulate, scale, training dropout or dropout_bwd of
+  /// the manifest) as a `kernel` op; `index` is its index in its op list
+  /// (dropout's random stream).
+  llvm::json::Object toKernelOp(llvm::json::Object op, int64_t index = 0);
+  /// The index the next op emitted in `phase` gets in its list.
+  int64_t nextOpIndex(Phase phase) const;
+  /// The `kernel` op of `spec` over the tensors `args` (ABI order), which
+  /// computes the manifest ops `of`.
+  llvm::json::Object makeKernelOp(const OpKernelSpec &spec,
+                                  llvm::json::Array args, llvm::json::Array in,
+                                  llvm::json::Array out, llvm::json::Array of);
+  /// Writes the optimizer ops held back by serializeOptimizer: one kernel
+  /// op per group of equal hyperparameters.
+  void flushOptimizerOps();
   std::string getLayerName(Operation *op, StringRef model);
 
   int64_t batch;
   const NeuronKernelMap &kernels;
+  OpKernelRegistry &opKernels;
+  /// Optimizer ops (manifest form) and their kernel spec of one element.
+  std::vector<std::pair<llvm::json::Object, OpKernelSpec>> pendingUpdates;
   bool savedHBf16;
   /// lif/if layers save membrane checkpoints every this many steps instead
   /// of H, and their backward reads their input (0: save H).

@@ -128,25 +128,30 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   ModuleKernelOptions kernelOptions;
   kernelOptions.cuda = options.target != ModuleTarget::Cpu;
   kernelOptions.chips = options.chips;
-  kernelOptions.host =
-      options.hostKernels && options.target != ModuleTarget::Cuda;
+  kernelOptions.host = options.target != ModuleTarget::Cuda;
+  kernelOptions.hostNeurons = options.hostKernels;
   kernelOptions.batch = options.batch;
   kernelOptions.savedHBf16 = options.savedHBf16;
   kernelOptions.recomputeChunk = options.recomputeChunk;
-  if ((kernelOptions.cuda || kernelOptions.host) &&
-      failed(generateModuleKernels(entries, kernelOptions, kernels, blobs)))
+  ModuleKernels moduleKernels(entries, kernelOptions);
+  if (failed(moduleKernels.prepare(kernels)))
     return failure();
 
-  ManifestBuilder builder(options.batch, kernels, options.savedHBf16,
-                          options.recomputeChunk);
+  // The manifest names the op kernels it needs; then they are generated
+  // with the neuron kernels into the same files.
+  OpKernelRegistry opKernels;
+  ManifestBuilder builder(options.batch, kernels, opKernels,
+                          options.savedHBf16, options.recomputeChunk);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
+    return failure();
+  if (failed(moduleKernels.generate(opKernels, blobs)))
     return failure();
 
   std::vector<DirectoryFile> files;
   std::map<std::string, std::string> kernelFiles;
   for (auto &[key, blob] : blobs) {
-    if (key == "host_triple" || key == "host_cpu") {
+    if (key == "host_triple" || key == "host_cpu" || key == "host_neurons") {
       kernelFiles[key] = blob;
       continue;
     }

@@ -30,41 +30,18 @@ static Type withBatch(Type type, int64_t batch) {
   return ranked.clone(shape);
 }
 
-/// Records the names of `bundle` under the original ops.
-static void addKernelRefs(
-    const llvm::DenseMap<Operation *, NeuronKernel> &bundle,
-    const DenseMap<Operation *, Operation *> &originalOf, StringRef hDType,
-    NeuronKernelMap &kernels) {
-  for (auto &[copy, kernel] : bundle) {
-    NeuronKernelRef ref;
-    ref.fwd = kernel.fwdName;
-    ref.fwdInfer = kernel.fwdInferName;
-    ref.fwdRecord = kernel.fwdRecordName;
-    ref.bwd = kernel.bwdName;
-    ref.block = kernel.blockSize;
-    ref.grid = kernel.gridSize;
-    ref.hDType = hDType.str();
-    kernels[originalOf.lookup(copy)] = std::move(ref);
-  }
-}
+ModuleKernels::ModuleKernels(ArrayRef<func::FuncOp> funcs,
+                             const ModuleKernelOptions &options)
+    : funcs(funcs), options(options) {}
 
-LogicalResult mlir::snn::generateModuleKernels(
-    ArrayRef<func::FuncOp> funcs, const ModuleKernelOptions &options,
-    NeuronKernelMap &kernels, std::map<std::string, std::string> &files) {
+ModuleKernels::~ModuleKernels() = default;
+
+LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
   assert(!funcs.empty() && "no entry point");
   func::FuncOp first = funcs.front();
-#ifndef SNN_HAVE_NEURON_TO_GPU
-  (void)options;
-  (void)kernels;
-  (void)files;
-  return first.emitError()
-         << "this snn-opt was built without the neuron kernel generator "
-            "(lib/Conversion/NeuronToGPU); compile with target=cpu "
-            "host-kernels=false";
-#else
   MLIRContext *ctx = first.getContext();
   Location loc = first.getLoc();
-  OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
+  scratch = ModuleOp::create(loc);
   OpBuilder b = OpBuilder::atBlockEnd(scratch->getBody());
   SmallVector<Operation *> originals;
   SmallVector<Type> argTypes;
@@ -78,11 +55,9 @@ LogicalResult mlir::snn::generateModuleKernels(
       for (Value operand : op->getOperands())
         argTypes.push_back(withBatch(operand.getType(), options.batch));
     });
-  if (originals.empty())
-    return success();
 
-  auto kernelFunc = func::FuncOp::create(b, loc, "kernels",
-                                         FunctionType::get(ctx, argTypes, {}));
+  kernelFunc = func::FuncOp::create(b, loc, "kernels",
+                                    FunctionType::get(ctx, argTypes, {}));
   Block *body = kernelFunc.addEntryBlock();
   b.setInsertionPointToStart(body);
   DenseMap<Operation *, Operation *> originalOf;
@@ -97,41 +72,79 @@ LogicalResult mlir::snn::generateModuleKernels(
     originalOf[b.create(state)] = op;
   }
   func::ReturnOp::create(b, loc);
+  if (originals.empty())
+    return success();
+#ifndef SNN_HAVE_NEURON_TO_GPU
+  (void)kernels;
+  return first.emitError()
+         << "this snn-opt was built without the kernel generator "
+            "(lib/Conversion/NeuronToGPU)";
+#else
+  // The GPU kernels and the CPU ones have the same names per op.
+  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  if (!options.cuda && !hostNeurons)
+    return success();
+  for (auto &[copy, kernel] : getNeuronKernelNames(kernelFunc)) {
+    NeuronKernelRef ref;
+    ref.fwd = kernel.fwdName;
+    ref.fwdInfer = kernel.fwdInferName;
+    ref.fwdRecord = kernel.fwdRecordName;
+    ref.bwd = kernel.bwdName;
+    ref.block = kernel.blockSize;
+    ref.grid = kernel.gridSize;
+    ref.hDType = options.cuda && options.savedHBf16 ? "bf16" : "f32";
+    kernels[originalOf.lookup(copy)] = std::move(ref);
+    anyNeuronKernels = true;
+  }
+  return success();
+#endif
+}
 
-  // Both sets of kernels come from the same function: same names per op.
-  if (options.host && !options.savedHBf16) {
-    FailureOr<HostKernelLibrary> library =
-        generateHostNeuronKernels(kernelFunc, options.recomputeChunk);
+LogicalResult
+ModuleKernels::generate(const OpKernelRegistry &ops,
+                        std::map<std::string, std::string> &files) {
+  func::FuncOp first = funcs.front();
+#ifndef SNN_HAVE_NEURON_TO_GPU
+  (void)files;
+  if (anyNeuronKernels || !ops.empty())
+    return first.emitError()
+           << "this snn-opt was built without the kernel generator "
+              "(lib/Conversion/NeuronToGPU)";
+  return success();
+#else
+  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  if (options.host && ((hostNeurons && anyNeuronKernels) || !ops.empty())) {
+    FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(
+        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons);
     if (failed(library))
       return failure();
-    addKernelRefs(library->kernels, originalOf, "f32", kernels);
-    if (!library->kernels.empty()) {
+    if (!library->sharedLibrary.empty()) {
       files["host"] = std::move(library->sharedLibrary);
       files["host_triple"] = library->triple;
       if (!library->cpu.empty())
         files["host_cpu"] = library->cpu;
+      files["host_neurons"] = hostNeurons && anyNeuronKernels ? "true" : "false";
     }
   }
-  if (!options.cuda)
+  if (!options.cuda || (!anyNeuronKernels && ops.empty()))
     return success();
   NeuronStorage storage;
   storage.bf16H = options.savedHBf16;
   storage.recomputeChunk = options.recomputeChunk;
-  FailureOr<NeuronKernelBundle> bundle = generateNeuronKernels(
-      kernelFunc, options.chips, /*emitBinary=*/true, storage);
+  FailureOr<NeuronKernelBundle> bundle =
+      generateNeuronKernels(kernelFunc, options.chips, /*emitBinary=*/true,
+                            storage, ops.getKernels());
   if (failed(bundle))
     return failure();
-  addKernelRefs(bundle->kernels, originalOf,
-                options.savedHBf16 ? "bf16" : "f32", kernels);
   for (const auto &blob : bundle->blobs)
     files[blob.getKey().str()] = blob.getValue();
   // A manifest that names kernels must ship them.
-  if (!bundle->kernels.empty() && !files.count("ptx"))
+  if (!files.count("ptx"))
     return first.emitError()
-           << "the neuron kernel generator returned no PTX for "
-           << bundle->kernels.size()
-           << " neuron layer(s); compile with target=cpu to leave the "
-              "neuron layers to the runtime's built-in kernels";
+           << "the kernel generator returned no PTX for "
+           << bundle->kernels.size() << " neuron layer(s) and "
+           << ops.getKernels().size()
+           << " op kernel(s); compile with target=cpu";
   return success();
 #endif
 }

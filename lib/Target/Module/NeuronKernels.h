@@ -9,31 +9,53 @@
 
 namespace mlir::snn {
 
-/// Which kernels generateModuleKernels builds.
+/// Which kernels ModuleKernels builds.
 struct ModuleKernelOptions {
   /// GPU kernels: a cubin per chip of `chips` and PTX.
   bool cuda = true;
   std::vector<std::string> chips;
-  /// CPU kernels: a shared library for this machine's architecture.
+  /// CPU kernels: a shared library for this machine's architecture with the
+  /// op kernels, and the neuron kernels when `hostNeurons`.
   bool host = true;
+  bool hostNeurons = true;
   /// Replaces dynamic dims.
   int64_t batch = 0;
   /// The GPU kernels write and read the saved H in bf16 (the CPU keeps H in
-  /// f32 storage, so no CPU kernels are built then).
+  /// f32 storage, so no CPU neuron kernels are built then).
   bool savedHBf16 = false;
   /// lif/if kernels recompute H (NeuronStorage::recomputeChunk).
   int64_t recomputeChunk = 0;
 };
 
-/// Generates the kernels of every neuron op of `funcs` into one set of files,
-/// so that the programs of all entry points share them. Fills `kernels` for
-/// the ops that have kernels and `files` with "sm_XY" -> cubin, "ptx" -> PTX,
-/// "host" -> the CPU shared library, "host_triple" -> its target triple and
-/// "host_cpu" -> the CPU level it needs (absent for the baseline).
-LogicalResult generateModuleKernels(ArrayRef<func::FuncOp> funcs,
-                                    const ModuleKernelOptions &options,
-                                    NeuronKernelMap &kernels,
-                                    std::map<std::string, std::string> &files);
+/// The kernels of a compiled module: the neuron kernels of every entry
+/// point (their ops are copied into one scratch function with the batch size
+/// filled in, so that the programs of all entry points share one cubin) and
+/// the op kernels that the manifest asks for. Names come first (prepare),
+/// then the manifest, then the code (generate).
+class ModuleKernels {
+public:
+  ModuleKernels(ArrayRef<func::FuncOp> funcs,
+                const ModuleKernelOptions &options);
+  ~ModuleKernels();
+
+  /// Fills `kernels` with the names of the neuron kernels that generate()
+  /// will build.
+  LogicalResult prepare(NeuronKernelMap &kernels);
+  /// Generates the neuron kernels and `ops` into `files`: "sm_XY" -> cubin,
+  /// "ptx" -> PTX, "host" -> the CPU shared library, "host_triple" -> its
+  /// target triple, "host_cpu" -> the CPU level it needs (absent for the
+  /// baseline), "host_neurons" -> "true"/"false" (whether the library has
+  /// the neuron kernels).
+  LogicalResult generate(const OpKernelRegistry &ops,
+                         std::map<std::string, std::string> &files);
+
+private:
+  SmallVector<func::FuncOp> funcs;
+  ModuleKernelOptions options;
+  OwningOpRef<ModuleOp> scratch;
+  func::FuncOp kernelFunc;
+  bool anyNeuronKernels = false;
+};
 
 } // namespace mlir::snn
 

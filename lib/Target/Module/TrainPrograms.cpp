@@ -75,7 +75,41 @@ LogicalResult ManifestBuilder::addTrainPrograms(func::FuncOp trainStep) {
     return trainStep.emitError()
            << "@train_step has no loss op (snn.loss_*); run --snn-autodiff "
               "to produce the training step";
+  flushOptimizerOps();
   return success();
+}
+
+void ManifestBuilder::flushOptimizerOps() {
+  // Groups in the order of their first op; parameters in op order.
+  std::vector<OpKernelSpec> specs;
+  std::vector<Array> args, ins, outs, ofs;
+  llvm::StringMap<size_t> groupOf;
+  for (auto &[op, spec] : pendingUpdates) {
+    OpKernelSpec hyper = spec;
+    hyper.sizes.clear();
+    auto [it, inserted] = groupOf.try_emplace(hyper.getKey(), specs.size());
+    if (inserted) {
+      specs.push_back(hyper);
+      args.emplace_back();
+      ins.emplace_back();
+      outs.emplace_back();
+      ofs.emplace_back();
+    }
+    size_t g = it->second;
+    specs[g].sizes.push_back(spec.sizes.front());
+    for (const llvm::json::Value &id : *op.getArray("in")) {
+      args[g].push_back(id);
+      ins[g].push_back(id);
+    }
+    for (const llvm::json::Value &id : *op.getArray("out"))
+      outs[g].push_back(id);
+    ofs[g].push_back(std::move(op));
+  }
+  pendingUpdates.clear();
+  for (size_t g = 0; g < specs.size(); ++g)
+    emit(Phase::Update,
+         makeKernelOp(specs[g], std::move(args[g]), std::move(ins[g]),
+                      std::move(outs[g]), std::move(ofs[g])));
 }
 
 LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
@@ -204,6 +238,33 @@ LogicalResult ManifestBuilder::serializeOptimizer(Operation *op) {
   }
   if (!optimizer)
     optimizer = std::move(config);
-  emit(Phase::Update, std::move(json));
+  OpKernelSpec spec;
+  int64_t n = 1;
+  for (const llvm::json::Value &d : *tensor(operandIds[0]).getArray("shape"))
+    n *= *d.getAsInteger();
+  spec.sizes = {n};
+  if (auto sgd = dyn_cast<SGDOp>(op)) {
+    spec.kind = OpKernelKind::SGD;
+    spec.momentum = sgd.getMomentum().convertToDouble();
+    spec.dampening = sgd.getDampening().convertToDouble();
+    spec.weightDecay = sgd.getWeightDecay().convertToDouble();
+    spec.nesterov = sgd.getNesterov();
+    if ((spec.momentum != 0.0) != (op->getNumOperands() == 3))
+      return op->emitError() << "snn.sgd needs a momentum buffer exactly "
+                                "when its momentum is not 0";
+  } else if (auto adam = dyn_cast<AdamOp>(op)) {
+    spec.kind = OpKernelKind::Adam;
+    spec.beta1 = adam.getBeta1().convertToDouble();
+    spec.beta2 = adam.getBeta2().convertToDouble();
+    spec.eps = adam.getEps().convertToDouble();
+    spec.weightDecay = adam.getWeightDecay().convertToDouble();
+    spec.decoupled = adam.getDecoupled();
+  } else {
+    return op->emitError() << "snn-compile has no kernel for the optimizer '"
+                           << op->getName() << "'";
+  }
+  // One kernel updates all parameters of equal hyperparameters: the ops are
+  // written together after the last one (flushOptimizerOps).
+  pendingUpdates.emplace_back(std::move(json), spec);
   return success();
 }

@@ -1,22 +1,8 @@
-//===- Elementwise.cu - add, scale, bias, reductions, dropout, layouts ----===//
+//===- Elementwise.cu - bias, reductions, layouts -------------------------===//
 
 #include "Common.cuh"
 
 #include <stdint.h>
-
-extern "C" __global__ void snnrt_add(const float *a, const float *b, float *y,
-                                     long long n) {
-  SNNRT_GRID_LOOP(i, n) y[i] = a[i] + b[i];
-}
-
-/// y = scale * x (y += scale * x when accumulate).
-extern "C" __global__ void snnrt_scale(const float *x, float *y, float scale,
-                                       long long n, int accumulate) {
-  SNNRT_GRID_LOOP(i, n) {
-    float v = scale * x[i];
-    y[i] = accumulate ? y[i] + v : v;
-  }
-}
 
 /// y[m, n] += b[n] for rows x cols.
 extern "C" __global__ void snnrt_add_bias(float *y, const float *b,
@@ -60,40 +46,5 @@ extern "C" __global__ void snnrt_channels_first(const float *in, float *out,
     long long o = i / (rows * inner), r = i % (rows * inner);
     long long m = r / inner, p = r % inner;
     out[i] = in[(m * channels + o) * inner + p];
-  }
-}
-
-namespace {
-/// A counter-based generator: a uniform float in [0, 1) from (seed, index).
-__device__ __forceinline__ float uniform(unsigned long long seed,
-                                         unsigned long long index) {
-  uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (z >> 40) * (1.0f / 16777216.0f);
-}
-} // namespace
-
-/// Training dropout: mask ~ Bernoulli(1 - p), y = x mask / (1 - p).
-extern "C" __global__ void snnrt_dropout(const float *x, float *y,
-                                         unsigned char *mask, float p,
-                                         unsigned long long seed, long long n) {
-  float keep = 1.0f - p;
-  SNNRT_GRID_LOOP(i, n) {
-    unsigned char m = uniform(seed, i) < keep ? 1 : 0;
-    mask[i] = m;
-    y[i] = m ? x[i] / keep : 0.0f;
-  }
-}
-
-extern "C" __global__ void snnrt_dropout_bwd(const float *gy,
-                                             const unsigned char *mask,
-                                             float *gx, float p, long long n,
-                                             int accumulate) {
-  float keep = 1.0f - p;
-  SNNRT_GRID_LOOP(i, n) {
-    float v = mask[i] ? gy[i] / keep : 0.0f;
-    gx[i] = accumulate ? gx[i] + v : v;
   }
 }

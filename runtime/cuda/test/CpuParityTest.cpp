@@ -184,8 +184,11 @@ json forwardManifest() {
        {"stride", {2, 2}}, {"padding", {0, 0}}},
       {{"op", "sum_pool2d"}, {"in", {8}}, {"out", {18}}, {"kernel", {3, 3}},
        {"stride", {3, 3}}, {"padding", {1, 1}}},
-      {{"op", "add"}, {"in", {11, 17}}, {"out", {19}}},
-      {{"op", "scale"}, {"in", {19}}, {"out", {20}}, {"scale", 0.5}},
+      // 1x1 windows: copies (add and scale are generated kernels now).
+      {{"op", "sum_pool2d"}, {"in", {11}}, {"out", {19}}, {"kernel", {1, 1}},
+       {"stride", {1, 1}}, {"padding", {0, 0}}},
+      {{"op", "avg_pool2d"}, {"in", {19}}, {"out", {20}}, {"kernel", {1, 1}},
+       {"stride", {1, 1}}, {"padding", {0, 0}}},
   });
   json manifest = {{"format", "snn-module"}, {"version", 1},
                    {"time_steps", 2}, {"batch", 3}, {"tensors", t},

@@ -86,8 +86,7 @@ std::vector<uint8_t> OpHarness::readBytes(int64_t id) {
   return out;
 }
 
-void OpHarness::run(const nlohmann::json &op, float learningRate,
-                    int64_t step, uint64_t seed, std::string *kernelUsed) {
+void OpHarness::run(const nlohmann::json &op, std::string *kernelUsed) {
   OpCall call{op, {}, {}, {}, "test op '" + op.value("op", "") + "'"};
   for (const auto &id : op["in"])
     call.in.push_back(tensors.at(id.get<int64_t>()));
@@ -99,9 +98,6 @@ void OpHarness::run(const nlohmann::json &op, float learningRate,
       opError(call, "no tensor " + std::to_string(id));
     return it->second;
   };
-  call.learningRate = learningRate;
-  call.step = step;
-  call.seed = seed;
   call.kernelUsed = kernelUsed;
   runOp(dev, call);
   dev.synchronize(call.where);

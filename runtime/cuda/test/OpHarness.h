@@ -39,9 +39,7 @@ public:
   CudaDevice &device() { return dev; }
 
   /// Runs `op` (its "in"/"out" are ids of this harness).
-  void run(const nlohmann::json &op, float learningRate = 0.0f,
-           int64_t step = 1, uint64_t seed = 0,
-           std::string *kernelUsed = nullptr);
+  void run(const nlohmann::json &op, std::string *kernelUsed = nullptr);
 
 private:
   CudaDevice &dev;

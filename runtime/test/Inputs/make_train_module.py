@@ -2,19 +2,24 @@
 """Writes a trainable compiled module by hand (docs/artifact-format.md).
 
 An MLP of LIF layers with a leaky-integrator readout, cross-entropy on the
-mean membrane and SGD or Adam: input [T, B, IN] -> linear -> LIF -> ...
--> linear -> LI. It exercises `snn-run train` (CPU or --device cuda) on
-Fashion-MNIST or toy data until the compiler emits training programs.
+mean membrane and SGD with momentum: input [T, B, IN] -> linear -> LIF ->
+... -> linear -> LI. It exercises `snn-run train` on the CPU without the
+compiler (runtime/test/snn-run-train.sh).
 
     make_train_module.py OUT.snnmod [--in 784] [--hidden 256] [--out 10]
-        [--steps 4] [--batch 64] [--optimizer sgd|adam] [--lr 0.1]
-        [--dropout 0.0]
+        [--steps 4] [--batch 64] [--lr 0.1]
+        --kernels snnrt-test-kernels.so
+
+The update is SGD with momentum through the test kernel library (the
+runtime computes no op itself; a compiled module carries generated kernels).
 """
 
 import argparse
 import json
 import math
 import os
+import platform
+import shutil
 
 
 class Module:
@@ -66,7 +71,7 @@ def build(args):
         infer += [op("linear", [cur_infer, w, b], [a], has_bias=True),
                   op("neuron", [a], [s], **neuron)]
         layer = {"w": w, "b": b, "x": cur_train, "a": a, "s": s,
-                 "neuron": neuron, "h": None, "mask": None, "drop": None}
+                 "neuron": neuron, "h": None}
         forward.append(op("linear", [cur_train, w, b], [a], has_bias=True))
         if last:
             forward.append(op("neuron", [a], [s], **neuron))
@@ -75,22 +80,15 @@ def build(args):
             layer["h"] = h
             forward.append(op("neuron", [a], [s, h], save_h=True, **neuron))
             spike_layers.append({"name": f"lif{i + 1}", "tensor": s})
-        out = s
-        if not last and args.dropout > 0:
-            d = m.tensor(f"%d{i + 1}", shape, "activation")
-            mask = m.tensor(f"%mask{i + 1}", shape, "saved", dtype="u8")
-            forward.append(op("dropout", [s], [d, mask], p=args.dropout,
-                              training=True))
-            layer["drop"], layer["mask"], out = d, mask, d
         layers.append(layer)
-        cur_infer, cur_train = s, out
+        cur_infer, cur_train = s, s
     y = layers[-1]["s"]
     labels = m.tensor("labels", [B], "label", dtype="i32")
     loss = m.tensor("loss", [], "loss")
     correct = m.tensor("correct", [], "metric")
     g = m.tensor("%grad.y", m.shape(y), "grad")
     backward = [op("loss_ce_membrane", [y, labels], [loss, g, correct])]
-    update = []
+    sgd = []
     for i in reversed(range(len(layers))):
         L = layers[i]
         ga = m.tensor(f"%grad.a{i + 1}", m.shape(L["a"]), "grad")
@@ -106,29 +104,27 @@ def build(args):
         backward.append(op("linear_bwd", [ga, L["x"], L["w"]], outs,
                            has_bias=True, need_gx=need_gx))
         if need_gx:
-            prev = layers[i - 1]
-            if prev["drop"] is not None:
-                gs = m.tensor(f"%grad.s{i}", m.shape(prev["s"]), "grad")
-                backward.append(op("dropout_bwd", [gx, prev["mask"]], [gs],
-                                   p=args.dropout))
-                gx = gs
             g = gx
         for param, grad in ((L["w"], gw), (L["b"], gb)):
             name, shape = m.tensors[param]["name"], m.shape(param)
-            zeros = {"kind": "zeros"}
-            if args.optimizer == "sgd":
-                buf = m.tensor(f"opt:{name}:momentum", shape,
-                               "optimizer_state", init=zeros)
-                update.append(op("sgd", [param, grad, buf], [param, buf],
-                                 momentum=0.9, weight_decay=0.0))
-            else:
-                mom = m.tensor(f"opt:{name}:m", shape, "optimizer_state",
-                               init=zeros)
-                var = m.tensor(f"opt:{name}:v", shape, "optimizer_state",
-                               init=zeros)
-                update.append(op("adam", [param, grad, mom, var],
-                                 [param, mom, var], beta1=0.9, beta2=0.999,
-                                 eps=1e-8, weight_decay=0.0, decoupled=False))
+            buf = m.tensor(f"opt:{name}:momentum", shape, "optimizer_state",
+                           init={"kind": "zeros"})
+            sgd.append((param, grad, buf))
+    # SGD with momentum 0.9 over every parameter: one kernel op of the test
+    # kernel library (runtime/test/Inputs/TestKernels.cpp), which reads the
+    # sizes and hyperparameters from constant tensors.
+    def constant(name, value):
+        return m.tensor(name, [1], "constant",
+                        init={"kind": "constant", "value": value})
+    kargs = [constant("sgd.segments", len(sgd)), constant("sgd.momentum", 0.9),
+             constant("sgd.weight_decay", 0.0)]
+    for i, (param, grad, buf) in enumerate(sgd):
+        kargs += [constant(f"sgd.size{i}", math.prod(m.shape(param))), param,
+                  grad, buf]
+    update = [op("kernel", [t for s in sgd for t in s],
+                 [t for p, _, b in sgd for t in (p, b)],
+                 kernel="snnrt_test_sgd_momentum", args=kargs,
+                 run_values=True, grid=1, block=1)]
     return {
         "format": "snn-module", "version": 1, "time_steps": T, "batch": B,
         "tensors": m.tensors, "input": x, "output": layers[-1]["s"],
@@ -136,7 +132,10 @@ def build(args):
         "spike_layers": spike_layers,
         "programs": {"infer": infer, "train_forward": forward,
                      "backward": backward, "update": update},
-        "optimizer": {"kind": args.optimizer, "lr": args.lr},
+        "optimizer": {"kind": "sgd", "lr": args.lr, "momentum": 0.9},
+        "kernels": {"host": "kernels.host.so",
+                    "host_triple": platform.machine() + "-unknown-linux-gnu",
+                    "host_neurons": False},
     }
 
 
@@ -148,14 +147,15 @@ def main():
     p.add_argument("--out", dest="outputs", type=int, default=10)
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--optimizer", choices=["sgd", "adam"], default="adam")
+    p.add_argument("--kernels", required=True,
+                   help="the test kernel library (snnrt-test-kernels.so)")
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--dropout", type=float, default=0.0)
     args = p.parse_args()
     manifest = build(args)
     os.makedirs(args.output, exist_ok=True)
     with open(os.path.join(args.output, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
+    shutil.copyfile(args.kernels, os.path.join(args.output, "kernels.host.so"))
 
 
 if __name__ == "__main__":

@@ -91,8 +91,13 @@ train:
   --no-progress              no progress bar on stderr
 grads:                       one forward + backward on the first batch of
                              --data/--labels (no update); --output FILE
-                             .safetensors receives the loss and every
-                             parameter gradient ("grad:<name>")
+                             .safetensors receives the loss, every
+                             parameter gradient ("grad:<name>") and the
+                             dropout masks drawn ("mask:<name>");
+                             --update-steps K then runs the update program
+                             K times (steps 1..K, the same gradients, --lr or
+                             the module's) and adds the parameters and the
+                             optimizer state ("updated:<name>")
 bench:                       time the programs on one batch of seeded random
                              input and labels already on the device; prints
                              one JSON line {"fwd_ms", "step_ms", "mem_mb"
@@ -107,7 +112,7 @@ struct Options {
       schedule = "const", record, recordOutput;
   int64_t limit = -1, limitTest = -1, limitTrain = -1, epochs = 1,
           iterations = 50,
-          stepSize = 1;
+          stepSize = 1, updateSteps = 0;
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
   bool verbose = false, shuffle = true, progress = true, profile = false;
@@ -191,6 +196,8 @@ Options parse(int argc, char **argv) {
       o.recordOutput = value();
     } else if (a == "--seed") {
       o.seed = static_cast<uint64_t>(toInt(a, value(), 0));
+    } else if (a == "--update-steps") {
+      o.updateSteps = toInt(a, value(), 1);
     } else if (a == "--epochs") {
       o.epochs = toInt(a, value(), 1);
     } else if (a == "--lr") {
@@ -514,8 +521,19 @@ int grads(const Options &o) {
   runner->upload(m.labels);
   RunContext ctx{0.0f, 1, mixSeed({o.seed, 0, 0})};
   runner->run("train_forward", ctx);
-  runner->run("backward", ctx);
+  // The dropout masks this step drew ("mask:<name>"), before the backward
+  // may reuse their storage.
   std::map<std::string, HostArray> out;
+  for (const TensorInfo &t : m.tensors) {
+    if (t.dtype != DType::U8)
+      continue;
+    runner->download(t.id);
+    const float *values = exec.data(t.id);
+    out["mask:" + t.name] =
+        HostArray{t.shape, std::vector<float>(values, values + t.numel())};
+  }
+  size_t numMasks = out.size();
+  runner->run("backward", ctx);
   for (const TensorInfo &t : m.tensors) {
     bool isGrad = t.name.rfind("grad:", 0) == 0 && t.name != "grad:output";
     if (!isGrad && t.id != m.loss)
@@ -524,9 +542,26 @@ int grads(const Options &o) {
     const float *values = exec.data(t.id);
     out[t.name] = HostArray{t.shape, std::vector<float>(values, values + t.numel())};
   }
+  size_t numGrads = out.size() - 1 - numMasks;
+  if (o.updateSteps > 0) {
+    float lr = o.lr > 0 ? o.lr : m.optimizer.value("lr", 0.0f);
+    for (int64_t k = 1; k <= o.updateSteps; ++k) {
+      ctx.learningRate = lr;
+      ctx.step = k;
+      runner->run("update", ctx);
+    }
+    for (const TensorInfo &t : m.tensors) {
+      if (t.role != "param" && t.role != "optimizer_state")
+        continue;
+      runner->download(t.id);
+      const float *values = exec.data(t.id);
+      out["updated:" + t.name] =
+          HostArray{t.shape, std::vector<float>(values, values + t.numel())};
+    }
+  }
   writeSafetensors(o.output, out);
   std::printf("snn-run: loss %.8g; %zu gradients written to %s (%s)\n",
-              double(out["loss"].data.at(0)), out.size() - 1, o.output.c_str(),
+              double(out["loss"].data.at(0)), numGrads, o.output.c_str(),
               runner->describe().c_str());
   return 0;
 }

@@ -13,6 +13,17 @@
                                        With OTHER (the gradients of another
                                        build of the model, e.g. saved-h=f32),
                                        also prints how far they are from ours.
+  grads_reference.py update MODULE DIR STEPS LR
+                                       the update program (the module's
+                                       generated optimizer kernel) against
+                                       snnref.optim in float64: from the
+                                       weights and the runtime's gradients of
+                                       DIR/grads.safetensors, STEPS updates at
+                                       learning rate LR (`snn-run grads
+                                       --update-steps STEPS --lr LR`) must
+                                       give every parameter and optimizer
+                                       state ("updated:<name>") within 1e-6
+                                       normwise relative error.
 """
 import sys
 
@@ -45,7 +56,10 @@ def active(mod, weights, x, y):
     mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
     mod.set("input", x.astype(np.float64))
     mod.set("labels", y)
-    mod.run("train_forward")
+    # Dropout masks are the runtime's; keeping everything is one of them.
+    masks = {t["id"]: np.ones(t["shape"]) for t in mod.m["tensors"]
+             if t.get("dtype") == "u8"}
+    mod.run("train_forward", masks=masks)
     mod.run("backward")
     return all(np.any(mod.get(t["name"]) != 0) for t in mod.m["tensors"]
                if t["name"].startswith("grad:") and "grad_of" in t)
@@ -71,9 +85,12 @@ def compare(module, d, other=None):
     mod.initialize(weights=weights)
     mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
     mod.set("labels", np.load(f"{d}/y.npy"))
-    mod.run("train_forward")
-    mod.run("backward")
     got = read_safetensors(f"{d}/grads.safetensors")[0]
+    # Dropout: the reference takes the runtime's masks.
+    masks = {k[len("mask:"):]: v.astype(np.float64) for k, v in got.items()
+             if k.startswith("mask:")}
+    mod.run("train_forward", masks=masks)
+    mod.run("backward")
     worst, failed, active = 0.0, [], 0
     rows = [("loss", float(mod.get("loss")), got["loss"].astype(np.float64).reshape(()))]
     for t in mod.m["tensors"]:
@@ -88,6 +105,14 @@ def compare(module, d, other=None):
             failed.append(f"{name} (rel {err:.2e})")
     if active < len(rows):
         failed.append("a gradient is all zero: the check proves nothing")
+    for name, mask in masks.items():
+        kept = float(mask.mean())
+        p = next(float(sub["p"]) for ops in mod.m["programs"].values() for op in ops
+                 for sub in op.get("of", [op]) if sub["op"] == "dropout"
+                 and mod.info(sub["out"][1])["name"] == name)
+        print(f"MASK {name} kept={kept:.3f} expected={1 - p:.3f}")
+        if abs(kept - (1 - p)) > 5 * np.sqrt(p * (1 - p) / mask.size) + 1e-9:
+            failed.append(f"mask {name} keeps {kept:.3f}, not about {1 - p:.3f}")
     print(f"GRADS {len(rows) - 1} params max_rel={worst:.1e} "
           + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
     if other:
@@ -98,6 +123,37 @@ def compare(module, d, other=None):
     return 0 if not failed else 1
 
 
+def update(module, d, steps, lr):
+    mod = Module(module)
+    weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
+    mod.initialize(weights=weights)
+    got = read_safetensors(f"{d}/grads.safetensors")[0]
+    for t in mod.m["tensors"]:
+        if t["name"].startswith("grad:") and "grad_of" in t:
+            mod.set(t["name"], got[t["name"]].astype(np.float64))
+    lr = float(np.float32(lr))  # the runtime's learning rate is a float
+    for step in range(1, steps + 1):
+        mod.run("update", lr=lr, step=step)
+    worst, failed, count = 0.0, [], 0
+    for t in mod.m["tensors"]:
+        if t.get("role") not in ("param", "optimizer_state"):
+            continue
+        ref = np.asarray(mod.get(t["name"]), dtype=np.float64)
+        ours = got["updated:" + t["name"]].astype(np.float64).reshape(ref.shape)
+        err = float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
+        worst = max(worst, err)
+        count += 1
+        if not err < 1e-6:
+            failed.append(f"{t['name']} (rel {err:.2e})")
+    kernels = [op["kernel"] for op in mod.m["programs"]["update"]]
+    print(f"UPDATE {count} tensors {steps} steps kernels={len(kernels)} "
+          f"max_rel={worst:.1e} "
+          + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
+    return 0 if not failed else 1
+
+
 if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
+    if cmd == "update":
+        sys.exit(update(module, d, int(sys.argv[4]), float(sys.argv[5])))
     sys.exit(make(module, d) if cmd == "make" else compare(module, d, *sys.argv[4:5]))

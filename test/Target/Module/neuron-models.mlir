@@ -29,7 +29,8 @@
 // CHECK-NEXT: infer: neuron in=[[[S1]]] out=[[[S2:[0-9]+]]] c=2 {{.*}}k=0 layer="if0" model="if" {{.*}}surrogate={"alpha":2,"kind":"atan"} v_init=0 v_leak=0 v_reset=0 v_th=1
 // CHECK-NEXT: infer: neuron in=[[[S2]], [[W]]] out=[[[S3:[0-9]+]]] decay_input=false detach_reset=false features=3 layer="plif0" model="plif" plif_w={"tensor":[[W]]} reset="hard" {{.*}}v_leak=0
 // CHECK-NEXT: infer: neuron in=[[[S3]]] out=[[[S4:[0-9]+]]] c=0.5 c_syn=2 {{.*}}i_init=0.1 k=0.5 k_syn=0.2 layer="cuba_lif0" model="cuba_lif" {{.*}}v_init=0.3
-// CHECK-NEXT: infer: scale in=[[[S4]]] out=[[[DROPIN]]] scale=0.5
+// CHECK-NEXT: infer: kernel snn_op0_scale grid=1 block=256
+// CHECK-NEXT: infer:   scale in=[[[S4]]] out=[[[DROPIN]]] scale=0.5
 // CHECK-NEXT: infer: neuron in=[{{[0-9]+}}] out=[[[OUT]]] c=0.5 features=3 k=0.1 layer="li0" model="li" save_h=false v_init=0 v_leak=0
 // CHECK-NOT: infer:
 

@@ -9,6 +9,8 @@
 #ifndef SNN_CONVERSION_NEURONTOGPU_NEURONTOGPU_H
 #define SNN_CONVERSION_NEURONTOGPU_NEURONTOGPU_H
 
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/DenseMap.h"
@@ -73,9 +75,16 @@ struct NeuronKernelBundle {
 /// Per-neuron parameters of cuba_lif's synapse (k_syn, c_syn, i_init) follow
 /// v_init in the argument list. Emits a diagnostic and fails when a chip name
 /// is malformed or the toolchain fails. `storage` applies to every layer.
+/// `opKernels` (OpKernels.h) go into the same cubin and PTX.
 FailureOr<NeuronKernelBundle>
 generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
-                      bool emitBinary, const NeuronStorage &storage = {});
+                      bool emitBinary, const NeuronStorage &storage = {},
+                      ArrayRef<NamedOpKernel> opKernels = {});
+
+/// The names and launch sizes that generateNeuronKernels and
+/// generateHostNeuronKernels give the kernels of `func`'s neuron ops,
+/// without generating them.
+llvm::DenseMap<Operation *, NeuronKernel> getNeuronKernelNames(func::FuncOp func);
 
 /// The neuron kernels compiled for the CPU that runs snn-opt: a shared
 /// library that exports `void NAME(void **args)` per kernel, args[i] being
@@ -97,9 +106,12 @@ struct HostKernelLibrary {
 /// (with ld or ld.lld) the forward, inference and backward kernels of every
 /// neuron op of `func` that has generated kernels, with f32 storage (lif/if
 /// recompute H when `recomputeChunk` > 0). Emits a diagnostic and fails when
-/// LLVM or the linker fails or no linker is found.
+/// LLVM or the linker fails or no linker is found. `opKernels` join the
+/// library; `neurons` = false leaves the neuron kernels out.
 FailureOr<HostKernelLibrary>
-generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0);
+generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0,
+                          ArrayRef<NamedOpKernel> opKernels = {},
+                          bool neurons = true);
 
 } // namespace mlir::snn
 

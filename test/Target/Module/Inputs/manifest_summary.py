@@ -139,6 +139,36 @@ def check_op(op, where, shape):
                 fail(f"{where}: {kind} lacks '{p}'")
 
 
+def walk_kernel(op, where, program, indent, shape):
+    """A generated kernel: its tensors are its ops' tensors (`of`), in their
+    order; prints the kernel, then each op it computes."""
+    of = op.get("of")
+    if not isinstance(op.get("kernel"), str) or not of:
+        fail(f"{where}: a kernel op needs 'kernel' and 'of'")
+    args = [t for sub in of for t in sub["in"] + [o for o in sub["out"] if o not in sub["in"]]]
+    if op["args"] != args:
+        fail(f"{where}: args {op['args']} are not the tensors of its ops {args}")
+    if sorted(op["in"]) != sorted(t for sub in of for t in sub["in"]) or \
+            sorted(op["out"]) != sorted(t for sub in of for t in sub["out"]):
+        fail(f"{where}: in/out are not those of its ops")
+    for i in args:
+        shape(i)
+    for n, sub in enumerate(of):
+        if sub["op"] in ("add", "accumulate", "scale") and \
+                any(numel(shape(t)) != numel(shape(sub["out"][0])) for t in sub["in"]):
+            fail(f"{where}: {sub['op']} #{n} mixes sizes")
+        if sub["op"] in ("sgd", "adam") and \
+                any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
+            fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
+    extra = " run_values" if op.get("run_values") else ""
+    print(f"{program}: {indent}kernel {op['kernel']} grid={op['grid']} block={op['block']}{extra}")
+    for sub in of:
+        attrs = {k: v for k, v in sub.items() if k not in ("op", "in", "out")}
+        text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+                        for k, v in sorted(attrs.items()))
+        print(f"{program}: {indent}  {sub['op']} in={sub['in']} out={sub['out']} {text}".rstrip())
+
+
 def walk(ops, program, indent, live, tensors, shape):
     """Checks def-before-use and each op's shapes; prints one line per op
     (a time loop's body indented under it)."""
@@ -149,6 +179,10 @@ def walk(ops, program, indent, live, tensors, shape):
             if i not in live and base not in live:
                 fail(f"{where} reads tensor {i} before it is written")
         check_op(op, where, shape)
+        if op["op"] == "kernel":
+            walk_kernel(op, where, program, indent, shape)
+            live.update(op["out"])
+            continue
         attrs = {k: v for k, v in op.items() if k not in ("op", "in", "out", "body")}
         text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"
                         for k, v in sorted(attrs.items()))
@@ -198,7 +232,7 @@ def main():
                 fail(f"tensor '{t['name']}' is not in init.safetensors with shape {t['shape']}")
     # host_triple and host_cpu describe the host library; the rest are files.
     for key, name in m.get("kernels", {}).items():
-        if key in ("host_triple", "host_cpu"):
+        if key in ("host_triple", "host_cpu", "host_neurons"):
             continue
         if not os.path.getsize(os.path.join(root, name)):
             fail(f"kernel file {name} is empty")
@@ -228,7 +262,7 @@ def main():
     if "optimizer" in m:
         print("optimizer " + json.dumps(m["optimizer"], sort_keys=True, separators=(",", ":")))
     for key, name in sorted(m.get("kernels", {}).items()):
-        print(f"kernel_file {key} {name}")
+        print(f"kernel_file {key} {name if isinstance(name, str) else json.dumps(name)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,129 @@
+//===- OpKernels.h - generated kernels of the non-neuron ops ----*- C++ -*-===//
+//
+// The elementwise ops (add, accumulate, scale) and the optimizer updates
+// (SGD, Adam/AdamW) as compiler-generated kernels: one description
+// (OpKernelSpec) gives a `gpu.func` (lowered with the neuron kernels to NVVM,
+// cubin and PTX) and a host function (lowered with them through LLVM into
+// the module's CPU kernel library). The runtime launches them by name
+// through the manifest's `kernel` op (docs/artifact-format.md, "Generated
+// op kernels"); it knows nothing of what they compute.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_CONVERSION_NEURONTOGPU_OPKERNELS_H
+#define SNN_CONVERSION_NEURONTOGPU_OPKERNELS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::snn {
+
+/// What an op kernel computes per element (docs/artifact-format.md, the op
+/// of the same name).
+enum class OpKernelKind {
+  Add,   ///< y = a + b: `add` and `accumulate`
+  Scale, ///< y = s x (y += s x with accumulate)
+  SGD,   ///< torch.optim.SGD, in place
+  Adam,  ///< torch.optim.Adam / AdamW, in place
+  Dropout,    ///< training dropout: x -> y, keep mask (u8)
+  DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
+};
+
+/// Threads per block of the op kernels.
+inline constexpr int64_t kOpKernelBlockSize = 256;
+
+/// One generated kernel: the same elementwise computation over one or more
+/// segments (an optimizer kernel updates every parameter of a group in one
+/// launch: one segment per parameter). Sizes are compile-time constants.
+struct OpKernelSpec {
+  OpKernelKind kind = OpKernelKind::Add;
+  /// Elements of each segment.
+  SmallVector<int64_t> sizes;
+  /// Elements of the mask (dropout, one segment): the segment's size.
+  // scale
+  double scale = 1.0;
+  bool accumulate = false;
+  // sgd
+  double momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
+  bool nesterov = false;
+  // adam (weightDecay shared with sgd)
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool decoupled = false;
+  // dropout and its backward (accumulate shared with scale)
+  double p = 0.5;
+  /// The op's index in its program: the kernel's random stream is
+  /// (run seed * 0x100000001B3 + seedIndex), counter-based per element.
+  int64_t seedIndex = 0;
+
+  /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
+  /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
+  /// dropout_bwd gy, mask, gx.
+  unsigned getTensorsPerSegment() const;
+  /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
+  /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
+  int getMaskTensor() const {
+    return kind == OpKernelKind::Dropout      ? 2
+           : kind == OpKernelKind::DropoutBwd ? 1
+                                              : -1;
+  }
+  /// The kernel reads the launcher's run values (learning rate, step, seed).
+  bool usesRunValues() const {
+    return kind == OpKernelKind::SGD || kind == OpKernelKind::Adam ||
+           kind == OpKernelKind::Dropout;
+  }
+  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd".
+  StringRef getKindName() const;
+  /// Equal keys compute the same thing (one kernel serves both).
+  std::string getKey() const;
+  /// Blocks of kOpKernelBlockSize threads: each segment starts a block.
+  int64_t getGridSize() const;
+};
+
+/// A spec with the name the kernel gets.
+struct NamedOpKernel {
+  std::string name;
+  OpKernelSpec spec;
+};
+
+/// The memref argument types in ABI order: the tensors of each segment in
+/// turn (static 1-d; f32, masks i8 on the GPU and f32 on the host), then
+/// `memref<4xi32>` for the run values when spec.usesRunValues().
+SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
+                                      MLIRContext *ctx, bool host = false);
+
+/// Adds the kernel `name` to `gpuModule`: block b of the grid belongs to the
+/// segment whose block range holds b, thread t of it to element
+/// (b - first block) * 256 + t of that segment.
+gpu::GPUFuncOp buildOpGPUKernel(OpBuilder &b, Location loc, StringRef name,
+                                const OpKernelSpec &spec);
+
+/// Adds at the insertion point the host function `name`: a loop over each
+/// segment's elements running the same per-element code.
+func::FuncOp buildOpHostKernel(OpBuilder &b, Location loc, StringRef name,
+                               const OpKernelSpec &spec);
+
+/// Names op kernels as the module compiler asks for them; equal specs share
+/// one kernel.
+class OpKernelRegistry {
+public:
+  /// The name of the kernel computing `spec` (`snn_op<N>_<kind>`).
+  std::string request(const OpKernelSpec &spec);
+  const std::vector<NamedOpKernel> &getKernels() const { return kernels; }
+  bool empty() const { return kernels.empty(); }
+
+private:
+  llvm::StringMap<std::string> byKey;
+  std::vector<NamedOpKernel> kernels;
+};
+
+} // namespace mlir::snn
+
+#endif // SNN_CONVERSION_NEURONTOGPU_OPKERNELS_H

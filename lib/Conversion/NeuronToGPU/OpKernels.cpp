@@ -1,0 +1,470 @@
+//===- OpKernels.cpp - elementwise and optimizer kernels ------------------===//
+//
+// The per-element code of the op kernels, shared by the GPU kernel (one
+// thread per element, segments on block boundaries) and the host function
+// (a loop per segment). The order of the floating-point operations is the
+// order of the formulas of docs/artifact-format.md and of torch.optim's
+// single-tensor path, in f32. What PyTorch computes on the host in double
+// is computed in f64 here and rounded once to f32: the constants 1 - beta
+// and 1 - dampening, AdamW's 1 - lr * weight_decay and the bias corrections
+// 1 - beta^step (from the run values' step).
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+
+unsigned OpKernelSpec::getTensorsPerSegment() const {
+  switch (kind) {
+  case OpKernelKind::Add:
+    return 3;
+  case OpKernelKind::Scale:
+    return 2;
+  case OpKernelKind::SGD:
+    return momentum != 0.0 ? 3 : 2;
+  case OpKernelKind::Adam:
+    return 4;
+  case OpKernelKind::Dropout:
+  case OpKernelKind::DropoutBwd:
+    return 3;
+  }
+  return 0;
+}
+
+StringRef OpKernelSpec::getKindName() const {
+  switch (kind) {
+  case OpKernelKind::Add:
+    return "add";
+  case OpKernelKind::Scale:
+    return "scale";
+  case OpKernelKind::SGD:
+    return "sgd";
+  case OpKernelKind::Adam:
+    return "adam";
+  case OpKernelKind::Dropout:
+    return "dropout";
+  case OpKernelKind::DropoutBwd:
+    return "dropout_bwd";
+  }
+  return "";
+}
+
+std::string OpKernelSpec::getKey() const {
+  std::string key = getKindName().str();
+  for (int64_t n : sizes)
+    key += "," + std::to_string(n);
+  // Attributes as f32, which is what the kernel uses (bias corrections: f64).
+  key += llvm::formatv(";{0:e17},{1},{2:e17},{3:e17},{4:e17},{5},{6:e17},{7:"
+                       "e17},{8:e17},{9},{10:e17},{11}",
+                       scale, accumulate, momentum, dampening, weightDecay,
+                       nesterov, beta1, beta2, eps, decoupled, p, seedIndex)
+             .str();
+  return key;
+}
+
+int64_t OpKernelSpec::getGridSize() const {
+  int64_t blocks = 0;
+  for (int64_t n : sizes)
+    blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
+  return blocks;
+}
+
+SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
+                                                 MLIRContext *ctx, bool host) {
+  SmallVector<Type> types;
+  Type f32 = Float32Type::get(ctx);
+  Type mask = host ? f32 : IntegerType::get(ctx, 8);
+  for (int64_t n : spec.sizes)
+    for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
+      types.push_back(MemRefType::get(
+          {n}, static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
+  if (spec.usesRunValues())
+    types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
+  return types;
+}
+
+std::string OpKernelRegistry::request(const OpKernelSpec &spec) {
+  std::string key = spec.getKey();
+  auto it = byKey.find(key);
+  if (it != byKey.end())
+    return it->second;
+  std::string name =
+      ("snn_op" + Twine(kernels.size()) + "_" + spec.getKindName()).str();
+  byKey[key] = name;
+  kernels.push_back({name, spec});
+  return name;
+}
+
+namespace {
+/// Emits the per-element code of one kernel.
+class ElementEmitter {
+public:
+  ElementEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
+      : b(b), loc(loc), spec(spec) {}
+
+  /// Reads the run values (learning rate, step) and derives what every
+  /// element uses; call once, before the segments.
+  void emitPrologue(Value runValues);
+  /// The code of element `i` of the segment whose tensors are `args`.
+  void emitElement(ValueRange args, Value i);
+
+private:
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value f64(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value load(Value memref, Value i) {
+    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
+  }
+  void store(Value v, Value memref, Value i) {
+    memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
+  }
+  /// base^e for e >= 0 in f64, by squaring.
+  Value powInt(Value base, Value e);
+
+  void emitSGD(ValueRange args, Value i);
+  void emitAdam(ValueRange args, Value i);
+  void emitDropout(ValueRange args, Value i);
+  void emitDropoutBwd(ValueRange args, Value i);
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  /// Whether mask element i is set (an i8 or a 0/1 float slot).
+  Value loadMask(Value mask, Value i);
+  void storeMask(Value keep, Value mask, Value i);
+
+  OpBuilder &b;
+  Location loc;
+  const OpKernelSpec &spec;
+  Value lr, first, stepSize, root2, seed;
+};
+} // namespace
+
+Value ElementEmitter::powInt(Value base, Value e) {
+  Type f64Type = b.getF64Type(), i64 = b.getI64Type();
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{f64Type, f64Type, i64}, ValueRange{f64(1.0), base, e},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value zero = arith::ConstantIntOp::create(nb, l, i64, 0);
+        Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt,
+                                           args[2], zero);
+        scf::ConditionOp::create(nb, l, more, args);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value one = arith::ConstantIntOp::create(nb, l, i64, 1);
+        Value bit = arith::AndIOp::create(nb, l, args[2], one);
+        Value odd = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, bit,
+                                          arith::ConstantIntOp::create(nb, l, i64, 0));
+        Value times = arith::MulFOp::create(nb, l, args[0], args[1]);
+        Value acc = arith::SelectOp::create(nb, l, odd, times, args[0]);
+        Value sq = arith::MulFOp::create(nb, l, args[1], args[1]);
+        Value rest = arith::ShRSIOp::create(nb, l, args[2], one);
+        scf::YieldOp::create(nb, l, ValueRange{acc, sq, rest});
+      });
+  return loop.getResult(0);
+}
+
+void ElementEmitter::emitPrologue(Value runValues) {
+  if (!spec.usesRunValues())
+    return;
+  auto word = [&](int64_t k) {
+    return memref::LoadOp::create(
+        b, loc, runValues,
+        ValueRange{arith::ConstantIndexOp::create(b, loc, k)});
+  };
+  if (spec.kind == OpKernelKind::Dropout) {
+    // Words 2, 3: this step's seed (low, high); the op's stream as the
+    // runtime's dropout always had it.
+    Value low = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(2));
+    Value high = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(3));
+    Value step = arith::OrIOp::create(
+        b, loc, low, arith::ShLIOp::create(b, loc, high, i64(32)));
+    Value mixed = arith::MulIOp::create(b, loc, step,
+                                        i64(int64_t(0x100000001B3ull)));
+    seed = arith::AddIOp::create(b, loc, mixed, i64(spec.seedIndex));
+    return;
+  }
+  // Word 0: the learning rate (f32 bits); word 1: the 1-based step.
+  lr = arith::BitcastOp::create(b, loc, b.getF32Type(), word(0));
+  Value step = arith::ExtUIOp::create(b, loc, b.getI64Type(), word(1));
+  if (spec.kind == OpKernelKind::SGD) {
+    // The momentum buffer starts as the gradient.
+    first = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule, step,
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1));
+    return;
+  }
+  auto correction = [&](double beta) {
+    Value power = powInt(f64(beta), step);
+    Value c = sub(f64(1.0), power);
+    return arith::TruncFOp::create(b, loc, b.getF32Type(), c);
+  };
+  Value c1 = correction(spec.beta1), c2 = correction(spec.beta2);
+  stepSize = div(lr, c1);
+  root2 = math::SqrtOp::create(b, loc, c2);
+}
+
+// One statement per operation: the IR does not depend on the C++ compiler's
+// order of evaluating arguments.
+
+void ElementEmitter::emitSGD(ValueRange args, Value i) {
+  Value param = args[0], grad = args[1];
+  Value g = load(grad, i);
+  if (spec.weightDecay != 0.0) {
+    Value wd = f32(spec.weightDecay);
+    Value p = load(param, i);
+    g = add(g, mul(wd, p));
+  }
+  if (spec.momentum != 0.0) {
+    Value buf = args[2];
+    Value momentum = f32(spec.momentum);
+    Value old = load(buf, i);
+    Value decayed = mul(momentum, old);
+    Value damp = f32(1.0 - spec.dampening);
+    Value later = add(decayed, mul(damp, g));
+    Value bv = arith::SelectOp::create(b, loc, first, g, later);
+    store(bv, buf, i);
+    g = spec.nesterov ? add(g, mul(momentum, bv)) : bv;
+  }
+  Value p = load(param, i);
+  Value delta = mul(lr, g);
+  store(sub(p, delta), param, i);
+}
+
+void ElementEmitter::emitAdam(ValueRange args, Value i) {
+  Value param = args[0], grad = args[1], m = args[2], v = args[3];
+  Value p = load(param, i);
+  Value g = load(grad, i);
+  if (spec.weightDecay != 0.0) {
+    if (spec.decoupled) {
+      // 1 - lr * weight_decay in f64, as PyTorch computes it on the host.
+      Value lr64 = arith::ExtFOp::create(b, loc, b.getF64Type(), lr);
+      Value wd = f64(spec.weightDecay);
+      Value keep = sub(f64(1.0), mul(lr64, wd));
+      p = mul(p, arith::TruncFOp::create(b, loc, b.getF32Type(), keep));
+    } else {
+      Value wd = f32(spec.weightDecay);
+      g = add(g, mul(wd, p));
+    }
+  }
+  Value beta1 = f32(spec.beta1), rest1 = f32(1.0 - spec.beta1);
+  Value mOld = load(m, i);
+  Value mDecayed = mul(beta1, mOld);
+  Value mi = add(mDecayed, mul(rest1, g));
+  Value beta2 = f32(spec.beta2), rest2 = f32(1.0 - spec.beta2);
+  Value vOld = load(v, i);
+  Value vDecayed = mul(beta2, vOld);
+  Value vi = add(vDecayed, mul(mul(rest2, g), g));
+  store(mi, m, i);
+  store(vi, v, i);
+  Value root = math::SqrtOp::create(b, loc, vi);
+  Value eps = f32(spec.eps);
+  Value denom = add(div(root, root2), eps);
+  Value step = mul(stepSize, div(mi, denom));
+  store(sub(p, step), param, i);
+}
+
+Value ElementEmitter::loadMask(Value mask, Value i) {
+  Value m = load(mask, i);
+  if (isa<FloatType>(m.getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, m,
+                                 f32(0.0));
+  Value zero = arith::ConstantIntOp::create(b, loc, m.getType(), 0);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, m, zero);
+}
+
+void ElementEmitter::storeMask(Value keep, Value mask, Value i) {
+  Type elem = cast<MemRefType>(mask.getType()).getElementType();
+  Value v = isa<FloatType>(elem)
+                ? Value(arith::UIToFPOp::create(b, loc, elem, keep))
+                : Value(arith::ExtUIOp::create(b, loc, elem, keep));
+  store(v, mask, i);
+}
+
+void ElementEmitter::emitDropout(ValueRange args, Value i) {
+  Value x = args[0], y = args[1], mask = args[2];
+  // A counter-based uniform in [0, 1) from (seed, i): splitmix64's mixing,
+  // the top 24 bits.
+  Value index = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), i);
+  Value counter = arith::AddIOp::create(b, loc, index, i64(1));
+  Value z = arith::AddIOp::create(
+      b, loc, seed,
+      arith::MulIOp::create(b, loc, counter,
+                            i64(int64_t(0x9E3779B97F4A7C15ull))));
+  auto mix = [&](Value v, int64_t shift, uint64_t factor) {
+    Value shifted = arith::ShRUIOp::create(b, loc, v, i64(shift));
+    Value folded = arith::XOrIOp::create(b, loc, v, shifted);
+    return arith::MulIOp::create(b, loc, folded, i64(int64_t(factor)));
+  };
+  z = mix(z, 30, 0xBF58476D1CE4E5B9ull);
+  z = mix(z, 27, 0x94D049BB133111EBull);
+  z = arith::XOrIOp::create(b, loc, z,
+                            arith::ShRUIOp::create(b, loc, z, i64(31)));
+  Value top = arith::ShRUIOp::create(b, loc, z, i64(40));
+  Value bits = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
+  Value u = mul(bits, f32(1.0 / 16777216.0));
+  Value keep = f32(1.0f - float(spec.p));
+  Value kept =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, u, keep);
+  storeMask(kept, mask, i);
+  Value xv = load(x, i);
+  Value scaled = div(xv, keep);
+  store(arith::SelectOp::create(b, loc, kept, scaled, f32(0.0)), y, i);
+}
+
+void ElementEmitter::emitDropoutBwd(ValueRange args, Value i) {
+  Value gy = args[0], mask = args[1], gx = args[2];
+  Value kept = loadMask(mask, i);
+  Value keep = f32(1.0f - float(spec.p));
+  Value g = load(gy, i);
+  Value scaled = div(g, keep);
+  Value v = arith::SelectOp::create(b, loc, kept, scaled, f32(0.0));
+  if (spec.accumulate) {
+    Value old = load(gx, i);
+    v = add(old, v);
+  }
+  store(v, gx, i);
+}
+
+void ElementEmitter::emitElement(ValueRange args, Value i) {
+  switch (spec.kind) {
+  case OpKernelKind::Add: {
+    Value a = load(args[0], i);
+    Value c = load(args[1], i);
+    store(add(a, c), args[2], i);
+    return;
+  }
+  case OpKernelKind::Scale: {
+    Value scale = f32(spec.scale);
+    Value v = mul(scale, load(args[0], i));
+    if (spec.accumulate) {
+      Value old = load(args[1], i);
+      v = add(old, v);
+    }
+    store(v, args[1], i);
+    return;
+  }
+  case OpKernelKind::SGD:
+    return emitSGD(args, i);
+  case OpKernelKind::Adam:
+    return emitAdam(args, i);
+  case OpKernelKind::Dropout:
+    return emitDropout(args, i);
+  case OpKernelKind::DropoutBwd:
+    return emitDropoutBwd(args, i);
+  }
+}
+
+/// The tensors of segment `s` among the kernel's arguments.
+static ValueRange segmentArgs(const OpKernelSpec &spec, ValueRange args,
+                              unsigned s) {
+  unsigned k = spec.getTensorsPerSegment();
+  return args.slice(s * k, k);
+}
+
+/// Emits, at the insertion point, the segments [s, end) of the GPU kernel:
+/// a chain of block-range tests, the matching segment's element code inside.
+static void emitSegmentChain(OpBuilder &b, Location loc,
+                             const OpKernelSpec &spec, ElementEmitter &emit,
+                             ValueRange args, Value block, Value lane,
+                             unsigned s, int64_t firstBlock) {
+  int64_t n = spec.sizes[s];
+  int64_t blocks = llvm::divideCeilSigned(n, kOpKernelBlockSize);
+  auto body = [&](OpBuilder &nb) {
+    Value local = arith::SubIOp::create(
+        nb, loc, block, arith::ConstantIndexOp::create(nb, loc, firstBlock));
+    Value i = arith::AddIOp::create(
+        nb, loc,
+        arith::MulIOp::create(
+            nb, loc, local,
+            arith::ConstantIndexOp::create(nb, loc, kOpKernelBlockSize)),
+        lane);
+    if (n % kOpKernelBlockSize == 0) {
+      emit.emitElement(segmentArgs(spec, args, s), i);
+      return;
+    }
+    Value inRange =
+        arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, i,
+                              arith::ConstantIndexOp::create(nb, loc, n));
+    auto guard = scf::IfOp::create(nb, loc, inRange, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(nb);
+    nb.setInsertionPointToStart(guard.thenBlock());
+    emit.emitElement(segmentArgs(spec, args, s), i);
+  };
+  if (s + 1 == spec.sizes.size()) {
+    body(b);
+    return;
+  }
+  Value here = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, block,
+      arith::ConstantIndexOp::create(b, loc, firstBlock + blocks));
+  auto branch = scf::IfOp::create(b, loc, here, /*withElse=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  body(b);
+  b.setInsertionPointToStart(branch.elseBlock());
+  emitSegmentChain(b, loc, spec, emit, args, block, lane, s + 1,
+                   firstBlock + blocks);
+}
+
+gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
+                                           StringRef name,
+                                           const OpKernelSpec &spec) {
+  MLIRContext *ctx = b.getContext();
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(kOpKernelBlockSize), 1, 1}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&kernel.front());
+  ValueRange args = kernel.getArguments();
+  ElementEmitter emit(b, loc, spec);
+  emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (!spec.sizes.empty())
+    emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
+                                          StringRef name,
+                                          const OpKernelSpec &spec) {
+  MLIRContext *ctx = b.getContext();
+  auto fn = func::FuncOp::create(
+      b, loc, name,
+      FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx, /*host=*/true), {}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  ValueRange args = fn.getArguments();
+  ElementEmitter emit(b, loc, spec);
+  emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
+  for (auto [s, n] : llvm::enumerate(spec.sizes)) {
+    auto loop = scf::ForOp::create(b, loc,
+                                   arith::ConstantIndexOp::create(b, loc, 0),
+                                   arith::ConstantIndexOp::create(b, loc, n),
+                                   arith::ConstantIndexOp::create(b, loc, 1));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    emit.emitElement(segmentArgs(spec, args, s), loop.getInductionVar());
+  }
+  func::ReturnOp::create(b, loc);
+  return fn;
+}

@@ -1,0 +1,43 @@
+//===- TestKernels.cpp - a stand-in for a module's CPU kernel library -----===//
+//
+// The runtime's tests build without the compiler, so their hand-written
+// modules cannot carry compiler-generated kernels. This library exports a
+// kernel with the ABI of the generated ones (docs/artifact-format.md,
+// "Generated op kernels": `void NAME(void **args)`, one pointer per tensor
+// of the op's `args`, then the run values), so that those modules train and
+// the runtime's generic launch path is tested. It is test code: the runtime
+// itself computes nothing of an op.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstring>
+
+namespace {
+float scalar(void *tensor) { return *static_cast<const float *>(tensor); }
+} // namespace
+
+/// torch.optim.SGD with momentum (no dampening, not Nesterov) over several
+/// parameters. args: segments [1], momentum [1], weight_decay [1], then per
+/// parameter its size [1] (the element count), param, grad, momentum buffer;
+/// then the run values (word 0: learning rate, word 1: 1-based step).
+extern "C" void snnrt_test_sgd_momentum(void **args) {
+  int segments = static_cast<int>(scalar(args[0]));
+  float momentum = scalar(args[1]), weightDecay = scalar(args[2]);
+  const uint32_t *run = static_cast<const uint32_t *>(args[3 + 4 * segments]);
+  float lr;
+  std::memcpy(&lr, &run[0], sizeof lr);
+  bool first = run[1] <= 1;
+  for (int s = 0; s < segments; ++s) {
+    void **seg = args + 3 + 4 * s;
+    long n = static_cast<long>(scalar(seg[0]));
+    float *param = static_cast<float *>(seg[1]);
+    const float *grad = static_cast<const float *>(seg[2]);
+    float *buf = static_cast<float *>(seg[3]);
+    for (long i = 0; i < n; ++i) {
+      float g = grad[i] + weightDecay * param[i];
+      buf[i] = first ? g : momentum * buf[i] + g;
+      param[i] = param[i] - lr * buf[i];
+    }
+  }
+}
