@@ -88,6 +88,19 @@ class Tools:
              f"--nir-batch={B}", *options, "--mlir-print-debuginfo", "-o", mlir_path])
 
 
+def scale_weights(net, gain):
+    """Multiplies every Linear/Conv2d weight and bias of a torch module by
+    `gain`, so that random networks fire at a useful rate."""
+    import torch
+
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
+                m.weight.mul_(gain)
+                if m.bias is not None:
+                    m.bias.mul_(gain)
+
+
 def run(cmd):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:

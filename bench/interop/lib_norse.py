@@ -16,7 +16,7 @@ import nir
 import norse.torch as nt
 from norse.torch.utils.export_nir import to_nir
 
-from common import Case
+from common import Case, scale_weights
 
 DT = 1e-3
 OPTS = [f"--nir-dt={DT}", "--nir-reset=hard"]
@@ -27,15 +27,6 @@ EXPORT_OPTS = [f"--nir-dt={DT * DT:g}", "--nir-reset=hard"]
 TAU_BUG = ("Norse's export writes tau = dt/tau_mem_inv (dt x the time constant): "
            "at --nir-dt=dt the leak is 1/tau_mem_inv = 100 > 1 (rejected); "
            "--nir-dt=dt^2 reproduces dt*tau_mem_inv")
-
-
-def _scale(net, gain):
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
-                m.weight.mul_(gain)
-                if m.bias is not None:
-                    m.bias.mul_(gain)
 
 
 def _simulate(net):
@@ -96,18 +87,18 @@ def cases():
     out = []
     mlp = nt.SequentialState(torch.nn.Linear(20, 32), nt.LIFBoxCell(),
                              torch.nn.Linear(32, 10), nt.LIBoxCell())
-    _scale(mlp, 40.0)
+    scale_weights(mlp, 40.0)
     out.append(_case("LIFBoxCell MLP, LIBoxCell readout", mlp, (20,), output="membrane"))
 
     conv = nt.SequentialState(torch.nn.Conv2d(2, 4, 3, padding=1), nt.LIFBoxCell(),
                               torch.nn.Conv2d(4, 4, 3, stride=2), nt.LIFBoxCell())
-    _scale(conv, 60.0)
+    scale_weights(conv, 60.0)
     out.append(_case("Conv2d + LIFBoxCell", conv, (2, 8, 8)))
 
     def iaf():
         net = nt.SequentialState(torch.nn.Linear(20, 32), nt.IAFCell(),
                                  torch.nn.Linear(32, 10), nt.IAFCell())
-        _scale(net, 2.0)
+        scale_weights(net, 2.0)
         return net
 
     out.append(_case("IAFCell MLP", iaf(), (20,), options=["--nir-dt=1"]))
@@ -122,7 +113,7 @@ def cases():
 
     cuba = nt.SequentialState(torch.nn.Linear(20, 32), nt.LIFCell(),
                               torch.nn.Linear(32, 10), nt.LIFCell())
-    _scale(cuba, 10.0)
+    scale_weights(cuba, 10.0)
     out.append(_case("LIFCell (CubaLIF) MLP", cuba, (20,),
                      expect="the export writes no w_in (NIR: 1), so the synaptic input "
                             "is scaled by dt/tau_syn on import; Norse adds it unscaled "

@@ -15,18 +15,9 @@ import sinabs
 import sinabs.layers as sl
 from sinabs.activation import MultiSpike, SingleSpike
 
-from common import Case
+from common import Case, scale_weights
 
 OPTS = ["--nir-dt=1", "--nir-reset=soft"]
-
-
-def _scale(net, gain):
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
-                m.weight.mul_(gain)
-                if m.bias is not None:
-                    m.bias.mul_(gain)
 
 
 def _run(net, x):
@@ -80,7 +71,7 @@ def cases():
         net = torch.nn.Sequential(
             torch.nn.Linear(20, 32), sl.IAFSqueeze(batch_size=B, spike_fn=spike_fn),
             torch.nn.Linear(32, 10), sl.IAFSqueeze(batch_size=B, spike_fn=spike_fn))
-        _scale(net, gain)
+        scale_weights(net, gain)
         return net
 
     out.append(_case("IAF MLP, SingleSpike", iaf_mlp(SingleSpike, 1.5), (20,),
@@ -92,7 +83,7 @@ def cases():
     lif = torch.nn.Sequential(
         torch.nn.Linear(20, 32), sl.LIFSqueeze(tau_mem=20.0, batch_size=B, spike_fn=SingleSpike),
         torch.nn.Linear(32, 10), sl.LIFSqueeze(tau_mem=20.0, batch_size=B, spike_fn=SingleSpike))
-    _scale(lif, 60.0)
+    scale_weights(lif, 60.0)
     out.append(_case("LIF(tau_mem=20) MLP, SingleSpike", lif, (20,),
                      expect="Sinabs decays by exp(-1/tau) and scales the input by "
                             "1 - exp(-1/tau) (norm_input); NIR's Euler step by 1/tau"))
@@ -100,7 +91,7 @@ def cases():
         torch.nn.Conv2d(2, 4, 3, padding=1), sl.IAFSqueeze(batch_size=B, spike_fn=SingleSpike),
         sl.SumPool2d(2), torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 10),
         sl.IAFSqueeze(batch_size=B, spike_fn=SingleSpike))
-    _scale(conv, 1.5)
+    scale_weights(conv, 1.5)
     out.append(_case("Conv2d+SumPool+Linear, IAF SingleSpike", conv, (2, 8, 8),
                      conv_shapes={"0": (8, 8)}, flatten_types={"3": (4, 4, 4)},
                      expect="equal unless a membrane equals the threshold exactly "

@@ -17,7 +17,7 @@ from snntorch import utils as snn_utils
 from snntorch.export_nir import export_to_nir
 from snntorch.import_nir import import_from_nir
 
-from common import Case
+from common import Case, scale_weights
 
 DT = ["--nir-dt=1e-4"]
 
@@ -32,15 +32,6 @@ def _b(value, shape):
     """A per-neuron decay: snnTorch 1.0's export of a scalar beta writes
     0-d LIF parameters, which nir's type inference rejects."""
     return torch.full(shape if isinstance(shape, tuple) else (shape,), value)
-
-
-def _scale(net, gain):
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
-                m.weight.mul_(gain)
-                if m.bias is not None:
-                    m.bias.mul_(gain)
 
 
 def _simulator(net):
@@ -79,7 +70,7 @@ def cases():
         net = torch.nn.Sequential(
             torch.nn.Linear(20, 32), snn.Leaky(beta=_b(0.9, 32), threshold=_b(1.0, 32), init_hidden=True, **lif),
             torch.nn.Linear(32, 10), snn.Leaky(beta=_b(0.8, 10), threshold=_b(1.0, 10), init_hidden=True, **lif))
-        _scale(net, 3.0)
+        scale_weights(net, 3.0)
         return net
 
     out.append(_case("Leaky MLP, reset zero", mlp(reset_mechanism="zero"), (20,),
@@ -101,7 +92,7 @@ def cases():
         torch.nn.AvgPool2d(2),
         torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 10),
         snn.Leaky(beta=_b(0.9, 10), threshold=_b(1.0, 10), init_hidden=True, reset_mechanism="zero"))
-    _scale(conv, 3.0)
+    scale_weights(conv, 3.0)
     out.append(_case("Conv2d+AvgPool+Linear, Leaky reset zero", conv, (2, 8, 8),
                      ["--nir-reset=hard"]))
 
@@ -114,7 +105,7 @@ def cases():
             snn.Leaky(beta=_b(0.9, 8), threshold=_b(1.0, 8), init_hidden=True, reset_mechanism="zero"))
         if not bias:
             net[1].recurrent = torch.nn.Linear(16, 16, bias=False)
-        _scale(net, 3.0)
+        scale_weights(net, 3.0)
         return net
 
     out.append(_case("RLeaky, recurrent Linear without bias", rleaky(False), (20,),
@@ -144,7 +135,7 @@ def cases():
             torch.nn.Linear(16, 8),
             snn.Synaptic(alpha=_b(0.7, 8), beta=_b(0.9, 8), threshold=_b(1.0, 8),
                          init_hidden=True, reset_mechanism="zero", **kw))
-        _scale(net, 2.0)
+        scale_weights(net, 2.0)
         return net
 
     out.append(_case("Synaptic (CubaLIF) MLP, reset zero, reset_delay=False",
@@ -159,7 +150,7 @@ def cases():
         torch.nn.Linear(16, 8),
         snn.Leaky(beta=_b(0.9, 8), threshold=_b(1.0, 8), init_hidden=True, reset_mechanism="zero"))
     rsyn[1].recurrent = torch.nn.Linear(16, 16, bias=False)
-    _scale(rsyn, 2.0)
+    scale_weights(rsyn, 2.0)
     out.append(_case("RSynaptic (CubaLIF), recurrent without bias, reset_delay=True", rsyn, (20,),
                      ["--nir-reset=hard"], expect=ZERO_DELAYED))
     return out

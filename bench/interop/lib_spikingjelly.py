@@ -17,7 +17,7 @@ from spikingjelly.activation_based import functional, layer, neuron, surrogate  
 from spikingjelly.activation_based.nir_exchange import export_to_nir, import_from_nir
 from spikingjelly.activation_based.nir_exchange import to_nir as _sj_to_nir
 
-from common import Case
+from common import Case, scale_weights
 
 DT = 1e-4
 HARD = [f"--nir-dt={DT:g}", "--nir-reset=hard"]
@@ -45,15 +45,6 @@ class _NirCompat:
 
 
 _sj_to_nir.nir = _NirCompat()
-
-
-def _scale(net, gain):
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)):
-                m.weight.mul_(gain)
-                if m.bias is not None:
-                    m.bias.mul_(gain)
 
 
 def _simulate(net, state=None):
@@ -89,7 +80,7 @@ def cases():
 
     def mlp(node, gain=8.0):
         net = torch.nn.Sequential(layer.Linear(20, 32), node(), layer.Linear(32, 10), node())
-        _scale(net, gain)
+        scale_weights(net, gain)
         return net
 
     out.append(_case("LIFNode(tau=2) MLP, hard reset",
@@ -110,7 +101,7 @@ def cases():
     conv = torch.nn.Sequential(
         layer.Conv2d(2, 4, 3, padding=1), neuron.LIFNode(tau=2.0), layer.AvgPool2d(2),
         layer.Flatten(), layer.Linear(4 * 4 * 4, 10), neuron.LIFNode(tau=2.0))
-    _scale(conv, 10.0)
+    scale_weights(conv, 10.0)
     out.append(_case("Conv2d+AvgPool+Linear, LIFNode", conv, (2, 8, 8)))
     return out
 
