@@ -16,6 +16,8 @@
 #          add/scale/accumulate, SGD/Adam/AdamW updates incl. graph replay)
 #   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
+#   cputrain  the Fashion-MNIST MLP and conv net training step on the CPU:
+#          snn-run vs PyTorch (eager, torch.compile), 1 thread and all cores
 #   record membrane outputs, recorded layer state (snn-run --record) and the
 #          max-over-time membrane loss against python/snnref
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
@@ -128,6 +130,11 @@ bf16)
     done
   done | tee "$out/bench-bf16.jsonl"
   stamp "bf16 done";;
+cputrain)
+  # CPU training step against PyTorch on the CPU (this machine's cores).
+  python3 bench/cpu_train.py --snn-run $run --mlp $g/mods/fmnist-mlp.snnmod \
+    --convnet $g/mods/fmnist-convnet.snnmod --threads 1 $(nproc) --out "$out" 2>&1 | tail -12
+  stamp "cputrain done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
   SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
