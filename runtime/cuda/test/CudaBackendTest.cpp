@@ -751,14 +751,15 @@ TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
 
 TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {
   REQUIRE_GPU();
-  // x[2, 3, 4] -> flatten (alias) -> a 1x1 average pooling (a copy) into y.
+  // x[2, 3, 4] -> reshape (alias) to [6, 1, 2, 2] -> a 1x1 average pooling
+  // (a copy) into y.
   json manifest = json::parse(R"({
     "format": "snn-module", "version": 1, "time_steps": 2, "batch": 3,
     "tensors": [
       {"id": 0, "name": "input", "shape": [2, 3, 4], "role": "input"},
-      {"id": 1, "name": "flat", "shape": [6, 4], "role": "activation",
+      {"id": 1, "name": "flat", "shape": [6, 1, 2, 2], "role": "activation",
        "alias_of": 0},
-      {"id": 2, "name": "y", "shape": [6, 4], "role": "activation"},
+      {"id": 2, "name": "y", "shape": [6, 1, 2, 2], "role": "activation"},
       {"id": 3, "name": "labels", "shape": [3], "role": "label",
        "dtype": "i32"},
       {"id": 4, "name": "mask", "shape": [24], "role": "saved", "dtype": "u8"}
