@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <limits>
 
@@ -56,6 +57,10 @@ int64_t mlir::snn::getPoolKernelThreads(const OpKernelSpec &spec) {
 }
 
 namespace {
+/// Windows of up to this many taps are unrolled in the max-pooling gather,
+/// larger ones are loops.
+constexpr int64_t kMaxUnrolledWindow = 16;
+
 /// Emits the code of one thread of a pooling kernel.
 class PoolEmitter {
 public:
@@ -75,6 +80,9 @@ private:
   /// The first maximum of the window (oy, ox) of the plane at `base`: its
   /// position in the plane (-1 where every tap is padding).
   Value emitFirstMaximum(Value x, Value base, Value oy, Value ox);
+  /// One tap (iy, ix) of that search: the next (best, at).
+  std::pair<Value, Value> emitMaximumTap(Value x, Value base, Value iy,
+                                         Value ix, Value best, Value at);
 
   /// (row, col, plane) of the flat index v over planes of rows x cols.
   std::tuple<Value, Value, Value> split(Value v, int64_t rows, int64_t cols) {
@@ -242,31 +250,53 @@ void PoolEmitter::emitTiledBackward(Value gy, Value x, Value gx, Value o) {
   }
 }
 
+std::pair<Value, Value> PoolEmitter::emitMaximumTap(Value x, Value base,
+                                                   Value iy, Value ix,
+                                                   Value best, Value at) {
+  Value pos = add(mul(iy, g.w), ix);
+  Value rowInside = below(iy, g.h);
+  Value colInside = below(ix, g.w);
+  Value inside = both(rowInside, colInside);
+  Value addr = select(inside, add(base, pos), base);
+  Value v = load(x, addr);
+  Value none =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at, c(0));
+  Value better = arith::OrIOp::create(b, loc, none, beats(v, best));
+  Value take = both(inside, better);
+  return {select(take, v, best), select(take, pos, at)};
+}
+
 Value PoolEmitter::emitFirstMaximum(Value x, Value base, Value oy, Value ox) {
   Value best = f32(-std::numeric_limits<double>::infinity());
   Value at = c(-1);
   Value rowStart = mul(oy, g.sh);
   Value colStart = mul(ox, g.sw);
-  for (int64_t kh = 0; kh < g.kh; ++kh) {
-    Value iy = add(rowStart, c(kh - g.ph));
-    Value rowAt = mul(iy, g.w);
-    for (int64_t kw = 0; kw < g.kw; ++kw) {
-      Value ix = add(colStart, c(kw - g.pw));
-      Value pos = add(rowAt, ix);
-      Value rowInside = below(iy, g.h);
-      Value colInside = below(ix, g.w);
-      Value inside = both(rowInside, colInside);
-      Value addr = select(inside, add(base, pos), base);
-      Value v = load(x, addr);
-      Value none =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at, c(0));
-      Value better = arith::OrIOp::create(b, loc, none, beats(v, best));
-      Value take = both(inside, better);
-      best = select(take, v, best);
-      at = select(take, pos, at);
+  if (g.kh * g.kw <= kMaxUnrolledWindow) {
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      Value iy = add(rowStart, c(kh - g.ph));
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        Value ix = add(colStart, c(kw - g.pw));
+        std::tie(best, at) = emitMaximumTap(x, base, iy, ix, best, at);
+      }
     }
+    return at;
   }
-  return at;
+  // A large window is a loop over its taps: the gather visits KH KW windows
+  // per element, and unrolling both would grow the kernel quadratically.
+  auto loop = scf::ForOp::create(
+      b, loc, c(0), c(g.kh * g.kw), c(1), ValueRange{best, at},
+      [&](OpBuilder &, Location, Value tap, ValueRange state) {
+        Value kh = arith::DivUIOp::create(b, loc, tap, c(g.kw));
+        Value kw = arith::RemUIOp::create(b, loc, tap, c(g.kw));
+        Value row = add(rowStart, kh);
+        Value iy = add(row, c(-g.ph));
+        Value col = add(colStart, kw);
+        Value ix = add(col, c(-g.pw));
+        auto [nextBest, nextAt] =
+            emitMaximumTap(x, base, iy, ix, state[0], state[1]);
+        scf::YieldOp::create(b, loc, ValueRange{nextBest, nextAt});
+      });
+  return loop.getResult(1);
 }
 
 void PoolEmitter::emitGatherBackward(Value gy, Value x, Value gx, Value i) {

@@ -5,9 +5,11 @@
 // RUN: snn-opt %s --snn-op-kernels --nvvm-attach-target="chip=sm_90" --convert-scf-to-cf --convert-gpu-to-nvvm="use-bare-ptr-memref-call-conv=1" --reconcile-unrealized-casts | FileCheck %s --check-prefix=NVVM
 
 func.func @pools(%x: tensor<2x3x4x4xf32>, %z: tensor<1x2x5x5xf32>,
-                 %g: tensor<1x2x3x3xf32>, %gt: tensor<2x3x2x2xf32>)
+                 %g: tensor<1x2x3x3xf32>, %gt: tensor<2x3x2x2xf32>,
+                 %g6: tensor<1x1x6x6xf32>, %z6: tensor<1x1x6x6xf32>)
     -> (tensor<2x3x2x2xf32>, tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>,
-        tensor<2x3x4x4xf32>, tensor<1x2x5x5xf32>, tensor<2x3x2x2xf32>) {
+        tensor<2x3x4x4xf32>, tensor<1x2x5x5xf32>, tensor<2x3x2x2xf32>,
+        tensor<1x1x6x6xf32>) {
   %a = snn.avg_pool2d %x {kernel_size = array<i64: 2, 2>} : tensor<2x3x4x4xf32> -> tensor<2x3x2x2xf32>
   %m = snn.max_pool2d %z {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
   %gm = snn.max_pool2d_bwd %g, %z {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x3x3xf32> -> tensor<1x2x5x5xf32>
@@ -15,7 +17,8 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %z: tensor<1x2x5x5xf32>,
   %gs = snn.sum_pool2d_bwd %g {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x3x3xf32> -> tensor<1x2x5x5xf32>
   // The same pooling as %a: one kernel serves both.
   %b = snn.avg_pool2d %x {kernel_size = array<i64: 2, 2>} : tensor<2x3x4x4xf32> -> tensor<2x3x2x2xf32>
-  return %a, %m, %gm, %ga, %gs, %b : tensor<2x3x2x2xf32>, tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<2x3x4x4xf32>, tensor<1x2x5x5xf32>, tensor<2x3x2x2xf32>
+  %g5 = snn.max_pool2d_bwd %g6, %z6 {kernel_size = array<i64: 5, 5>, stride = array<i64: 1, 1>, padding = array<i64: 2, 2>} : tensor<1x1x6x6xf32> -> tensor<1x1x6x6xf32>
+  return %a, %m, %gm, %ga, %gs, %b, %g5 : tensor<2x3x2x2xf32>, tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<2x3x4x4xf32>, tensor<1x2x5x5xf32>, tensor<2x3x2x2xf32>, tensor<1x1x6x6xf32>
 }
 
 // Average pooling, windows inside the input: a thread per output element
@@ -97,7 +100,16 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %z: tensor<1x2x5x5xf32>,
 // CHECK-COUNT-9: memref.load %[[GY]]
 // CHECK-NOT: arith.mulf
 // CHECK: memref.store %{{.*}}, %[[GX]]
-// CHECK-NOT: gpu.func @snn_op5
+
+// Max pooling's gradient with 5x5 windows: the 25 candidate windows are
+// unrolled, each one's maximum is a loop over its 25 taps (best, position).
+// CHECK-LABEL: gpu.func @snn_op5_max_pool_bwd(
+// CHECK-SAME: %[[GY:.*]]: memref<36xf32>, %[[X:.*]]: memref<36xf32>, %[[GX:.*]]: memref<36xf32>)
+// CHECK-COUNT-25: scf.for %{{.*}} = %c0_i32{{.*}} to %c25_i32{{.*}} step %c1_i32{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %c-1_i32{{.*}}) -> (f32, i32)  : i32 {
+// CHECK-NOT: scf.for
+// CHECK: memref.store %{{.*}}, %[[GX]]
+// The second average pooling of %x shares snn_op0.
+// CHECK-NOT: gpu.func @snn_op6
 
 // HOST-LABEL: func.func @snn_op0_avg_pool(
 // HOST-SAME: %[[X:.*]]: memref<96xf32>, %[[Y:.*]]: memref<24xf32>)

@@ -1,7 +1,8 @@
 //===- OpKernels.h - generated kernels of the non-neuron ops ----*- C++ -*-===//
 //
-// The elementwise ops (add, accumulate, scale) and the optimizer updates
-// (SGD, Adam/AdamW) as compiler-generated kernels: one description
+// The elementwise ops (add, accumulate, scale), dropout, pooling
+// (PoolKernels.h) and the optimizer updates (SGD, Adam/AdamW) as
+// compiler-generated kernels: one description
 // (OpKernelSpec) gives a `gpu.func` (lowered with the neuron kernels to NVVM,
 // cubin and PTX) and a host function (lowered with them through LLVM into
 // the module's CPU kernel library). The runtime launches them by name
