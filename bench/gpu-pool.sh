@@ -58,6 +58,7 @@ EOF
   exit 0
 fi
 
+set +e  # a failed check must not cost the measurements after it
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 log="$out/pool-bench.txt"
 build() { # source-dir build-dir
