@@ -79,6 +79,7 @@ opk_case conv-sgd "$gc/conv.mlir" "optimizer=sgd momentum=0"
 opk_case conv-momentum "$gc/conv.mlir" "optimizer=sgd momentum=0.9 weight-decay=0.01"
 opk_case conv-nesterov "$gc/conv.mlir" "optimizer=sgd momentum=0.8 nesterov=true weight-decay=0.001"
 opk_case conv-adamw "$gc/conv.mlir" "optimizer=adamw weight-decay=0.05 beta1=0.8 beta2=0.95"
+opk_case pools "$root/test/Runtime/Inputs/pools.mlir" "optimizer=sgd momentum=0.9"
 # VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
 rm -rf "$g/mods/vgg11-recompute.snnmod"
 "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \

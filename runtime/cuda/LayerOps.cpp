@@ -1,4 +1,4 @@
-//===- LayerOps.cpp - stateless layers: GEMMs, conv, pooling, batch norm --===//
+//===- LayerOps.cpp - stateless layers: GEMMs, conv, batch norm ----------===//
 //
 // Every stateless layer runs once over all T*B rows. Linear layers and
 // convolutions (im2col + cuBLAS) reduce their weight gradients over all rows
@@ -123,9 +123,9 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
   }
 }
 
-//===-- convolution and pooling windows -----------------------------------===//
+//===-- convolution windows ----------------------------------------------===//
 
-/// The window of a conv/pool op over x [M, C, H, W] (the last three dims).
+/// The window of a conv op over x [M, C, H, W] (the last three dims).
 /// `asymmetric` (convolutions) is set when a dim pads its two sides
 /// differently.
 SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
@@ -374,52 +374,6 @@ void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
   }
 }
 
-enum { kPoolAvg, kPoolSum, kPoolMax };
-
-SnnConvShape poolShape(const OpCall &call, const DeviceTensor &x) {
-  std::vector<int64_t> k = attrInts(call, "kernel", 2);
-  return windowShape(call, x, k[0], k[1], false, "kernel");
-}
-
-void runPool(CudaDevice &dev, OpCall &call, int kind) {
-  expectArity(call, 1, 1, 1, 1);
-  const DeviceTensor &x = call.in[0], &y = call.out[0];
-  SnnConvShape s = poolShape(call, x);
-  long long total = s.images * s.channels * s.outHeight * s.outWidth;
-  expectElements(call, y, total, "M x C x OH x OW");
-  dev.launchElementwise("snnrt_pool", total, call.where, x.f32(), y.f32(), s,
-                        kind);
-}
-
-void runPoolBackward(CudaDevice &dev, OpCall &call, int kind) {
-  bool accumulate = attrBool(call, "accumulate", false);
-  expectArity(call, kind == kPoolMax ? 2 : 1, 2, 1, 1);
-  const DeviceTensor &gy = call.in[0], &gx = call.out[0];
-  SnnConvShape s = poolShape(call, gx);
-  long long outTotal = s.images * s.channels * s.outHeight * s.outWidth;
-  expectElements(call, gy, outTotal, "M x C x OH x OW");
-  if (kind == kPoolMax) {
-    expectElements(call, call.in[1], gx.numel(), "like the input");
-    if (!accumulate)
-      dev.zero(gx.ptr, gx.numel() * 4, call.where);
-    dev.launchElementwise("snnrt_max_pool_bwd", outTotal, call.where, gy.f32(),
-                          call.in[1].f32(), gx.f32(), s);
-    return;
-  }
-  float scale =
-      kind == kPoolAvg ? 1.0f / static_cast<float>(s.kernelH * s.kernelW) : 1.0f;
-  bool tiles = s.kernelH == s.strideH && s.kernelW == s.strideW &&
-               s.padH == 0 && s.padW == 0 && s.outHeight * s.kernelH == s.height &&
-               s.outWidth * s.kernelW == s.width;
-  if (tiles) {
-    dev.launchElementwise("snnrt_pool_sum_bwd_tiled", outTotal, call.where,
-                          gy.f32(), gx.f32(), s, scale, int(accumulate));
-    return;
-  }
-  dev.launchElementwise("snnrt_pool_sum_bwd", gx.numel(), call.where,
-                        gy.f32(), gx.f32(), s, scale, int(accumulate));
-}
-
 //===-- batch norm --------------------------------------------------------===//
 
 /// How the statistics of x[M, C, S] are split: `parts` blocks per channel of
@@ -587,18 +541,6 @@ bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
     runConv(dev, call);
   else if (kind == "conv2d_bwd")
     runConvBackward(dev, call);
-  else if (kind == "avg_pool2d")
-    runPool(dev, call, kPoolAvg);
-  else if (kind == "sum_pool2d")
-    runPool(dev, call, kPoolSum);
-  else if (kind == "max_pool2d")
-    runPool(dev, call, kPoolMax);
-  else if (kind == "avg_pool2d_bwd")
-    runPoolBackward(dev, call, kPoolAvg);
-  else if (kind == "sum_pool2d_bwd")
-    runPoolBackward(dev, call, kPoolSum);
-  else if (kind == "max_pool2d_bwd")
-    runPoolBackward(dev, call, kPoolMax);
   else if (kind == "batch_norm")
     runBatchNorm(dev, call);
   else if (kind == "batch_norm_bwd")

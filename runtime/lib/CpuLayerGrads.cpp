@@ -1,7 +1,7 @@
 //===- CpuLayerGrads.cpp - backward of the stateless layers on the CPU ----===//
 //
-// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx), pooling, training
-// batch norm. Every gradient output is overwritten, or added to
+// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx), training batch
+// norm. Every gradient output is overwritten, or added to
 // when the op says `accumulate: true`.
 //
 //===----------------------------------------------------------------------===//
@@ -104,42 +104,6 @@ void convBackward(const Ctx &c) {
     biasGrad(gy, geo.samples, geo.O, cols, acc, g.gb);
 }
 
-void poolBackward(const Ctx &c, const std::string &kind) {
-  bool isMax = kind == "max";
-  c.arity(isMax ? 2 : 1, 2, 1, 1);
-  const TensorInfo &gxInfo = c.out(0);
-  PoolGeometry g(c, gxInfo, c.in(0));
-  if (isMax)
-    c.expectElements(c.in(1), gxInfo.numel(), "x, like gx");
-  const float *gy = c.inPtr(0);
-  const float *x = isMax ? c.inPtr(1) : nullptr;
-  float *gx = c.outPtr(0);
-  if (!c.accumulate())
-    std::fill(gx, gx + gxInfo.numel(), 0.0f);
-  float area = static_cast<float>(g.kernel[0] * g.kernel[1]);
-  for (int64_t p = 0; p < g.planes; ++p)
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float grad = gy[(p * g.OH + oh) * g.OW + ow];
-        int64_t best = -1;
-        float bestValue = 0.0f;
-        for (int64_t kh = 0; kh < g.kernel[0]; ++kh)
-          for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
-            int64_t ih = oh * g.stride[0] - g.pad[0] + kh,
-                    iw = ow * g.stride[1] - g.pad[1] + kw;
-            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
-              continue;
-            int64_t at = (p * g.H + ih) * g.W + iw;
-            if (!isMax)
-              gx[at] += kind == "avg" ? grad / area : grad;
-            else if (best < 0 || x[at] > bestValue) // the first maximum
-              best = at, bestValue = x[at];
-          }
-        if (isMax && best >= 0)
-          gx[best] += grad;
-      }
-}
-
 void batchNormBackward(const Ctx &c) {
   c.arity(5, 5, 3, 3);
   const TensorInfo &xi = c.in(1);
@@ -202,12 +166,6 @@ void runLayerBackward(const Ctx &c) {
     return linearBackward(c);
   if (k == "conv2d_bwd")
     return convBackward(c);
-  if (k == "avg_pool2d_bwd")
-    return poolBackward(c, "avg");
-  if (k == "sum_pool2d_bwd")
-    return poolBackward(c, "sum");
-  if (k == "max_pool2d_bwd")
-    return poolBackward(c, "max");
   return batchNormBackward(c);
 }
 

@@ -103,13 +103,6 @@ void im2col(const ConvGeometry &g, const float *x, int64_t group, float *col);
 /// The adjoint of im2col: adds col into gx of one sample's group.
 void col2im(const ConvGeometry &g, const float *col, int64_t group, float *gx);
 
-/// A pooling op's window geometry over [planes, H, W] -> [planes, OH, OW].
-struct PoolGeometry {
-  int64_t planes, H, W, OH, OW;
-  std::vector<int64_t> kernel, stride, pad;
-  PoolGeometry(const Ctx &c, const TensorInfo &x, const TensorInfo &y);
-};
-
 // The op families, one file each.
 void runNeuron(const Ctx &c);
 void runNeuronStep(const Ctx &c);
@@ -120,7 +113,7 @@ void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
-void runLayerBackward(const Ctx &c); // linear/conv/pool/batch-norm
+void runLayerBackward(const Ctx &c); // linear/conv/batch-norm
 void runLoss(const Ctx &c);
 
 /// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane: on

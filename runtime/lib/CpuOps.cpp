@@ -196,23 +196,6 @@ void col2im(const ConvGeometry &g, const float *col, int64_t group,
       }
 }
 
-PoolGeometry::PoolGeometry(const Ctx &c, const TensorInfo &x,
-                           const TensorInfo &y) {
-  size_t r = x.shape.size();
-  if (r < 2 || y.shape.size() != r)
-    c.fail("expects x [..., H, W] and y of the same rank; got x " +
-           x.shapeString() + ", y " + y.shapeString());
-  H = x.shape[r - 2], W = x.shape[r - 1];
-  OH = y.shape[r - 2], OW = y.shape[r - 1];
-  planes = static_cast<int64_t>(x.numel()) / (H * W);
-  if (static_cast<size_t>(planes * OH * OW) != y.numel())
-    c.fail("x " + x.shapeString() + " and y " + y.shapeString() +
-           " differ in their leading dimensions");
-  kernel = c.pair("kernel", {1, 1});
-  stride = c.pair("stride", kernel);
-  pad = c.pair("padding", {0, 0});
-}
-
 namespace {
 
 void linear(const Ctx &c) {
@@ -253,49 +236,6 @@ void conv2d(const Ctx &c) {
         for (int64_t i = 0; i < cols; ++i)
           y[(s * g.O + o) * cols + i] += b[o];
   }
-}
-
-/// The windows of one pooling op; `isMax` and `average` are compile-time so
-/// that the inner loops hold no per-element decision.
-template <bool isMax, bool average>
-static void poolWindows(const PoolGeometry &g, const float *x, float *y) {
-  const int64_t KH = g.kernel[0], KW = g.kernel[1], SH = g.stride[0],
-                SW = g.stride[1], PH = g.pad[0], PW = g.pad[1];
-  const float area = static_cast<float>(KH * KW);
-  for (int64_t p = 0; p < g.planes; ++p) {
-    const float *plane = x + p * g.H * g.W;
-    float *out = y + p * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          int64_t ih = oh * SH - PH + kh;
-          if (ih < 0 || ih >= g.H)
-            continue; // padding: -inf for max, 0 for sums
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            int64_t iw = ow * SW - PW + kw;
-            if (iw < 0 || iw >= g.W)
-              continue;
-            float v = plane[ih * g.W + iw];
-            acc = isMax ? std::max(acc, v) : acc + v;
-          }
-        }
-        out[oh * g.OW + ow] = average ? acc / area : acc;
-      }
-  }
-}
-
-void pool(const Ctx &c, const std::string &kind) {
-  c.arity(1, 1, 1, 1);
-  PoolGeometry g(c, c.in(0), c.out(0));
-  const float *x = c.inPtr(0);
-  float *y = c.outPtr(0);
-  if (kind == "max")
-    poolWindows<true, false>(g, x, y);
-  else if (kind == "avg")
-    poolWindows<false, true>(g, x, y);
-  else
-    poolWindows<false, false>(g, x, y);
 }
 
 /// x viewed as [rows, C, spatial]; statistics per channel over rows*spatial.
@@ -400,12 +340,6 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return linear(c);
   if (k == "conv2d")
     return conv2d(c);
-  if (k == "avg_pool2d")
-    return pool(c, "avg");
-  if (k == "sum_pool2d")
-    return pool(c, "sum");
-  if (k == "max_pool2d")
-    return pool(c, "max");
   if (k == "batch_norm")
     return batchNorm(c);
   if (k == "neuron")
@@ -424,9 +358,7 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return runNeuronBackward(c);
   if (k == "kernel")
     return generatedKernel(c);
-  if (k == "linear_bwd" || k == "conv2d_bwd" || k == "avg_pool2d_bwd" ||
-      k == "sum_pool2d_bwd" || k == "max_pool2d_bwd" ||
-      k == "batch_norm_bwd")
+  if (k == "linear_bwd" || k == "conv2d_bwd" || k == "batch_norm_bwd")
     return runLayerBackward(c);
   if (k.rfind("loss_", 0) == 0)
     return runLoss(c);

@@ -57,29 +57,6 @@ TEST(CpuOps, GroupedStridedConvMatchesDirectConvolution) {
         }
 }
 
-TEST(CpuOps, Pools) {
-  std::mt19937 rng(3);
-  for (std::string kind : {"avg_pool2d", "sum_pool2d", "max_pool2d"}) {
-    OneOp o(kind, {{2, 3, 4, 4}}, {{2, 3, 2, 2}},
-            {{"kernel", {2, 2}}, {"stride", {2, 2}}, {"padding", {0, 0}}});
-    fillRandom(o.in(0), rng, -1, 1);
-    o.run();
-    for (int p = 0; p < 6; ++p)
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) {
-          double sum = 0, mx = -1e9;
-          for (int a = 0; a < 2; ++a)
-            for (int b = 0; b < 2; ++b) {
-              double v = o.in(0)[(p * 4 + 2 * i + a) * 4 + 2 * j + b];
-              sum += v;
-              mx = std::max(mx, v);
-            }
-          double ref = kind == "avg_pool2d" ? sum / 4 : kind == "sum_pool2d" ? sum : mx;
-          EXPECT_NEAR(o.out(0)[(p * 2 + i) * 2 + j], ref, 1e-6) << kind;
-        }
-  }
-}
-
 /// The LIF recurrence of DESIGN §2 in float64.
 void lifReference(const std::vector<float> &x, int T, int N, int F, double k,
                   double c, double vleak, const std::vector<float> &vth,
@@ -162,7 +139,7 @@ TEST(CpuOps, TimeLoopCarriesStateAndStacksOutputs) {
   // y[t] = x[t] + a[t-1] (a running sum, a[-1] = init: an li step with k = 0
   // and c = 1, whose membrane is both output and state) as a time loop, with
   // a second state pair that swaps every step (p <- q, q <- p, copies by
-  // 1x1 average pooling).
+  // an li step that forgets its state: H = q + 1 (0 - q) + q = q exactly).
   const int T = 5, N = 3;
   std::mt19937 rng(7);
   OneOp o("time_loop", {{T, N}, {N}, {1, N}, {1, N}},
@@ -171,12 +148,12 @@ TEST(CpuOps, TimeLoopCarriesStateAndStacksOutputs) {
   int y = o.add({N}), pNext = o.add({1, N}), qNext = o.add({1, N});
   o.op.args = {xt, a, p, q};
   o.op.yields = {y, y, pNext, qNext};
-  json copy = {{"kernel", {1, 1}}, {"stride", {1, 1}}, {"padding", {0, 0}}};
+  json copy = {{"model", "li"}, {"k", 1.0}, {"c", 1.0}, {"features", N}};
   o.op.body = {bodyOp("neuron_step", {xt, a}, {y},
                       {{"model", "li"}, {"k", 0.0}, {"c", 1.0},
                        {"features", N}}),
-               bodyOp("avg_pool2d", {q}, {pNext}, copy),
-               bodyOp("avg_pool2d", {p}, {qNext}, copy)};
+               bodyOp("neuron_step", {q, q}, {pNext}, copy),
+               bodyOp("neuron_step", {p, p}, {qNext}, copy)};
   for (int i = 0; i < 4; ++i)
     fillRandom(o.in(i), rng, -1, 1);
   o.run();

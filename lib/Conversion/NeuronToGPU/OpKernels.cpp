@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
+#include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -36,8 +37,20 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::Dropout:
   case OpKernelKind::DropoutBwd:
     return 3;
+  case OpKernelKind::Pool:
+    return 2;
+  case OpKernelKind::PoolBwd:
+    return poolMode == PoolMode::Max ? 3 : 2;
   }
   return 0;
+}
+
+int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
+  if (kind == OpKernelKind::Pool)
+    return tensor == 0 ? pool.getInputElements() : pool.getOutputElements();
+  if (kind == OpKernelKind::PoolBwd)
+    return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
+  return sizes[segment];
 }
 
 StringRef OpKernelSpec::getKindName() const {
@@ -54,6 +67,13 @@ StringRef OpKernelSpec::getKindName() const {
     return "dropout";
   case OpKernelKind::DropoutBwd:
     return "dropout_bwd";
+  case OpKernelKind::Pool:
+  case OpKernelKind::PoolBwd: {
+    static const char *names[2][3] = {
+        {"avg_pool", "sum_pool", "max_pool"},
+        {"avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd"}};
+    return names[kind == OpKernelKind::PoolBwd][static_cast<int>(poolMode)];
+  }
   }
   return "";
 }
@@ -68,6 +88,12 @@ std::string OpKernelSpec::getKey() const {
                        scale, accumulate, momentum, dampening, weightDecay,
                        nesterov, beta1, beta2, eps, decoupled, p, seedIndex)
              .str();
+  if (kind == OpKernelKind::Pool || kind == OpKernelKind::PoolBwd) {
+    const PoolGeometry &g = pool;
+    for (int64_t v : {g.planes, g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw,
+                      g.ph, g.pw})
+      key += ";" + std::to_string(v);
+  }
   return key;
 }
 
@@ -83,10 +109,11 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
   SmallVector<Type> types;
   Type f32 = Float32Type::get(ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
-  for (int64_t n : spec.sizes)
+  for (unsigned s = 0; s < spec.sizes.size(); ++s)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
       types.push_back(MemRefType::get(
-          {n}, static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
+          {spec.getTensorSize(s, i)},
+          static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
   if (spec.usesRunValues())
     types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
   return types;
@@ -367,6 +394,9 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitDropout(args, i);
   case OpKernelKind::DropoutBwd:
     return emitDropoutBwd(args, i);
+  case OpKernelKind::Pool:
+  case OpKernelKind::PoolBwd:
+    return emitPoolElement(b, loc, spec, args, i);
   }
 }
 

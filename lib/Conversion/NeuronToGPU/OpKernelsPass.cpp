@@ -7,10 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
+#include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/Passes.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::snn {
 #define GEN_PASS_DEF_SNNOPKERNELS
@@ -19,6 +21,33 @@ namespace mlir::snn {
 
 using namespace mlir;
 using namespace mlir::snn;
+
+/// The pooling kernel of a pooling op or of its gradient, or nullopt.
+static std::optional<OpKernelSpec> getPoolSpec(Operation *op) {
+  auto shape = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  std::optional<OpKernelSpec> spec;
+  auto forward = [&](auto pool, PoolMode mode) {
+    spec = makePoolKernelSpec(mode, /*backward=*/false, shape(pool.getInput()),
+                              shape(pool.getOutput()), pool.getKernelSize(),
+                              pool.getEffectiveStride(), pool.getPadding());
+  };
+  auto backward = [&](auto pool, PoolMode mode) {
+    spec = makePoolKernelSpec(mode, /*backward=*/true,
+                              shape(pool.getGradInput()),
+                              shape(pool.getGradOutput()), pool.getKernelSize(),
+                              pool.getEffectiveStride(), pool.getPadding());
+  };
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](AvgPool2DOp p) { forward(p, PoolMode::Avg); })
+      .Case([&](SumPool2DOp p) { forward(p, PoolMode::Sum); })
+      .Case([&](MaxPool2DOp p) { forward(p, PoolMode::Max); })
+      .Case([&](AvgPool2DBwdOp p) { backward(p, PoolMode::Avg); })
+      .Case([&](SumPool2DBwdOp p) { backward(p, PoolMode::Sum); })
+      .Case([&](MaxPool2DBwdOp p) { backward(p, PoolMode::Max); });
+  return spec;
+}
 
 /// Elements of a static tensor type, or nullopt.
 static std::optional<int64_t> getNumElements(Type type) {
@@ -50,7 +79,9 @@ struct SNNOpKernelsPass
           return;
         OpKernelSpec spec;
         spec.sizes = {*n};
-        if (isa<AddOp, AccumulateOp>(op)) {
+        if (std::optional<OpKernelSpec> pool = getPoolSpec(op)) {
+          spec = *pool;
+        } else if (isa<AddOp, AccumulateOp>(op)) {
           spec.kind = OpKernelKind::Add;
         } else if (auto scale = dyn_cast<ScaleOp>(op)) {
           spec.kind = OpKernelKind::Scale;

@@ -12,6 +12,7 @@
 
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
+#include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -525,7 +526,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
            << "snn-compile does not support training dropout with "
               "shared_across_time yet (no generated kernel draws one mask "
               "for all steps)";
-  if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp>(op) ||
+  if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp, SumPool2DOp,
+          MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp, MaxPool2DBwdOp>(op) ||
       (isa<DropoutOp>(op) && training))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
@@ -555,27 +557,58 @@ int64_t ManifestBuilder::nextOpIndex(Phase phase) const {
   return programs[static_cast<int>(phase)]->size();
 }
 
+/// The dims of a json array of integers.
+static SmallVector<int64_t> toInts(const Array &array) {
+  SmallVector<int64_t> ints;
+  for (const llvm::json::Value &d : array)
+    ints.push_back(*d.getAsInteger());
+  return ints;
+}
+
+/// The pooling kernel of a pooling op (or its gradient) of the manifest:
+/// `input` and `output` are the forward's (the backward's gx and gy).
+static OpKernelSpec getPoolKernelSpec(const Object &op, StringRef kind,
+                                      ArrayRef<int64_t> input,
+                                      ArrayRef<int64_t> output) {
+  PoolMode mode = kind.starts_with("avg")   ? PoolMode::Avg
+                  : kind.starts_with("sum") ? PoolMode::Sum
+                                            : PoolMode::Max;
+  return makePoolKernelSpec(mode, kind.ends_with("_bwd"), input, output,
+                            toInts(*op.getArray("kernel")),
+                            toInts(*op.getArray("stride")),
+                            toInts(*op.getArray("padding")),
+                            op.getBoolean("accumulate").value_or(false));
+}
+
 Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
   StringRef kind = *op.getString("op");
   const Array &in = *op.getArray("in");
   const Array &out = *op.getArray("out");
+  auto shape = [&](const llvm::json::Value &id) {
+    return toInts(*tensor(*id.getAsInteger()).getArray("shape"));
+  };
   OpKernelSpec spec;
-  spec.kind = kind == "scale"         ? OpKernelKind::Scale
-              : kind == "dropout"     ? OpKernelKind::Dropout
-              : kind == "dropout_bwd" ? OpKernelKind::DropoutBwd
-                                      : OpKernelKind::Add;
-  spec.scale = op.getNumber("scale").value_or(1.0);
-  spec.accumulate = op.getBoolean("accumulate").value_or(false);
-  if (spec.kind == OpKernelKind::Dropout ||
-      spec.kind == OpKernelKind::DropoutBwd)
-    spec.p = op.getNumber("p").value_or(0.5);
-  if (spec.kind == OpKernelKind::Dropout)
-    spec.seedIndex = index;
-  int64_t n = 1;
-  for (const llvm::json::Value &d :
-       *tensor(*out[0].getAsInteger()).getArray("shape"))
-    n *= *d.getAsInteger();
-  spec.sizes = {n};
+  if (kind.ends_with("_pool2d")) {
+    spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
+  } else if (kind.ends_with("_pool2d_bwd")) {
+    spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else {
+    spec.kind = kind == "scale"         ? OpKernelKind::Scale
+                : kind == "dropout"     ? OpKernelKind::Dropout
+                : kind == "dropout_bwd" ? OpKernelKind::DropoutBwd
+                                        : OpKernelKind::Add;
+    spec.scale = op.getNumber("scale").value_or(1.0);
+    spec.accumulate = op.getBoolean("accumulate").value_or(false);
+    if (spec.kind == OpKernelKind::Dropout ||
+        spec.kind == OpKernelKind::DropoutBwd)
+      spec.p = op.getNumber("p").value_or(0.5);
+    if (spec.kind == OpKernelKind::Dropout)
+      spec.seedIndex = index;
+    int64_t n = 1;
+    for (int64_t d : shape(out[0]))
+      n *= d;
+    spec.sizes = {n};
+  }
   // The tensors in ABI order: the inputs, then the outputs.
   Array args = in;
   for (const llvm::json::Value &id : out)

@@ -481,92 +481,6 @@ TEST(CudaLayers, Conv2dThroughIm2colAndCublas) {
   checkConvs(plainHx, rnd);
 }
 
-//===-- pooling -----------------------------------------------------------===//
-
-/// Pooling of x [M, C, H, W] with a K x K window, stride S and padding P,
-/// forward and backward against float64; the backward adds to the previous
-/// gradient when `accumulate`.
-void checkPooling(OpHarness &hx, Random &rnd, int64_t H, int64_t W, int64_t K,
-                  int64_t S, int64_t P, bool accumulate) {
-  SCOPED_TRACE("H=" + std::to_string(H) + " W=" + std::to_string(W) +
-               " K=" + std::to_string(K) + " S=" + std::to_string(S) +
-               " P=" + std::to_string(P) +
-               (accumulate ? " accumulate" : ""));
-  const int64_t M = 6, C = 3;
-  const int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1;
-  std::vector<float> x = rnd.uniform(M * C * H * W, -1, 1);
-  std::vector<float> gy = rnd.uniform(M * C * OH * OW, -1, 1);
-  int64_t xi = hx.add("x", {M, C, H, W}, x), gyi = hx.add("gy", {M, C, OH, OW}, gy);
-  for (const char *kind : {"avg", "sum", "max"}) {
-    SCOPED_TRACE(kind);
-    std::string k = kind;
-    std::vector<float> before =
-        accumulate ? rnd.uniform(x.size(), -1, 1) : std::vector<float>(x.size());
-    std::vector<double> y(gy.size()), gx(before.begin(), before.end());
-    for (int64_t pl = 0; pl < M * C; ++pl)
-      for (int64_t oy = 0; oy < OH; ++oy)
-        for (int64_t ox = 0; ox < OW; ++ox) {
-          double acc = k == "max" ? -INFINITY : 0.0;
-          int64_t arg = -1;
-          for (int64_t a = 0; a < K; ++a)
-            for (int64_t b = 0; b < K; ++b) {
-              int64_t iy = oy * S - P + a, ix = ox * S - P + b;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                continue;
-              double v = x[(pl * H + iy) * W + ix];
-              if (k != "max")
-                acc += v;
-              else if (v > acc)
-                acc = v, arg = (pl * H + iy) * W + ix;
-            }
-          int64_t o = (pl * OH + oy) * OW + ox;
-          y[o] = k == "avg" ? acc / (K * K) : acc;
-          for (int64_t a = 0; a < K; ++a)
-            for (int64_t b = 0; b < K; ++b) {
-              int64_t iy = oy * S - P + a, ix = ox * S - P + b;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                continue;
-              int64_t i = (pl * H + iy) * W + ix;
-              if (k == "avg")
-                gx[i] += gy[o] / (K * K);
-              else if (k == "sum")
-                gx[i] += gy[o];
-            }
-          if (k == "max")
-            gx[arg] += gy[o];
-        }
-    json attrs{{"kernel", {K, K}}, {"stride", {S, S}}, {"padding", {P, P}}};
-    int64_t yi = hx.addOutput("y", {M, C, OH, OW});
-    json fwd = attrs;
-    fwd["op"] = k + "_pool2d";
-    fwd["in"] = ids({xi});
-    fwd["out"] = ids({yi});
-    hx.run(fwd);
-    EXPECT_CLOSE(hx.read(yi), y, 1e-6, 1e-6);
-    int64_t gxi = hx.add("gx", {M, C, H, W}, before);
-    json bwd = attrs;
-    bwd["op"] = k + "_pool2d_bwd";
-    bwd["input_shape"] = {M, C, H, W};
-    bwd["in"] = k == "max" ? ids({gyi, xi}) : ids({gyi});
-    bwd["out"] = ids({gxi});
-    if (accumulate)
-      bwd["accumulate"] = true;
-    hx.run(bwd);
-    EXPECT_CLOSE(hx.read(gxi), gx, 1e-5, 1e-6);
-  }
-}
-
-TEST(CudaLayers, PoolingForwardAndBackward) {
-  REQUIRE_GPU();
-  // Overlapping padded windows (the general gather) and windows that tile
-  // the input (one thread per window), each with and without accumulation.
-  for (bool accumulate : {false, true}) {
-    checkPooling(hx, rnd, 9, 8, 3, 2, 1, accumulate);
-    checkPooling(hx, rnd, 8, 6, 2, 2, 0, accumulate);
-    checkPooling(hx, rnd, 9, 6, 3, 3, 0, accumulate);
-  }
-}
-
 //===-- batch norm --------------------------------------------------------===//
 
 /// Batch norm of x [T, B, C, H, W] drawn from [lo, hi] against float64.
@@ -751,7 +665,7 @@ TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
 
 TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {
   REQUIRE_GPU();
-  // x[2, 3, 4] -> reshape (alias) to [6, 1, 2, 2] -> a 1x1 average pooling
+  // x[2, 3, 4] -> reshape (alias) to [6, 1, 2, 2] -> a one-step time_stack
   // (a copy) into y.
   json manifest = json::parse(R"({
     "format": "snn-module", "version": 1, "time_steps": 2, "batch": 3,
@@ -764,9 +678,7 @@ TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {
        "dtype": "i32"},
       {"id": 4, "name": "mask", "shape": [24], "role": "saved", "dtype": "u8"}
     ],
-    "programs": {"infer": [{"op": "avg_pool2d", "kernel": [1, 1],
-                            "stride": [1, 1], "padding": [0, 0], "in": [1],
-                            "out": [2]}]}
+    "programs": {"infer": [{"op": "time_stack", "in": [1], "out": [2]}]}
   })");
   CudaModule module(*device, manifest, "/nonexistent");
   EXPECT_EQ(module.tensor(1).ptr, module.tensor(0).ptr);

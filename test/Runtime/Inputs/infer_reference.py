@@ -104,10 +104,17 @@ def pool(x, kind, k, s, p):
     return total / (k[0] * k[1]) if kind == "avg" else total
 
 
+def computed_ops(program):
+    """The ops a program computes: a generated `kernel` op stands for the
+    ops of its `of` list (docs/artifact-format.md)."""
+    for op in program:
+        yield from op["of"] if op["op"] == "kernel" else [op]
+
+
 def run_infer(m, values):
     near = []
     get = lambda i: values[i]
-    for op in m["programs"]["infer"]:
+    for op in computed_ops(m["programs"]["infer"]):
         kind, ins, outs = op["op"], op["in"], op["out"]
         shape = m["tensors"][outs[0]]["shape"]
         if kind == "linear":

@@ -1,7 +1,8 @@
 //===- OpKernels.h - generated kernels of the non-neuron ops ----*- C++ -*-===//
 //
-// The elementwise ops (add, accumulate, scale) and the optimizer updates
-// (SGD, Adam/AdamW) as compiler-generated kernels: one description
+// The elementwise ops (add, accumulate, scale), dropout, pooling
+// (PoolKernels.h) and the optimizer updates (SGD, Adam/AdamW) as
+// compiler-generated kernels: one description
 // (OpKernelSpec) gives a `gpu.func` (lowered with the neuron kernels to NVVM,
 // cubin and PTX) and a host function (lowered with them through LLVM into
 // the module's CPU kernel library). The runtime launches them by name
@@ -35,6 +36,27 @@ enum class OpKernelKind {
   Adam,  ///< torch.optim.Adam / AdamW, in place
   Dropout,    ///< training dropout: x -> y, keep mask (u8)
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
+  Pool,       ///< avg/sum/max pooling of x[planes, H, W] (PoolKernels.cpp)
+  PoolBwd,    ///< its gradient (gx += ... with accumulate)
+};
+
+/// The reduction of a pooling window.
+enum class PoolMode { Avg, Sum, Max };
+
+/// A pooling window over planes of H x W (every dim before the last two is
+/// a plane); OH = (H + 2 PH - KH) / SH + 1, likewise OW.
+struct PoolGeometry {
+  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+
+  int64_t getInputElements() const { return planes * h * w; }
+  int64_t getOutputElements() const { return planes * oh * ow; }
+  /// The windows tile the input exactly (kernel = stride, no padding): the
+  /// backward runs a thread per window instead of a thread per input.
+  bool isTiling() const {
+    return kh == sh && kw == sw && ph == 0 && pw == 0 && oh * kh == h &&
+           ow * kw == w;
+  }
 };
 
 /// Threads per block of the op kernels.
@@ -62,11 +84,18 @@ struct OpKernelSpec {
   /// The op's index in its program: the kernel's random stream is
   /// (run seed * 0x100000001B3 + seedIndex), counter-based per element.
   int64_t seedIndex = 0;
+  // pool and its backward (accumulate shared with scale)
+  PoolMode poolMode = PoolMode::Avg;
+  PoolGeometry pool;
 
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
-  /// dropout_bwd gy, mask, gx.
+  /// dropout_bwd gy, mask, gx; pool x, y; pool_bwd gy (, x for max), gx.
   unsigned getTensorsPerSegment() const;
+  /// Elements of tensor `tensor` of segment `segment`: the segment's size,
+  /// except for pooling, whose tensors have the input's or the output's
+  /// size (the segment's size is its number of threads).
+  int64_t getTensorSize(unsigned segment, unsigned tensor) const;
   /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
   /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
   int getMaskTensor() const {
@@ -79,7 +108,8 @@ struct OpKernelSpec {
     return kind == OpKernelKind::SGD || kind == OpKernelKind::Adam ||
            kind == OpKernelKind::Dropout;
   }
-  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd".
+  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
+  /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
@@ -94,7 +124,8 @@ struct NamedOpKernel {
 };
 
 /// The memref argument types in ABI order: the tensors of each segment in
-/// turn (static 1-d; f32, masks i8 on the GPU and f32 on the host), then
+/// turn (static 1-d of getTensorSize(); f32, masks i8 on the GPU and f32 on
+/// the host), then
 /// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
                                       MLIRContext *ctx, bool host = false);
