@@ -116,9 +116,10 @@ void checkSameOnAllRanks(Communicator &comm, const std::string &what,
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
   if (ranks.empty())
     return;
+  std::string mine = reference == value ? ""
+                     : ", rank " + std::to_string(comm.rank()) + ": " + value;
   throw Error("the ranks of this job differ in " + what + ": rank(s) " +
-              ranks + " differ from rank 0 (rank 0: " + reference +
-              ", rank " + std::to_string(comm.rank()) + ": " + value +
+              ranks + " differ from rank 0 (rank 0: " + reference + mine +
               "); start every rank with the same module and options");
 }
 

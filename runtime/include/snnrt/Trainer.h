@@ -14,6 +14,7 @@
 #ifndef SNNRT_TRAINER_H
 #define SNNRT_TRAINER_H
 
+#include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
@@ -79,11 +80,14 @@ struct EvalResult {
 /// Runs the `infer` program over `data` in batches (the last one padded).
 /// `encoderSeed` seeds rate coding; `outputs`, when not null, receives the
 /// output tensor [T, N, ...] of all samples, and each of `traces` (see
-/// planRecording) its tensor over all samples the same way.
+/// planRecording) its tensor over all samples the same way. With `comm`
+/// (several ranks, no outputs or traces), rank r evaluates batches r, r+P,
+/// ... and every rank returns the totals of all ranks.
 EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     Encoder encoder, uint64_t encoderSeed,
                     std::vector<float> *outputs = nullptr,
-                    std::vector<RecordTrace> *traces = nullptr);
+                    std::vector<RecordTrace> *traces = nullptr,
+                    Communicator *comm = nullptr);
 
 struct TrainConfig {
   int64_t epochs = 1;
@@ -97,6 +101,19 @@ struct TrainConfig {
   std::string checkpoint; ///< written after every epoch when not empty
   std::string metrics;    ///< JSON lines, one per epoch, when not empty
   bool progress = true;   ///< a progress bar (plain lines off a TTY) on stderr
+  /// Data parallel training over the ranks of `comm` (null or one rank: a
+  /// single process). The global batch is ranks x the module's batch; rank r
+  /// trains on rows [r*B, (r+1)*B) of each global batch of the shuffled order
+  /// (the same on every rank), gradients are averaged before each update.
+  /// Rank 0 alone prints progress and writes metrics and checkpoints.
+  Communicator *comm = nullptr;
+  size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
+  /// Fault injection for tests: rank `failRank` fails at optimizer step
+  /// `failStep` by throwing ("throw"), exiting at once ("exit") or hanging
+  /// ("hang"); failRank < 0: never.
+  int failRank = -1;
+  int64_t failStep = 0;
+  std::string failMode = "throw";
 };
 
 struct EpochResult {
@@ -132,6 +149,9 @@ public:
 
 private:
   void writeCheckpoint(const TrainPosition &pos);
+  void injectFault(int64_t step) const;
+  int rank() const { return config.comm ? config.comm->rank() : 0; }
+  int ranks() const { return config.comm ? config.comm->size() : 1; }
   Executor &exec;
   ProgramRunner &runner;
   TrainConfig config;
@@ -140,6 +160,14 @@ private:
 
 /// A 64-bit FNV-1a hash of the module's manifest.json, as 16 hex digits.
 std::string manifestHash(const Module &module);
+
+/// The same hash of bytes, as 16 hex digits.
+std::string fnv1aHex(const void *data, size_t bytes,
+                     uint64_t h = 0xcbf29ce484222325ull);
+
+/// A hash of every param and buffer (brought to the host first): ranks of
+/// a data parallel job compare it to check that they hold the same weights.
+std::string stateHash(Executor &exec, ProgramRunner &runner);
 
 } // namespace snnrt
 

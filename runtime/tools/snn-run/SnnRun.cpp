@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snnrt/Communicator.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
@@ -26,8 +27,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace snnrt;
@@ -89,6 +92,18 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
+many processes (train; docs/user-guide.md, "Many GPUs"):
+  --nproc N                  start N ranks of this command on this machine
+                             (through mpirun)
+  --data-parallel            train data parallel over the ranks of the job
+                             (the default with more than one rank): the
+                             global batch is ranks x the module's batch
+  --comm-timeout SECONDS     a collective blocked this long ends every rank
+                             with an error (default 300)
+  --bucket-mb MB             gradient all-reduce bucket size (default 25)
+  (started by `mpirun -np N snn-run ...`, or with the torchrun variables
+  RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; --device cuda
+  gives rank r its local GPU r)
 grads:                       one forward + backward on the first batch of
                              --data/--labels (no update); --output FILE
                              .safetensors receives the loss, every
@@ -117,7 +132,13 @@ struct Options {
   uint64_t seed = 0;
   bool verbose = false, shuffle = true, progress = true, profile = false;
   double spikeDuration = 1.0;
+  int nproc = 0;         ///< > 0: launch that many ranks
+  int dataParallel = -1; ///< -1: on when the job has several ranks
+  double commTimeout = 300.0, bucketMB = 25.0;
 };
+
+/// The job's communicator (train only; one local rank otherwise).
+std::unique_ptr<Communicator> gComm;
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
   size_t used = 0;
@@ -228,6 +249,20 @@ Options parse(int argc, char **argv) {
       o.verbose = true;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--nproc") {
+      o.nproc = static_cast<int>(toInt(a, value(), 1));
+    } else if (a == "--data-parallel") {
+      o.dataParallel = 1;
+    } else if (a == "--no-data-parallel") {
+      o.dataParallel = 0;
+    } else if (a == "--comm-timeout") {
+      o.commTimeout = toDouble(a, value());
+      if (!(o.commTimeout > 0))
+        throw Error("--comm-timeout must be a positive number of seconds");
+    } else if (a == "--bucket-mb") {
+      o.bucketMB = toDouble(a, value());
+      if (!(o.bucketMB > 0))
+        throw Error("--bucket-mb must be positive");
     } else if (a == "--spike-duration") {
       // In double: spike times are binned as floor(t / duration * T), and a
       // float duration moves spikes that lie near a bin's edge.
@@ -293,15 +328,21 @@ Dataset loadData(const std::string &path, const std::string &labels,
   return loadSpikeFile(path, sample, steps, o.spikeDuration);
 }
 
-std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
+/// `localRank`: the rank of this process on its machine; `--device cuda`
+/// (or no --device) in a job of several ranks picks GPU localRank.
+std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o,
+                                          int localRank = 0) {
   if (o.profile)
     exec.enableProfile();
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
 #ifdef SNNRT_HAVE_CUDA
+  std::string ownGpu = "cuda:" + std::to_string(localRank);
+  if (o.device == "cuda" && localRank > 0)
+    return std::make_unique<CudaRunner>(exec, ownGpu, o.profile);
   if (o.device.empty()) {
     try {
-      return std::make_unique<CudaRunner>(exec, "cuda:0", o.profile);
+      return std::make_unique<CudaRunner>(exec, ownGpu, o.profile);
     } catch (const Error &e) {
       std::fprintf(stderr, "snn-run: no usable GPU (%s): running on the CPU\n",
                    e.what());
@@ -312,6 +353,7 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
     throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
   return std::make_unique<CudaRunner>(exec, o.device, o.profile);
 #else
+  (void)localRank;
   if (o.device.empty())
     return std::make_unique<CpuRunner>(exec);
   if (o.device != "cuda" && o.device.rfind("cuda:", 0) != 0)
@@ -420,6 +462,30 @@ int infer(const Options &o) {
   return 0;
 }
 
+/// What must agree between the ranks of a data parallel job: every option
+/// that changes the training (not the rank-0-only outputs).
+std::string trainingFingerprint(const Options &o) {
+  std::ostringstream ss;
+  ss << "epochs=" << o.epochs << " lr=" << o.lr << " schedule=" << o.schedule
+     << " step=" << o.stepSize << " gamma=" << o.gamma << " seed=" << o.seed
+     << " shuffle=" << o.shuffle << " encoder=" << o.encoder
+     << " limit-train=" << o.limitTrain << " limit-test=" << o.limitTest
+     << " spike-duration=" << o.spikeDuration << " bucket-mb=" << o.bucketMB
+     << " resume=" << !o.resume.empty() << " data-parallel=" << o.dataParallel;
+  return ss.str();
+}
+
+/// The sample count and a hash of the labels and a strided sample of values.
+std::string dataFingerprint(const Dataset &d) {
+  std::string labels =
+      d.labels.empty() ? "-" : fnv1aHex(d.labels.data(), d.labels.size() * sizeof d.labels[0]);
+  std::vector<float> probe;
+  for (size_t i = 0; i < d.samples.size(); i += 4099)
+    probe.push_back(d.samples[i]);
+  return std::to_string(d.count) + ":" + labels + ":" +
+         fnv1aHex(probe.data(), probe.size() * sizeof(float));
+}
+
 int train(const Options &o) {
   Module module = Module::load(o.module);
   for (const char *program : {"train_forward", "backward", "update"})
@@ -441,6 +507,12 @@ int train(const Options &o) {
   if (!o.resume.empty())
     from = Trainer::loadCheckpoint(exec, o.resume, o.seed);
   ModuleShape s = shapeOf(exec.module());
+  Communicator &comm = *gComm;
+  bool dataParallel = o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel;
+  if (comm.size() > 1 && !dataParallel)
+    throw Error("this job has " + std::to_string(comm.size()) +
+                " ranks but --no-data-parallel: the module has nothing else "
+                "to split over them");
   Dataset trainData, testData;
   if (isDir(o.data)) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
@@ -453,7 +525,20 @@ int train(const Options &o) {
   limitDataset(trainData, o.limitTrain);
   limitDataset(testData, o.limitTest);
   // The device mirror copies the host tensors: after weights/resume.
-  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
+  if (comm.size() > 1) {
+    // Ranks that would train different things refuse to start, each with
+    // the same message.
+    checkSameOnAllRanks(comm, "the module (manifest hash)",
+                        manifestHash(exec.module()));
+    checkSameOnAllRanks(comm, "the training options", trainingFingerprint(o));
+    checkSameOnAllRanks(comm, "the training data",
+                        dataFingerprint(trainData) + "/" +
+                            dataFingerprint(testData));
+    checkSameOnAllRanks(comm, "the initial weights (--seed, --weights, --resume)",
+                        stateHash(exec, *runner));
+  }
   if (o.verbose)
     describe(exec.module(), *runner, {"train_forward", "backward", "update"});
   TrainConfig config;
@@ -468,8 +553,25 @@ int train(const Options &o) {
   config.checkpoint = o.checkpoint;
   config.metrics = o.metrics;
   config.progress = o.progress;
+  if (dataParallel) {
+    config.comm = &comm;
+    config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
+  }
+  if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
+    config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
+    const char *step = std::getenv("SNN_TEST_FAIL_STEP");
+    config.failStep = toInt("SNN_TEST_FAIL_STEP", step ? step : "1", 1);
+    const char *mode = std::getenv("SNN_TEST_FAIL_MODE");
+    config.failMode = mode ? mode : "throw";
+  }
   Trainer trainer(exec, *runner, config);
-  if (from.epoch > 0)
+  if (comm.size() > 1 && comm.rank() == 0)
+    std::fprintf(stderr,
+                 "snn-run: data parallel over %d ranks (%s): global batch "
+                 "%d x %lld\n",
+                 comm.size(), comm.backendName().c_str(), comm.size(),
+                 static_cast<long long>(s.B));
+  if (from.epoch > 0 && comm.rank() == 0)
     std::fprintf(stderr, "snn-run: resuming after epoch %lld (step %lld)\n",
                  static_cast<long long>(from.epoch),
                  static_cast<long long>(from.step));
@@ -627,17 +729,96 @@ int bench(const Options &o) {
   return 0;
 }
 
+/// The directories of $PATH that hold an executable `name` ("" if none).
+std::string findOnPath(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0)
+      return dir + "/" + name;
+  return "";
+}
+
+/// snn-run --nproc N ...: this command again as N ranks under mpirun (which
+/// passes the ranks their places and ends them all when one fails).
+[[noreturn]] void launchRanks(const Options &o, int argc, char **argv) {
+  if (detectJobEnvironment().size > 1)
+    throw Error("--nproc inside a job that already has ranks (mpirun or "
+                "torchrun): drop --nproc");
+  if (o.command != "train")
+    throw Error("--nproc applies to train, not " + o.command);
+  std::string mpirun = findOnPath("mpirun");
+  if (mpirun.empty() || !haveMpiBackend())
+    throw Error(std::string("--nproc starts the ranks through mpirun, but ") +
+                (mpirun.empty() ? "mpirun is not on PATH (apt-get install "
+                                  "openmpi-bin)"
+                                : "this snn-run was built without MPI") +
+                "; or start the ranks with torchrun-style variables");
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    throw Error("--nproc: cannot find this executable (/proc/self/exe)");
+  self[n] = '\0';
+  std::vector<std::string> args = {mpirun};
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  // Ranks may outnumber cores (CPU tests); each rank's BLAS threads are free
+  // to move between cores.
+  for (const char *a : {"--oversubscribe", "--bind-to", "none", "-np"})
+    args.push_back(a);
+  args.push_back(std::to_string(o.nproc));
+  args.push_back(self);
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--nproc") {
+      ++i;
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(mpirun.c_str(), cargs.data());
+  throw Error("--nproc: cannot run " + mpirun);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
+    if (o.nproc > 0)
+      launchRanks(o, argc, argv);
+    if (o.command != "train") {
+      JobEnvironment job = detectJobEnvironment();
+      if (job.size > 1)
+        throw Error(o.command + " runs in one process, but this job (" +
+                    job.launcher + ") has " + std::to_string(job.size) +
+                    " ranks; only train runs on several ranks");
+    }
     if (o.command == "bench")
       return bench(o);
     if (o.command == "grads")
       return grads(o);
-    return o.command == "infer" ? infer(o) : train(o);
+    if (o.command == "infer")
+      return infer(o);
+    CommOptions commOptions;
+    commOptions.device = o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+    commOptions.timeoutSeconds = o.commTimeout;
+    // The MPI backend stages GPU tensors through the host.
+    if (detectJobEnvironment().launcher == "mpi")
+      commOptions.backend = "mpi";
+    gComm = createCommunicator(commOptions);
+    int status = train(o);
+    gComm.reset(); // MPI_Finalize
+    return status;
   } catch (const std::exception &e) {
+    // One rank's error ends the whole job (never a hang of the others).
+    if (gComm && gComm->size() > 1)
+      gComm->abort(e.what());
     std::fprintf(stderr, "snn-run: error: %s\n", e.what());
     return 1;
   }
