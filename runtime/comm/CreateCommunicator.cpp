@@ -1,5 +1,7 @@
 //===- CreateCommunicator.cpp - the backend for this process's job --------===//
 
+#include "TcpCommunicator.h"
+
 #include "snnrt/Communicator.h"
 #include "snnrt/Error.h"
 
@@ -9,6 +11,12 @@
 
 namespace snnrt {
 
+namespace {
+NcclFactory gNccl = nullptr;
+} // namespace
+
+void registerNcclBackend(NcclFactory factory) { gNccl = factory; }
+
 bool haveMpiBackend() {
 #ifdef SNNRT_HAVE_MPI
   return true;
@@ -17,40 +25,66 @@ bool haveMpiBackend() {
 #endif
 }
 
+namespace {
+
+std::unique_ptr<Communicator> createMpi(const JobEnvironment &job,
+                                        const CommOptions &options) {
+#ifdef SNNRT_HAVE_MPI
+  (void)job;
+  return createMpiCommunicator(options);
+#else
+  (void)options;
+  throw Error("this runtime was built without MPI, but it runs in an MPI "
+              "job of " + std::to_string(job.size) +
+              " ranks; rebuild it with MPI (apt-get install libopenmpi-dev) "
+              "or start the ranks with snn-run --nproc / torchrun-style "
+              "variables");
+#endif
+}
+
+} // namespace
+
 std::unique_ptr<Communicator> createCommunicator(const CommOptions &options) {
   JobEnvironment job = detectJobEnvironment();
   std::string backend = options.backend;
-  if (backend.empty())
-    backend = job.launcher == "mpi"        ? "mpi"
-              : job.launcher == "torchrun" ? (options.device == "cuda" ? "nccl"
-                                                                       : "torchrun-cpu")
-                                           : "local";
-  if (backend == "local") {
+  if (backend == "local" || (backend.empty() && job.launcher == "none")) {
     if (job.size > 1)
       throw Error("the local backend runs one rank, but the environment "
                   "(" + job.launcher + ") says " + std::to_string(job.size) +
                   " ranks");
     return createLocalCommunicator();
   }
+  // The host ranks first: MPI under mpirun, else TCP (torchrun variables).
+  auto hostRanks = [&]() -> std::unique_ptr<Communicator> {
+    if (job.launcher == "mpi")
+      return createMpi(job, options);
+    if (job.launcher == "torchrun")
+      return createTcpCommunicator(job, options);
+    throw Error("the " + backend + " backend needs a job of ranks: start "
+                "with mpirun, snn-run --nproc or torchrun-style variables");
+  };
   if (backend == "mpi") {
-#ifdef SNNRT_HAVE_MPI
-    return createMpiCommunicator(options);
-#else
-    throw Error("this runtime was built without MPI, but it runs in an MPI "
-                "job; rebuild it with MPI (apt-get install libopenmpi-dev) or "
-                "launch with --nproc / torchrun on GPUs");
-#endif
+    if (job.launcher != "mpi")
+      throw Error("the mpi backend needs a job started by mpirun");
+    return createMpi(job, options);
   }
-  if (backend == "torchrun-cpu")
-    throw Error("torchrun-style variables (WORLD_SIZE=" +
-                std::to_string(job.size) +
-                ") start NCCL on GPUs; CPU processes need mpirun (mpirun -np " +
-                std::to_string(job.size) + " snn-run ...)");
-  if (backend == "nccl")
-    throw Error("the NCCL backend is not available in this build; use "
-                "mpirun (the MPI backend stages GPU tensors through the host)");
-  throw Error("unknown communicator backend '" + backend +
-              "' (expected mpi, nccl or local)");
+  if (backend == "tcp") {
+    if (job.launcher != "torchrun")
+      throw Error("the tcp backend needs the torchrun-style variables RANK, "
+                  "WORLD_SIZE, MASTER_ADDR, MASTER_PORT");
+    return createTcpCommunicator(job, options);
+  }
+  if (backend == "nccl" || (backend.empty() && options.device == "cuda" &&
+                            gNccl && job.size > 1)) {
+    if (!gNccl)
+      throw Error("the NCCL backend is not in this build (it comes with the "
+                  "CUDA backend)");
+    return gNccl(job, options, hostRanks());
+  }
+  if (!backend.empty())
+    throw Error("unknown communicator backend '" + backend +
+                "' (expected mpi, tcp, nccl or local)");
+  return hostRanks();
 }
 
 } // namespace snnrt

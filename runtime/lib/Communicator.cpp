@@ -12,6 +12,16 @@ namespace snnrt {
 
 Communicator::~Communicator() = default;
 
+void Communicator::allReduceAverage(float *data, size_t count, void *stream) {
+  if (deviceBuffers())
+    throw Error(backendName() + ": allReduceAverage on device buffers needs "
+                                "the backend's own implementation");
+  allReduceSum(data, count, stream);
+  const float scale = 1.0f / static_cast<float>(size());
+  for (size_t i = 0; i < count; ++i)
+    data[i] *= scale;
+}
+
 namespace {
 
 const char *env(const char *name) {
@@ -97,19 +107,18 @@ void checkSameOnAllRanks(Communicator &comm, const std::string &what,
                          const std::string &value) {
   if (comm.size() == 1)
     return;
-  if (comm.deviceBuffers())
-    throw Error("checkSameOnAllRanks needs a communicator on host buffers");
+  Communicator &host = comm.host();
   // Rank 0's value goes to everyone (fixed size: the length, then the text);
   // each rank compares, and a sum of mismatch flags tells every rank.
   uint64_t length = value.size();
-  comm.broadcast(&length, sizeof length, 0);
+  host.broadcast(&length, sizeof length, 0);
   std::string reference(length, '\0');
   if (comm.rank() == 0)
     reference = value;
-  comm.broadcast(reference.data(), length, 0);
+  host.broadcast(reference.data(), length, 0);
   std::vector<float> differs(static_cast<size_t>(comm.size()), 0.0f);
   differs[static_cast<size_t>(comm.rank())] = reference == value ? 0.0f : 1.0f;
-  comm.allReduceSum(differs.data(), differs.size());
+  host.allReduceSum(differs.data(), differs.size());
   std::string ranks;
   for (size_t r = 0; r < differs.size(); ++r)
     if (differs[r] != 0.0f)

@@ -61,6 +61,20 @@ void GradientReducer::average(const std::vector<Bucket> &buckets) {
   if (comm.size() == 1)
     return;
   const Module &m = exec.module();
+  if (comm.deviceBuffers()) {
+    // NCCL: in place on the device, on the programs' stream (ordered after
+    // the backward, before the update); one fused group per bucket.
+    for (const Bucket &bucket : buckets) {
+      comm.groupStart();
+      for (int id : bucket.tensors)
+        comm.allReduceAverage(static_cast<float *>(runner.devicePointer(id)),
+                              m.tensor(id).numel(), runner.stream());
+      comm.groupEnd();
+    }
+    return;
+  }
+  // Host buffers (MPI, TCP): through a flat host bucket; on a GPU the
+  // tensors are staged through the host.
   const float scale = 1.0f / static_cast<float>(comm.size());
   for (const Bucket &bucket : buckets) {
     flat.resize(std::max(flat.size(), bucket.floats));

@@ -225,7 +225,7 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
     // Sums over the ranks' batches: loss, correct, spike counts.
     std::vector<float> totals = {float(lossSum), float(r.correct)};
     totals.insert(totals.end(), r.spikeRates.begin(), r.spikeRates.end());
-    comm->allReduceSum(totals.data(), totals.size());
+    comm->host().allReduceSum(totals.data(), totals.size());
     lossSum = totals[0];
     r.correct = static_cast<int64_t>(std::llround(totals[1]));
     std::copy(totals.begin() + 2, totals.end(), r.spikeRates.begin());
@@ -409,7 +409,7 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
         stats[1] = *exec.data(m.correct);
       }
       if (P > 1) {
-        config.comm->allReduceSum(stats, 2);
+        config.comm->host().allReduceSum(stats, 2);
         stats[0] /= static_cast<float>(P);
       }
       float loss = stats[0];
@@ -465,7 +465,7 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     // Rank 0's checkpoint is complete before any rank moves on (a resume
     // after a kill finds the last epoch's file).
     if (P > 1)
-      config.comm->barrier();
+      config.comm->host().barrier();
   }
 }
 

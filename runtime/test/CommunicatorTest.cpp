@@ -1,7 +1,8 @@
 //===- CommunicatorTest.cpp - collectives of the Communicator backends ----===//
 //
-// Runs alone (the local backend) and under `mpirun -np N` (the MPI backend,
-// N = 2..4): every rank checks the results of collectives on data that
+// Runs alone (the local backend), under `mpirun -np N` (the MPI backend,
+// N = 2..4) and as ranks with torchrun-style variables (the TCP backend,
+// run-tcp-ranks.sh): every rank checks the results of collectives on data that
 // depends on the rank, so a wrong sum, root or peer shows on some rank.
 //
 //===----------------------------------------------------------------------===//
@@ -39,7 +40,9 @@ TEST(Communicator, BackendMatchesEnvironment) {
   JobEnvironment job = detectJobEnvironment();
   EXPECT_EQ(comm().size(), job.size);
   EXPECT_EQ(comm().rank(), job.rank);
-  EXPECT_EQ(comm().backendName(), job.launcher == "mpi" ? "mpi" : "local");
+  EXPECT_EQ(comm().backendName(), job.launcher == "mpi"        ? "mpi"
+                                  : job.launcher == "torchrun" ? "tcp"
+                                                               : "local");
 }
 
 TEST(Communicator, AllReduceSumsEveryRank) {

@@ -22,13 +22,16 @@
 namespace snnrt {
 
 struct CommOptions {
-  /// "" picks from the environment: "mpi" under mpirun (OMPI_/PMI_ variables),
-  /// "nccl" for torchrun-style variables (RANK, WORLD_SIZE, MASTER_ADDR,
-  /// MASTER_PORT) with a CUDA device, else "local". "mpi", "nccl" and
-  /// "local" force a backend.
+  /// "" picks from the environment: "mpi" under mpirun (OMPI_/PMI_
+  /// variables), "tcp" for torchrun-style variables (RANK, WORLD_SIZE,
+  /// MASTER_ADDR, MASTER_PORT), else "local"; with device "cuda" and a
+  /// registered NCCL backend, "nccl" on top of the MPI or TCP ranks.
+  /// "mpi", "tcp", "nccl" and "local" force a backend.
   std::string backend;
   /// Where the collectives' buffers live: "cpu" or "cuda" (NCCL needs cuda).
   std::string device = "cpu";
+  /// The CUDA device ordinal of this rank (NCCL).
+  int cudaDevice = 0;
   /// Seconds a collective may block before every rank is ended (<= 0: no
   /// limit).
   double timeoutSeconds = 300.0;
@@ -63,7 +66,24 @@ public:
   [[noreturn]] virtual void abort(const std::string &why) = 0;
   /// Whether the buffers are device memory (NCCL) rather than host memory.
   virtual bool deviceBuffers() const { return false; }
+  /// The same ranks on host buffers: itself for MPI, TCP and local; for
+  /// NCCL the communicator that started it (MPI or TCP).
+  virtual Communicator &host() { return *this; }
+  /// allReduceSum divided by size() (NCCL: ncclAvg on the device).
+  virtual void allReduceAverage(float *data, size_t count, void *stream = nullptr);
+  /// Collectives between groupStart() and groupEnd() may be fused (NCCL
+  /// groups); host backends run them one by one.
+  virtual void groupStart() {}
+  virtual void groupEnd() {}
 };
+
+/// The NCCL backend lives with the CUDA backend; a program that has both
+/// registers its factory (snn-run does). `host` is the communicator of the
+/// same ranks on host buffers that carries NCCL's unique id.
+using NcclFactory = std::unique_ptr<Communicator> (*)(
+    const JobEnvironment &job, const CommOptions &options,
+    std::unique_ptr<Communicator> host);
+void registerNcclBackend(NcclFactory factory);
 
 /// The communicator of this process: from the MPI environment, the torchrun
 /// environment, or a single local rank. Errors (an MPI job but a runtime

@@ -6,6 +6,8 @@
 // same weights. The gradients go through flat buckets of about
 // `bucketBytes` (few large messages instead of one per tensor), in reverse
 // manifest order: roughly the order in which the backward finishes them.
+// With NCCL the tensors are averaged in place on the device, one NCCL group
+// per bucket, on the stream of the programs.
 //
 //===----------------------------------------------------------------------===//
 

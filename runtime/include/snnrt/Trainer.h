@@ -46,6 +46,10 @@ public:
   virtual MemoryPlan memoryPlan() const = 0;
   /// "cpu", "cuda:0 (...)".
   virtual std::string describe() const = 0;
+  /// Device memory of tensor `id` and the stream the programs run on, for
+  /// collectives on device buffers (NCCL); null on the CPU.
+  virtual void *devicePointer(int) { return nullptr; }
+  virtual void *stream() { return nullptr; }
 };
 
 /// The Executor itself.

@@ -29,7 +29,14 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -94,7 +101,11 @@ train:
   --no-progress              no progress bar on stderr
 many processes (train; docs/user-guide.md, "Many GPUs"):
   --nproc N                  start N ranks of this command on this machine
-                             (through mpirun)
+                             (through mpirun when it is there, else as child
+                             processes with torchrun-style variables)
+  --comm mpi|tcp|nccl        the ranks' backend (default: mpi under mpirun,
+                             else tcp; nccl with --device cuda when
+                             libnccl.so.2 loads)
   --data-parallel            train data parallel over the ranks of the job
                              (the default with more than one rank): the
                              global batch is ranks x the module's batch
@@ -135,6 +146,7 @@ struct Options {
   int nproc = 0;         ///< > 0: launch that many ranks
   int dataParallel = -1; ///< -1: on when the job has several ranks
   double commTimeout = 300.0, bucketMB = 25.0;
+  std::string comm; ///< --comm: "" picks from the job
 };
 
 /// The job's communicator (train only; one local rank otherwise).
@@ -251,6 +263,10 @@ Options parse(int argc, char **argv) {
       o.profile = true;
     } else if (a == "--nproc") {
       o.nproc = static_cast<int>(toInt(a, value(), 1));
+    } else if (a == "--comm") {
+      o.comm = value();
+      if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
+        throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
     } else if (a == "--data-parallel") {
       o.dataParallel = 1;
     } else if (a == "--no-data-parallel") {
@@ -471,7 +487,8 @@ std::string trainingFingerprint(const Options &o) {
      << " shuffle=" << o.shuffle << " encoder=" << o.encoder
      << " limit-train=" << o.limitTrain << " limit-test=" << o.limitTest
      << " spike-duration=" << o.spikeDuration << " bucket-mb=" << o.bucketMB
-     << " resume=" << !o.resume.empty() << " data-parallel=" << o.dataParallel;
+     << " resume=" << !o.resume.empty() << " data-parallel=" << o.dataParallel
+     << " comm=" << o.comm;
   return ss.str();
 }
 
@@ -740,26 +757,115 @@ std::string findOnPath(const std::string &name) {
   return "";
 }
 
-/// snn-run --nproc N ...: this command again as N ranks under mpirun (which
-/// passes the ranks their places and ends them all when one fails).
-[[noreturn]] void launchRanks(const Options &o, int argc, char **argv) {
+/// This command's arguments without --nproc N.
+std::vector<std::string> argumentsWithoutNproc(int argc, char **argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--nproc") {
+      ++i;
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  return args;
+}
+
+std::string thisExecutable() {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    throw Error("--nproc: cannot find this executable (/proc/self/exe)");
+  return std::string(self, static_cast<size_t>(n));
+}
+
+[[noreturn]] void execute(const std::vector<std::string> &args) {
+  std::vector<char *> cargs;
+  for (const std::string &a : args)
+    cargs.push_back(const_cast<char *>(a.c_str()));
+  cargs.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(cargs[0], cargs.data());
+  std::fprintf(stderr, "snn-run: error: cannot run %s: %s\n", cargs[0],
+               std::strerror(errno));
+  std::_Exit(127);
+}
+
+/// A free TCP port of this machine for rank 0 to listen on.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&addr), len) < 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) < 0)
+    throw Error("--nproc: cannot find a free port for the ranks to meet");
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+/// N child processes with torchrun-style variables (the TCP rendezvous on
+/// 127.0.0.1); returns the first failing rank's status, after ending the
+/// others (a rank that lost a peer ends by itself; this is the backstop).
+int spawnRanks(int n, const std::vector<std::string> &args) {
+  std::string port = std::to_string(freePort());
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = ::fork();
+    if (pid < 0)
+      throw Error("--nproc: cannot start rank " + std::to_string(r));
+    if (pid == 0) {
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+      execute(args);
+    }
+    pids.push_back(pid);
+  }
+  int status = 0, running = n;
+  auto firstFailure = std::chrono::steady_clock::time_point::max();
+  while (running > 0) {
+    int ws = 0;
+    pid_t pid = ::waitpid(-1, &ws, WNOHANG);
+    if (pid > 0) {
+      --running;
+      int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+      if (code != 0 && status == 0) {
+        status = code;
+        firstFailure = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    if (status != 0 &&
+        std::chrono::steady_clock::now() - firstFailure > std::chrono::seconds(10))
+      for (pid_t p : pids)
+        ::kill(p, SIGKILL); // exited ones are already reaped: harmless
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status;
+}
+
+/// snn-run --nproc N ...: this command again as N ranks: under mpirun
+/// (which passes the ranks their places and ends them all when one fails)
+/// when this build has MPI and mpirun is on PATH, else as child processes.
+/// SNNRT_LAUNCHER=spawn picks the child processes.
+int launchRanks(const Options &o, int argc, char **argv) {
   if (detectJobEnvironment().size > 1)
     throw Error("--nproc inside a job that already has ranks (mpirun or "
                 "torchrun): drop --nproc");
   if (o.command != "train")
     throw Error("--nproc applies to train, not " + o.command);
+  std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
+  rest.insert(rest.begin(), thisExecutable());
   std::string mpirun = findOnPath("mpirun");
-  if (mpirun.empty() || !haveMpiBackend())
-    throw Error(std::string("--nproc starts the ranks through mpirun, but ") +
-                (mpirun.empty() ? "mpirun is not on PATH (apt-get install "
-                                  "openmpi-bin)"
-                                : "this snn-run was built without MPI") +
-                "; or start the ranks with torchrun-style variables");
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    throw Error("--nproc: cannot find this executable (/proc/self/exe)");
-  self[n] = '\0';
+  const char *launcher = std::getenv("SNNRT_LAUNCHER");
+  bool spawn = launcher && std::string(launcher) == "spawn";
+  if (spawn || mpirun.empty() || !haveMpiBackend() || o.comm == "tcp" ||
+      o.comm == "nccl")
+    return spawnRanks(o.nproc, rest);
   std::vector<std::string> args = {mpirun};
   if (::geteuid() == 0)
     args.push_back("--allow-run-as-root");
@@ -768,21 +874,8 @@ std::string findOnPath(const std::string &name) {
   for (const char *a : {"--oversubscribe", "--bind-to", "none", "-np"})
     args.push_back(a);
   args.push_back(std::to_string(o.nproc));
-  args.push_back(self);
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--nproc") {
-      ++i;
-      continue;
-    }
-    args.push_back(argv[i]);
-  }
-  std::vector<char *> cargs;
-  for (std::string &a : args)
-    cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  std::fflush(nullptr);
-  ::execv(mpirun.c_str(), cargs.data());
-  throw Error("--nproc: cannot run " + mpirun);
+  args.insert(args.end(), rest.begin(), rest.end());
+  execute(args);
 }
 
 } // namespace
@@ -791,7 +884,7 @@ int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
     if (o.nproc > 0)
-      launchRanks(o, argc, argv);
+      return launchRanks(o, argc, argv);
     if (o.command != "train") {
       JobEnvironment job = detectJobEnvironment();
       if (job.size > 1)
@@ -806,11 +899,12 @@ int main(int argc, char **argv) {
     if (o.command == "infer")
       return infer(o);
     CommOptions commOptions;
+    commOptions.backend = o.comm;
     commOptions.device = o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+    commOptions.cudaDevice = o.device.rfind("cuda:", 0) == 0
+                                 ? static_cast<int>(toInt("--device", o.device.substr(5), 0))
+                                 : detectJobEnvironment().localRank;
     commOptions.timeoutSeconds = o.commTimeout;
-    // The MPI backend stages GPU tensors through the host.
-    if (detectJobEnvironment().launcher == "mpi")
-      commOptions.backend = "mpi";
     gComm = createCommunicator(commOptions);
     int status = train(o);
     gComm.reset(); // MPI_Finalize

@@ -2,11 +2,14 @@
 """Data parallel tests: fresh random data, and comparisons of checkpoints.
 
 usage: dp_check.py data MODULE DIR N
-           DIR/x.npy [N, sample...] (uniform [0, 1), fresh every run: rate
-           coding and the LIF layers see varied input) and DIR/y.npy labels
+           DIR/x.npy [N, sample...] (uniform [0, 4), fresh every run: the
+           layers fire at the default initialization; rate coding spikes
+           always for values >= 1, randomly below) and DIR/y.npy labels
        dp_check.py compare A.safetensors B.safetensors [TOL]
-           every param and optimizer tensor of A equals B's within TOL
-           (default 1e-6) relative to B's largest magnitude; prints MATCH
+           every param of A equals B's within TOL (default 1e-6) relative
+           to B's largest magnitude, every optimizer tensor ("opt:", sums
+           of gradients, one more rounding per step) within 3 x TOL;
+           prints MATCH
        dp_check.py same-spikes A.safetensors B.safetensors
            two recordings (snn-run infer --record) hold identical spikes
 """
@@ -23,7 +26,7 @@ def data(module, d, n):
     inp = m.info(int(m.m["input"]))["shape"]
     classes = m.info(int(m.m["output"]))["shape"][-1]
     rng = np.random.default_rng()
-    np.save(f"{d}/x.npy", rng.uniform(0, 1, [n] + inp[2:]).astype(np.float32))
+    np.save(f"{d}/x.npy", rng.uniform(0, 4, [n] + inp[2:]).astype(np.float32))
     np.save(f"{d}/y.npy", rng.integers(0, classes, n).astype(np.int32))
 
 
@@ -37,6 +40,8 @@ def compare(a, b, tol):
         x, y = ta[k].astype(np.float64), tb[k].astype(np.float64)
         scale = max(np.abs(y).max(), 1e-30)
         err = np.abs(x - y).max() / scale
+        if k.startswith("opt:"):
+            err /= 3
         if err > worst:
             worst, worst_name = err, k
     if worst > tol:
@@ -44,7 +49,8 @@ def compare(a, b, tol):
     moved = any(not np.array_equal(ta[k], 0 * ta[k]) for k in names)
     if not moved:
         sys.exit("FAIL: every tensor is zero")
-    print(f"MATCH {len(names)} tensors, max relative difference {worst:.3g}")
+    print(f"MATCH {len(names)} tensors, max relative difference {worst:.3g} "
+          "(optimizer state: a third of it)")
 
 
 def same_spikes(a, b):
