@@ -9,6 +9,8 @@
 #include "MpiCommunicator.h"
 #endif
 
+#include <cstdio>
+
 namespace snnrt {
 
 namespace {
@@ -74,12 +76,27 @@ std::unique_ptr<Communicator> createCommunicator(const CommOptions &options) {
                   "WORLD_SIZE, MASTER_ADDR, MASTER_PORT");
     return createTcpCommunicator(job, options);
   }
-  if (backend == "nccl" || (backend.empty() && options.device == "cuda" &&
-                            gNccl && job.size > 1)) {
+  if (backend == "nccl") {
     if (!gNccl)
       throw Error("the NCCL backend is not in this build (it comes with the "
                   "CUDA backend)");
-    return gNccl(job, options, hostRanks());
+    std::unique_ptr<Communicator> host = hostRanks();
+    return gNccl(job, options, host);
+  }
+  if (backend.empty() && options.device == "cuda" && gNccl && job.size > 1) {
+    // NCCL when it loads; else the host ranks, staging GPU tensors.
+    std::unique_ptr<Communicator> host = hostRanks();
+    try {
+      return gNccl(job, options, host);
+    } catch (const Error &e) {
+      if (!host)
+        throw;
+      if (host->rank() == 0)
+        std::fprintf(stderr, "snn-run: NCCL unavailable (%s): GPU tensors go "
+                             "through the host (%s)\n",
+                     e.what(), host->backendName().c_str());
+      return host;
+    }
   }
   if (!backend.empty())
     throw Error("unknown communicator backend '" + backend +

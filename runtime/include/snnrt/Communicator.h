@@ -79,10 +79,11 @@ public:
 
 /// The NCCL backend lives with the CUDA backend; a program that has both
 /// registers its factory (snn-run does). `host` is the communicator of the
-/// same ranks on host buffers that carries NCCL's unique id.
+/// same ranks on host buffers that carries NCCL's unique id; the factory
+/// takes it over, or leaves it and throws when NCCL cannot start.
 using NcclFactory = std::unique_ptr<Communicator> (*)(
     const JobEnvironment &job, const CommOptions &options,
-    std::unique_ptr<Communicator> host);
+    std::unique_ptr<Communicator> &host);
 void registerNcclBackend(NcclFactory factory);
 
 /// The communicator of this process: from the MPI environment, the torchrun

@@ -19,6 +19,7 @@
 
 #ifdef SNNRT_HAVE_CUDA
 #include "CudaBackend.h"
+#include "NcclCommunicator.h"
 #endif
 
 #include <cmath>
@@ -326,6 +327,8 @@ public:
   std::size_t deviceBytes() const override { return gpu.deviceBytes(); }
   MemoryPlan memoryPlan() const override { return gpu.memoryPlan(); }
   std::string describe() const override { return gpu.describe(); }
+  void *devicePointer(int id) override { return gpu.devicePointer(id); }
+  void *stream() override { return gpu.stream(); }
 
 private:
   CudaExecutor gpu;
@@ -898,6 +901,9 @@ int main(int argc, char **argv) {
       return grads(o);
     if (o.command == "infer")
       return infer(o);
+#ifdef SNNRT_HAVE_CUDA
+    registerNcclBackend(&createNcclCommunicator);
+#endif
     CommOptions commOptions;
     commOptions.backend = o.comm;
     commOptions.device = o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
