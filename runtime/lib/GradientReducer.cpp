@@ -58,8 +58,6 @@ void GradientReducer::averageGradients() { average(grads); }
 void GradientReducer::averageBuffers() { average(buffers); }
 
 void GradientReducer::average(const std::vector<Bucket> &buckets) {
-  if (comm.size() == 1)
-    return;
   const Module &m = exec.module();
   if (comm.deviceBuffers()) {
     // NCCL: in place on the device, on the programs' stream (ordered after

@@ -351,7 +351,9 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
                              std::to_string(s.B)
                        : "batch of " + std::to_string(s.B)));
   std::unique_ptr<GradientReducer> reducer;
-  if (P > 1)
+  // Also with one rank when asked (--data-parallel): the same path, e.g. to
+  // check a backend's collectives against training without them.
+  if (config.comm)
     reducer = std::make_unique<GradientReducer>(exec, runner, *config.comm,
                                                 config.bucketBytes);
   if (from.epoch >= config.epochs && lead)
