@@ -4,7 +4,12 @@
 #include "snnrt/Error.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <thread>
 
 namespace snnrt {
 
@@ -33,6 +38,18 @@ GradientReducer::GradientReducer(Executor &exec, ProgramRunner &runner,
   std::reverse(gradIds.begin(), gradIds.end());
   grads = makeBuckets(m, gradIds, bucketBytes);
   buffers = makeBuckets(m, bufferIds, bucketBytes);
+  // The last backward op that writes each bucket's tensors.
+  const std::vector<Op> &ops = m.program("backward");
+  std::map<int, size_t> lastWrite;
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (int id : ops[i].out)
+      lastWrite[id] = i;
+  for (Bucket &bucket : grads)
+    for (int id : bucket.tensors) {
+      auto it = lastWrite.find(id);
+      bucket.lastWriter =
+          std::max(bucket.lastWriter, it == lastWrite.end() ? 0 : it->second);
+    }
 }
 
 std::vector<GradientReducer::Bucket>
@@ -55,6 +72,111 @@ GradientReducer::makeBuckets(const Module &m, const std::vector<int> &ids,
 }
 
 void GradientReducer::averageGradients() { average(grads); }
+
+void GradientReducer::gather(const Bucket &bucket, float *out) {
+  const Module &m = exec.module();
+  for (int id : bucket.tensors) {
+    const float *p = exec.data(id);
+    size_t n = m.tensor(id).numel();
+    std::copy(p, p + n, out);
+    out += n;
+  }
+}
+
+void GradientReducer::scatter(const Bucket &bucket, const float *in) {
+  const Module &m = exec.module();
+  const float scale = 1.0f / static_cast<float>(comm.size());
+  for (int id : bucket.tensors) {
+    float *p = exec.data(id);
+    size_t n = m.tensor(id).numel();
+    for (size_t i = 0; i < n; ++i)
+      p[i] = in[i] * scale;
+    in += n;
+    runner.upload(id);
+  }
+}
+
+void GradientReducer::backward(const RunContext &ctx, bool overlap) {
+  // Overlap on the CPU runner only: a GPU runner runs the backward as a
+  // whole (and its copies need the device's context on the calling thread).
+  if (!overlap || comm.deviceBuffers() || comm.size() == 1 || runner.stream()) {
+    runner.run("backward", ctx);
+    averageGradients();
+    return;
+  }
+  // The communication thread takes the buckets in the order they become
+  // final (the same order on every rank) and all-reduces each into its own
+  // flat buffer; the results go back into the tensors once the backward has
+  // finished (a later backward op may still read a final gradient).
+  bucketFlats.resize(grads.size());
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<size_t> queue;
+  bool finished = false;
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    try {
+      for (;;) {
+        size_t k;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          ready.wait(lock, [&] { return !queue.empty() || finished; });
+          if (queue.empty())
+            return;
+          k = queue.front();
+          queue.pop_front();
+        }
+        std::vector<float> &buffer = bucketFlats[k];
+        buffer.resize(grads[k].floats);
+        for (int id : grads[k].tensors)
+          runner.download(id); // no-op on the CPU
+        gather(grads[k], buffer.data());
+        comm.allReduceSum(buffer.data(), buffer.size());
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  // Buckets by the op after which they are final.
+  std::vector<size_t> order(grads.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return grads[a].lastWriter < grads[b].lastWriter;
+  });
+  size_t next = 0;
+  auto launchUpTo = [&](size_t op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (; next < order.size() && grads[order[next]].lastWriter <= op; ++next)
+      queue.push_back(order[next]);
+    ready.notify_one();
+  };
+  try {
+    runner.run("backward", ctx, launchUpTo);
+    launchUpTo(SIZE_MAX);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished = true;
+      queue.clear();
+    }
+    ready.notify_one();
+    // The bucket in flight completes when the peers launch it too; if they
+    // never do, the communicator's watchdog ends the job.
+    worker.join();
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    finished = true;
+  }
+  ready.notify_one();
+  worker.join();
+  if (failure)
+    std::rethrow_exception(failure);
+  for (size_t k = 0; k < grads.size(); ++k)
+    scatter(grads[k], bucketFlats[k].data());
+}
 void GradientReducer::averageBuffers() { average(buffers); }
 
 void GradientReducer::average(const std::vector<Bucket> &buckets) {
@@ -73,27 +195,13 @@ void GradientReducer::average(const std::vector<Bucket> &buckets) {
   }
   // Host buffers (MPI, TCP): through a flat host bucket; on a GPU the
   // tensors are staged through the host.
-  const float scale = 1.0f / static_cast<float>(comm.size());
   for (const Bucket &bucket : buckets) {
     flat.resize(std::max(flat.size(), bucket.floats));
-    size_t at = 0;
-    for (int id : bucket.tensors) {
+    for (int id : bucket.tensors)
       runner.download(id);
-      const float *p = exec.data(id);
-      size_t n = m.tensor(id).numel();
-      std::copy(p, p + n, flat.begin() + at);
-      at += n;
-    }
+    gather(bucket, flat.data());
     comm.allReduceSum(flat.data(), bucket.floats);
-    at = 0;
-    for (int id : bucket.tensors) {
-      float *p = exec.data(id);
-      size_t n = m.tensor(id).numel();
-      for (size_t i = 0; i < n; ++i)
-        p[i] = flat[at + i] * scale;
-      at += n;
-      runner.upload(id);
-    }
+    scatter(bucket, flat.data());
   }
 }
 

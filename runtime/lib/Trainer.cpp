@@ -397,9 +397,10 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       ctx.step = pos.step;
       ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
       runner.run("train_forward", ctx);
-      runner.run("backward", ctx);
       if (reducer)
-        reducer->averageGradients();
+        reducer->backward(ctx, config.overlap);
+      else
+        runner.run("backward", ctx);
       runner.run("update", ctx);
       if (reducer)
         reducer->averageBuffers();

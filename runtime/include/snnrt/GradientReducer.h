@@ -28,6 +28,11 @@ public:
 
   /// grad:<param> := mean over ranks, for every trainable parameter.
   void averageGradients();
+  /// Runs the backward program and averages the gradients. On host buffers
+  /// with `overlap`, a bucket's all-reduce starts on a communication thread
+  /// as soon as the last op that writes its gradients has run, while the
+  /// backward goes on (the same sums in the same order: the same bits).
+  void backward(const RunContext &ctx, bool overlap);
   /// Non-trainable params (batch norm running statistics) := mean over
   /// ranks, so that every rank keeps the same module state.
   void averageBuffers();
@@ -38,17 +43,21 @@ private:
   struct Bucket {
     std::vector<int> tensors;
     size_t floats = 0;
+    size_t lastWriter = 0; ///< the backward op after which it is final
   };
   static std::vector<Bucket> makeBuckets(const Module &m,
                                          const std::vector<int> &ids,
                                          size_t bucketBytes);
   void average(const std::vector<Bucket> &buckets);
+  void gather(const Bucket &bucket, float *flat);
+  void scatter(const Bucket &bucket, const float *flat);
 
   Executor &exec;
   ProgramRunner &runner;
   Communicator &comm;
   std::vector<Bucket> grads, buffers;
   std::vector<float> flat;
+  std::vector<std::vector<float>> bucketFlats; ///< overlap: one per bucket
 };
 
 } // namespace snnrt

@@ -20,6 +20,7 @@
 #include "snnrt/Executor.h"
 #include "snnrt/Recording.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,14 @@ public:
   /// Brings params, buffers and optimizer state back to the host.
   virtual void downloadState() = 0;
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
+  /// Runs `program`, calling `afterOp(i)` once op i's outputs are final on
+  /// the host side of the runner. Runners that cannot tell (a GPU runs the
+  /// program as a whole) call afterOp(SIZE_MAX) once at the end.
+  virtual void run(const std::string &program, const RunContext &ctx,
+                   const std::function<void(size_t)> &afterOp) {
+    run(program, ctx);
+    afterOp(SIZE_MAX);
+  }
   /// Waits until every program run so far has finished (timing).
   virtual void synchronize() {}
   /// Memory held for the module's tensors: on a GPU with its scratch and
@@ -61,6 +70,10 @@ public:
   void downloadState() override {}
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);
+  }
+  void run(const std::string &program, const RunContext &ctx,
+           const std::function<void(size_t)> &afterOp) override {
+    exec.run(program, ctx, afterOp);
   }
   MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
   std::size_t deviceBytes() const override { return exec.storageBytes(); }
@@ -112,6 +125,8 @@ struct TrainConfig {
   /// Rank 0 alone prints progress and writes metrics and checkpoints.
   Communicator *comm = nullptr;
   size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
+  /// Start each bucket's all-reduce during the backward (CPU, host buffers).
+  bool overlap = true;
   /// Fault injection for tests: rank `failRank` fails at optimizer step
   /// `failStep` by throwing ("throw"), exiting at once ("exit") or hanging
   /// ("hang"); failRank < 0: never.

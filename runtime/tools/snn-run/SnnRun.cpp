@@ -113,6 +113,8 @@ many processes (train; docs/user-guide.md, "Many GPUs"):
   --comm-timeout SECONDS     a collective blocked this long ends every rank
                              with an error (default 300)
   --bucket-mb MB             gradient all-reduce bucket size (default 25)
+  --no-comm-overlap          all-reduce the gradients after the backward, not
+                             during it (the results are the same bits)
   (started by `mpirun -np N snn-run ...`, or with the torchrun variables
   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; --device cuda
   gives rank r its local GPU r)
@@ -148,6 +150,7 @@ struct Options {
   int dataParallel = -1; ///< -1: on when the job has several ranks
   double commTimeout = 300.0, bucketMB = 25.0;
   std::string comm; ///< --comm: "" picks from the job
+  bool overlap = true;
 };
 
 /// The job's communicator (train only; one local rank otherwise).
@@ -268,6 +271,8 @@ Options parse(int argc, char **argv) {
       o.comm = value();
       if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
         throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
+    } else if (a == "--no-comm-overlap") {
+      o.overlap = false;
     } else if (a == "--data-parallel") {
       o.dataParallel = 1;
     } else if (a == "--no-data-parallel") {
@@ -317,6 +322,7 @@ class CudaRunner : public ProgramRunner {
 public:
   CudaRunner(Executor &exec, const std::string &device, bool profile)
       : gpu(exec, device, profile) {}
+  using ProgramRunner::run; // the per-op hook: once, after the program
   void upload(int id) override { gpu.upload(id); }
   void download(int id) override { gpu.download(id); }
   void downloadState() override { gpu.downloadState(); }
@@ -576,6 +582,7 @@ int train(const Options &o) {
   if (dataParallel) {
     config.comm = &comm;
     config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
+    config.overlap = o.overlap;
   }
   if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
     config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
