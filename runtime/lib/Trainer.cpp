@@ -272,7 +272,7 @@ double Trainer::learningRate(int64_t epoch) const {
 }
 
 TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
-                                      uint64_t seed) {
+                                      uint64_t seed, int ranks) {
   std::map<std::string, std::string> meta;
   auto tensors = readSafetensors(path, &meta);
   auto field = [&](const char *key) -> const std::string & {
@@ -290,6 +290,15 @@ TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
                 ", not " + std::to_string(seed) +
                 "; resume with the same seed (data order and encoders "
                 "derive from it)");
+  // Data parallel checkpoints say how many ranks wrote them (the global
+  // batch, hence the data order and the step count, depend on it).
+  auto written = meta.find("ranks");
+  std::string writtenRanks = written == meta.end() ? "1" : written->second;
+  if (writtenRanks != std::to_string(ranks))
+    throw Error(path + ": was written by a data parallel job of " +
+                writtenRanks + " rank(s), not " + std::to_string(ranks) +
+                "; resume with as many ranks (--nproc / mpirun -np " +
+                writtenRanks + ")");
   TrainPosition pos;
   try {
     pos.epoch = std::stoll(field("epoch"));
@@ -310,6 +319,8 @@ void Trainer::writeCheckpoint(const TrainPosition &pos) {
       {"seed", std::to_string(config.seed)},
       {"rng", "derived from (seed, epoch, batch, step)"},
       {"manifest_hash", manifestHash(exec.module())}};
+  if (ranks() > 1)
+    meta["ranks"] = std::to_string(ranks());
   writeSafetensors(config.checkpoint, exec.state(), meta);
 }
 

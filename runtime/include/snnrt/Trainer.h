@@ -152,11 +152,11 @@ class Trainer {
 public:
   Trainer(Executor &exec, ProgramRunner &runner, TrainConfig config);
 
-  /// Loads a checkpoint written by a run of the same module and seed into
-  /// the host Executor (before a device mirror is made). Errors name the
-  /// file and what does not match.
+  /// Loads a checkpoint written by a run of the same module, seed and
+  /// number of data parallel ranks into the host Executor (before a device
+  /// mirror is made). Errors name the file and what does not match.
   static TrainPosition loadCheckpoint(Executor &exec, const std::string &path,
-                                      uint64_t seed);
+                                      uint64_t seed, int ranks = 1);
 
   /// Trains from `from` to config.epochs, evaluating on `test` (when not
   /// empty) after every epoch; `onEpoch` sees each epoch's results.

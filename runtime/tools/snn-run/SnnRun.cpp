@@ -531,7 +531,7 @@ int train(const Options &o) {
     exec.loadWeights(o.weights);
   TrainPosition from;
   if (!o.resume.empty())
-    from = Trainer::loadCheckpoint(exec, o.resume, o.seed);
+    from = Trainer::loadCheckpoint(exec, o.resume, o.seed, gComm->size());
   ModuleShape s = shapeOf(exec.module());
   Communicator &comm = *gComm;
   bool dataParallel = o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel;
