@@ -75,6 +75,11 @@ check)
     --checkpoint $w/mpi2.st > $w/mpi2.log 2>&1
   stamp "2 ranks (mpi) rc=$?"; tail -3 $w/mpi2.log
   $check compare $w/mpi2.st $w/one64.st
+  echo "== 1b. the same over TCP (snn-run --nproc without mpirun)"
+  SNNRT_LAUNCHER=spawn timeout 300 $run $g/mlp32.snnmod train --device cuda:0 --comm tcp $common \
+    --nproc 2 --checkpoint $w/tcp2.st > $w/tcp2.log 2>&1
+  stamp "2 ranks (tcp) rc=$?"; tail -3 $w/tcp2.log
+  $check compare $w/tcp2.st $w/one64.st
   echo "== 2. one rank through NCCL vs no data parallelism (identical bytes)"
   $run $g/mlp64.snnmod train --device cuda:0 $common --checkpoint $w/plain.st > /dev/null 2>&1
   WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29611 \
