@@ -8,7 +8,8 @@
 #                                  (with MPI when mpicc is there), then
 #   check  1. two ranks on cuda:0 over MPI (GPU tensors staged through the
 #             host, --comm mpi) with batch 32 against one process with batch
-#             64: weights within 1e-6 (bench results: dp-check.txt)
+#             64: weights within 1e-6 (results: dp-check.txt); 1b. the same
+#             over TCP (snn-run --nproc without mpirun)
 #          2. one rank through NCCL (--comm nccl --data-parallel: ncclAvg over
 #             one rank is the identity): the checkpoint must equal a run
 #             without data parallelism byte for byte
