@@ -565,7 +565,7 @@ int train(const Options &o) {
     checkSameOnAllRanks(comm, "the initial weights (--seed, --weights, --resume)",
                         stateHash(exec, *runner));
   }
-  if (o.verbose)
+  if (o.verbose && gComm->rank() == 0)
     describe(exec.module(), *runner, {"train_forward", "backward", "update"});
   TrainConfig config;
   config.epochs = o.epochs;
