@@ -816,7 +816,8 @@ int freePort() {
 
 /// N child processes with torchrun-style variables (the TCP rendezvous on
 /// 127.0.0.1); returns the first failing rank's status, after ending the
-/// others (a rank that lost a peer ends by itself; this is the backstop).
+/// others 5 s later (a rank that lost a peer ends by itself; this is the
+/// backstop for one that hangs).
 int spawnRanks(int n, const std::vector<std::string> &args) {
   std::string port = std::to_string(freePort());
   std::vector<pid_t> pids;
@@ -850,7 +851,7 @@ int spawnRanks(int n, const std::vector<std::string> &args) {
       continue;
     }
     if (status != 0 &&
-        std::chrono::steady_clock::now() - firstFailure > std::chrono::seconds(10))
+        std::chrono::steady_clock::now() - firstFailure > std::chrono::seconds(5))
       for (pid_t p : pids)
         ::kill(p, SIGKILL); // exited ones are already reaped: harmless
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
