@@ -12,6 +12,7 @@ debian_packages=(
   nlohmann-json3-dev                          # manifest parsing in the runtime (no LLVM there)
   zlib1g-dev                                  # gzipped IDX datasets
   libgtest-dev                                # runtime unit tests
+  libopenmpi-dev openmpi-bin                  # multi-process training on CPUs (MPI backend, CI)
   dataset-fashion-mnist                       # the example training set
   python3 python3-pip
 )

@@ -49,6 +49,12 @@ if config.snn_cuda_enabled:
                 config.available_features.add("cuda-gpu")
         except (OSError, subprocess.SubprocessError):
             pass
+# Multi-process tests: `REQUIRES: mpi` where snn-run has the MPI backend and
+# mpirun exists. `%mpirun` may oversubscribe the cores and run as root (CI).
+if config.snn_mpi_enabled and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --oversubscribe --allow-run-as-root --bind-to none"))
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 # Python features are those of the `python3` that `%python` runs, which need

@@ -147,3 +147,9 @@ CudaExecutor::kernelsUsed(const std::string &name) const {
 std::string CudaExecutor::compiledKernels() const {
   return module->compiledKernels();
 }
+
+void *CudaExecutor::devicePointer(int id) {
+  return reinterpret_cast<void *>(module->tensor(id).ptr);
+}
+
+void *CudaExecutor::stream() { return device->stream(); }

@@ -69,6 +69,10 @@ public:
   std::string compiledKernels() const;
   /// The device's memory plan (offsets by tensor id, arena size).
   const MemoryPlan &memoryPlan() const { return plan; }
+  /// The device address of tensor `id` and the stream the programs run on
+  /// (collectives on device buffers, NCCL).
+  void *devicePointer(int id);
+  void *stream();
 
 private:
   MemoryPlan plan;

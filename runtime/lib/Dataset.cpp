@@ -168,8 +168,11 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
 
 void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
                  int64_t first, int64_t valid, int64_t T, int64_t B,
-                 Encoder encoder, uint64_t stream, float *input) {
+                 Encoder encoder, uint64_t stream, float *input,
+                 int64_t globalRows, int64_t firstRow) {
   size_t S = data.sampleSize;
+  if (globalRows <= 0)
+    globalRows = B;
   if (!data.events.empty()) {
     std::fill(input, input + static_cast<size_t>(T * B) * S, 0.0f);
     for (int64_t b = 0; b < valid; ++b)
@@ -191,7 +194,8 @@ void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
       for (size_t i = 0; i < S; ++i)
         dst[i] = data.at(data.timeMajor ? t : 0, n, i);
       if (encoder == Encoder::Rate) {
-        uint64_t base = (static_cast<uint64_t>(t) * B + b) * S;
+        uint64_t base =
+            (static_cast<uint64_t>(t) * globalRows + firstRow + b) * S;
         for (size_t i = 0; i < S; ++i)
           dst[i] = cpu::counterUniform(stream, base + i) < dst[i] ? 1.0f : 0.0f;
       } else if (encoder == Encoder::Latency) {

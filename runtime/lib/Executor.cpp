@@ -169,12 +169,15 @@ void Executor::setLabels(const int32_t *labels, size_t count) {
   std::memcpy(data(t.id), labels, count * sizeof(int32_t)); // i32 bits
 }
 
-void Executor::run(const std::string &program, const RunContext &ctx) {
+void Executor::run(const std::string &program, const RunContext &ctx,
+                   const std::function<void(size_t)> &afterOp) {
   const auto &ops = module_.program(program);
   TensorLookup lookup = [this](int id) { return data(id); };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!profile_) {
       runCpuOp(module_, ops[i], i, lookup, ctx);
+      if (afterOp)
+        afterOp(i);
       continue;
     }
     auto start = std::chrono::steady_clock::now();
@@ -189,6 +192,8 @@ void Executor::run(const std::string &program, const RunContext &ctx) {
     if (ops[i].kind == "kernel") // a generated kernel: its name
       key += " " + ops[i].attrs.value("kernel", std::string("?"));
     addToProfile(profileTable_, program, key, ms);
+    if (afterOp)
+      afterOp(i);
   }
 }
 

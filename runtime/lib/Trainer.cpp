@@ -2,6 +2,7 @@
 
 #include "snnrt/Trainer.h"
 #include "snnrt/Error.h"
+#include "snnrt/GradientReducer.h"
 
 #include "CpuOpContext.h"
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 using nlohmann::json;
@@ -116,10 +118,24 @@ std::string manifestHash(const Module &module) {
     throw Error(module.dir + "/manifest.json: cannot read the manifest");
   std::ostringstream ss;
   ss << in.rdbuf();
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : ss.str())
-    h = (h ^ c) * 0x100000001b3ull;
+  std::string text = ss.str();
+  return fnv1aHex(text.data(), text.size());
+}
+
+std::string fnv1aHex(const void *data, size_t bytes, uint64_t h) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ull;
   return hex(h);
+}
+
+std::string stateHash(Executor &exec, ProgramRunner &runner) {
+  runner.downloadState();
+  std::string all;
+  for (const TensorInfo &t : exec.module().tensors)
+    if (t.role == "param")
+      all += t.name + "=" + fnv1aHex(exec.data(t.id), t.numel() * sizeof(float)) + ";";
+  return fnv1aHex(all.data(), all.size());
 }
 
 /// Appends the first `valid` samples of tensor [T, B, ...] `y` to `all`
@@ -135,8 +151,12 @@ static void gatherSamples(const float *y, int64_t T, int64_t B,
 EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     Encoder encoder, uint64_t encoderSeed,
                     std::vector<float> *outputs,
-                    std::vector<RecordTrace> *traces) {
+                    std::vector<RecordTrace> *traces, Communicator *comm) {
   const Module &m = exec.module();
+  int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  if (ranks > 1 && (outputs || traces))
+    throw Error("outputs and recorded traces are written by one process; "
+                "run infer without mpirun/--nproc");
   BatchShape s = batchShape(m);
   checkData(m, s, data);
   std::string kind = lossKind(m);
@@ -160,6 +180,8 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   auto start = Clock::now();
   for (int64_t first = 0, batch = 0; first < data.count;
        first += s.B, ++batch) {
+    if (batch % ranks != rank)
+      continue;
     int64_t valid = std::min(s.B, data.count - first);
     encodeBatch(data, order, first, valid, s.T, s.B, encoder,
                 mixSeed({encoderSeed, 0xe7a1ULL, uint64_t(batch)}), x);
@@ -198,6 +220,15 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
           sum += p[static_cast<size_t>(t * s.B) * per + i];
       r.spikeRates[l] += sum / static_cast<double>(per * s.T);
     }
+  }
+  if (ranks > 1) {
+    // Sums over the ranks' batches: loss, correct, spike counts.
+    std::vector<float> totals = {float(lossSum), float(r.correct)};
+    totals.insert(totals.end(), r.spikeRates.begin(), r.spikeRates.end());
+    comm->host().allReduceSum(totals.data(), totals.size());
+    lossSum = totals[0];
+    r.correct = static_cast<int64_t>(std::llround(totals[1]));
+    std::copy(totals.begin() + 2, totals.end(), r.spikeRates.begin());
   }
   r.seconds = secondsSince(start);
   if (data.count) {
@@ -241,7 +272,7 @@ double Trainer::learningRate(int64_t epoch) const {
 }
 
 TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
-                                      uint64_t seed) {
+                                      uint64_t seed, int ranks) {
   std::map<std::string, std::string> meta;
   auto tensors = readSafetensors(path, &meta);
   auto field = [&](const char *key) -> const std::string & {
@@ -259,6 +290,15 @@ TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
                 ", not " + std::to_string(seed) +
                 "; resume with the same seed (data order and encoders "
                 "derive from it)");
+  // Data parallel checkpoints say how many ranks wrote them (the global
+  // batch, hence the data order and the step count, depend on it).
+  auto written = meta.find("ranks");
+  std::string writtenRanks = written == meta.end() ? "1" : written->second;
+  if (writtenRanks != std::to_string(ranks))
+    throw Error(path + ": was written by a data parallel job of " +
+                writtenRanks + " rank(s), not " + std::to_string(ranks) +
+                "; resume with as many ranks (--nproc / mpirun -np " +
+                writtenRanks + ")");
   TrainPosition pos;
   try {
     pos.epoch = std::stoll(field("epoch"));
@@ -279,7 +319,27 @@ void Trainer::writeCheckpoint(const TrainPosition &pos) {
       {"seed", std::to_string(config.seed)},
       {"rng", "derived from (seed, epoch, batch, step)"},
       {"manifest_hash", manifestHash(exec.module())}};
+  if (ranks() > 1)
+    meta["ranks"] = std::to_string(ranks());
   writeSafetensors(config.checkpoint, exec.state(), meta);
+}
+
+void Trainer::injectFault(int64_t step) const {
+  if (config.failRank != rank() || config.failStep != step)
+    return;
+  std::string what = "injected failure of rank " + std::to_string(rank()) +
+                     " at step " + std::to_string(step) +
+                     " (SNN_TEST_FAIL_RANK/SNN_TEST_FAIL_STEP)";
+  if (config.failMode == "exit") {
+    std::fprintf(stderr, "snn-run: %s: exiting\n", what.c_str());
+    std::_Exit(3);
+  }
+  if (config.failMode == "hang") {
+    std::fprintf(stderr, "snn-run: %s: hanging\n", what.c_str());
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  throw Error(what);
 }
 
 void Trainer::fit(const Dataset &train, const Dataset &test,
@@ -290,18 +350,30 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
   checkData(m, s, train);
   if (train.labels.empty())
     throw Error(train.source + ": training needs labels (--labels)");
-  int64_t batches = train.count / s.B; // the incomplete last batch is dropped
+  // Data parallel: a global batch of ranks x B rows; rank r takes rows
+  // [r*B, (r+1)*B) of each. The incomplete last global batch is dropped.
+  const int64_t P = ranks(), G = P * s.B;
+  const bool lead = rank() == 0;
+  int64_t batches = train.count / G;
   if (batches == 0)
     throw Error(train.source + ": " + std::to_string(train.count) +
-                " training samples, fewer than one batch of " +
-                std::to_string(s.B));
-  if (from.epoch >= config.epochs)
+                " training samples, fewer than one " +
+                (P > 1 ? "global batch of " + std::to_string(P) + " ranks x " +
+                             std::to_string(s.B)
+                       : "batch of " + std::to_string(s.B)));
+  std::unique_ptr<GradientReducer> reducer;
+  // Also with one rank when asked (--data-parallel): the same path, e.g. to
+  // check a backend's collectives against training without them.
+  if (config.comm)
+    reducer = std::make_unique<GradientReducer>(exec, runner, *config.comm,
+                                                config.bucketBytes);
+  if (from.epoch >= config.epochs && lead)
     std::fprintf(stderr, "snn-run: the checkpoint already has %lld of %lld "
                          "epochs: nothing to train\n",
                  static_cast<long long>(from.epoch),
                  static_cast<long long>(config.epochs));
   std::ofstream metrics;
-  if (!config.metrics.empty()) {
+  if (!config.metrics.empty() && lead) {
     metrics.open(config.metrics, from.epoch > 0 ? std::ios::app
                                                 : std::ios::trunc);
     if (!metrics)
@@ -314,54 +386,74 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     double lr = learningRate(epoch);
     std::vector<int64_t> order =
         epochOrder(train.count, config.seed, epoch, config.shuffle);
-    Progress progress(config.progress, epoch + 1, config.epochs, batches);
+    Progress progress(config.progress && lead, epoch + 1, config.epochs,
+                      batches);
     double lossSum = 0.0;
     int64_t correct = 0;
     auto start = Clock::now();
     for (int64_t b = 0; b < batches; ++b) {
-      int64_t first = b * s.B;
+      int64_t first = b * G + rank() * s.B;
       encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
-                  mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x);
+                  mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x, G,
+                  rank() * s.B);
       for (int64_t i = 0; i < s.B; ++i)
         labels[i] = train.labels[order[first + i]];
       exec.setLabels(labels.data(), labels.size());
       runner.upload(m.input);
       runner.upload(m.labels);
       ++pos.step;
+      injectFault(pos.step);
       RunContext ctx;
       ctx.learningRate = static_cast<float>(lr);
       ctx.step = pos.step;
       ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
       runner.run("train_forward", ctx);
-      runner.run("backward", ctx);
+      if (reducer)
+        reducer->backward(ctx, config.overlap);
+      else
+        runner.run("backward", ctx);
       runner.run("update", ctx);
+      if (reducer)
+        reducer->averageBuffers();
       runner.download(m.loss);
-      float loss = *exec.data(m.loss);
+      // The step's loss (mean over the global batch) and correct count.
+      float stats[2] = {*exec.data(m.loss), 0.0f};
+      if (m.correct >= 0) {
+        runner.download(m.correct);
+        stats[1] = *exec.data(m.correct);
+      }
+      if (P > 1) {
+        config.comm->host().allReduceSum(stats, 2);
+        stats[0] /= static_cast<float>(P);
+      }
+      float loss = stats[0];
       if (!std::isfinite(loss))
         throw Error("the training loss became " + std::to_string(loss) +
                     " at epoch " + std::to_string(epoch + 1) + ", batch " +
                     std::to_string(b + 1) + "; lower the learning rate");
       lossSum += loss;
-      if (m.correct >= 0) {
-        runner.download(m.correct);
-        correct += static_cast<int64_t>(*exec.data(m.correct));
-      }
+      correct += static_cast<int64_t>(std::llround(stats[1]));
       progress.update(b + 1, lossSum / (b + 1),
-                      double(correct) / double((b + 1) * s.B), (b + 1) * s.B);
+                      double(correct) / double((b + 1) * G), (b + 1) * G);
     }
     EpochResult r;
     r.epoch = epoch + 1;
     r.trainLoss = lossSum / batches;
-    r.trainAcc = double(correct) / double(batches * s.B);
-    r.samplesPerSecond = double(batches * s.B) / secondsSince(start);
+    r.trainAcc = double(correct) / double(batches * G);
+    r.samplesPerSecond = double(batches * G) / secondsSince(start);
     r.lr = lr;
     if (!test.empty()) {
       r.tested = true;
       r.test = evaluate(exec, runner, test, config.encoder,
-                        mixSeed({config.seed, 0x7e57ULL, uint64_t(epoch)}));
+                        mixSeed({config.seed, 0x7e57ULL, uint64_t(epoch)}),
+                        nullptr, nullptr, P > 1 ? config.comm : nullptr);
     }
     pos.epoch = epoch + 1;
-    if (!config.checkpoint.empty())
+    if (P > 1) // the ranks must still hold the same weights
+      checkSameOnAllRanks(*config.comm,
+                          "the weights after epoch " + std::to_string(pos.epoch),
+                          stateHash(exec, runner));
+    if (!config.checkpoint.empty() && lead)
       writeCheckpoint(pos);
     if (metrics.is_open()) {
       json line = {{"epoch", r.epoch},
@@ -370,6 +462,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
                    {"samples_per_s", r.samplesPerSecond},
                    {"lr", r.lr},
                    {"step", pos.step}};
+      if (P > 1)
+        line["ranks"] = P;
       line["test_loss"] = r.tested && r.test.hasLoss ? json(r.test.loss) : json();
       line["test_acc"] = r.tested && r.test.samples
                              ? json(double(r.test.correct) / r.test.samples)
@@ -380,8 +474,12 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       line["spike_rates"] = rates;
       metrics << line.dump() << "\n" << std::flush;
     }
-    if (onEpoch)
+    if (onEpoch && lead)
       onEpoch(r);
+    // Rank 0's checkpoint is complete before any rank moves on (a resume
+    // after a kill finds the last epoch's file).
+    if (P > 1)
+      config.comm->host().barrier();
   }
 }
 

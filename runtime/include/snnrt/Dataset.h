@@ -85,9 +85,14 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
 /// valid), padding rows zero. Rate coding draws Bernoulli(p = value) from
 /// `stream` (e.g. mixSeed({seed, epoch, batch})). Spike files are spikes
 /// already: their counts are written whatever the encoder.
+/// A shard of a larger batch (data parallel: rank r writes rows
+/// [r*B, (r+1)*B) of a global batch of `globalRows`) passes the global batch
+/// size and its first row, so that rate coding draws the same numbers for a
+/// sample as one process encoding the whole global batch.
 void encodeBatch(const Dataset &data, const std::vector<int64_t> &order,
                  int64_t first, int64_t valid, int64_t T, int64_t B,
-                 Encoder encoder, uint64_t stream, float *input);
+                 Encoder encoder, uint64_t stream, float *input,
+                 int64_t globalRows = 0, int64_t firstRow = 0);
 
 } // namespace snnrt
 

@@ -10,6 +10,7 @@
 #include "snnrt/Profile.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,8 +41,11 @@ public:
                  const std::string &path, bool optimizerState);
   /// Writes the labels tensor (i32 bits in its slots).
   void setLabels(const int32_t *labels, size_t count);
-  /// Runs every op of `program` on the CPU.
-  void run(const std::string &program, const RunContext &ctx = {});
+  /// Runs every op of `program` on the CPU; `afterOp(i)`, when given, runs
+  /// after op i (data parallel training starts a gradient bucket's
+  /// all-reduce there once the bucket's last writer has run).
+  void run(const std::string &program, const RunContext &ctx = {},
+           const std::function<void(size_t)> &afterOp = {});
   /// Times every op from now on; the time per op kind of each program is
   /// printed to stderr when the executor ends (snn-run --profile).
   void enableProfile() { profile_ = true; }

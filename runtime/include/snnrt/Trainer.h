@@ -14,11 +14,13 @@
 #ifndef SNNRT_TRAINER_H
 #define SNNRT_TRAINER_H
 
+#include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Recording.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,6 +37,14 @@ public:
   /// Brings params, buffers and optimizer state back to the host.
   virtual void downloadState() = 0;
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
+  /// Runs `program`, calling `afterOp(i)` once op i's outputs are final on
+  /// the host side of the runner. Runners that cannot tell (a GPU runs the
+  /// program as a whole) call afterOp(SIZE_MAX) once at the end.
+  virtual void run(const std::string &program, const RunContext &ctx,
+                   const std::function<void(size_t)> &afterOp) {
+    run(program, ctx);
+    afterOp(SIZE_MAX);
+  }
   /// Waits until every program run so far has finished (timing).
   virtual void synchronize() {}
   /// Memory held for the module's tensors: on a GPU with its scratch and
@@ -45,6 +55,10 @@ public:
   virtual MemoryPlan memoryPlan() const = 0;
   /// "cpu", "cuda:0 (...)".
   virtual std::string describe() const = 0;
+  /// Device memory of tensor `id` and the stream the programs run on, for
+  /// collectives on device buffers (NCCL); null on the CPU.
+  virtual void *devicePointer(int) { return nullptr; }
+  virtual void *stream() { return nullptr; }
 };
 
 /// The Executor itself.
@@ -56,6 +70,10 @@ public:
   void downloadState() override {}
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);
+  }
+  void run(const std::string &program, const RunContext &ctx,
+           const std::function<void(size_t)> &afterOp) override {
+    exec.run(program, ctx, afterOp);
   }
   MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
   std::size_t deviceBytes() const override { return exec.storageBytes(); }
@@ -79,11 +97,14 @@ struct EvalResult {
 /// Runs the `infer` program over `data` in batches (the last one padded).
 /// `encoderSeed` seeds rate coding; `outputs`, when not null, receives the
 /// output tensor [T, N, ...] of all samples, and each of `traces` (see
-/// planRecording) its tensor over all samples the same way.
+/// planRecording) its tensor over all samples the same way. With `comm`
+/// (several ranks, no outputs or traces), rank r evaluates batches r, r+P,
+/// ... and every rank returns the totals of all ranks.
 EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     Encoder encoder, uint64_t encoderSeed,
                     std::vector<float> *outputs = nullptr,
-                    std::vector<RecordTrace> *traces = nullptr);
+                    std::vector<RecordTrace> *traces = nullptr,
+                    Communicator *comm = nullptr);
 
 struct TrainConfig {
   int64_t epochs = 1;
@@ -97,6 +118,21 @@ struct TrainConfig {
   std::string checkpoint; ///< written after every epoch when not empty
   std::string metrics;    ///< JSON lines, one per epoch, when not empty
   bool progress = true;   ///< a progress bar (plain lines off a TTY) on stderr
+  /// Data parallel training over the ranks of `comm` (null or one rank: a
+  /// single process). The global batch is ranks x the module's batch; rank r
+  /// trains on rows [r*B, (r+1)*B) of each global batch of the shuffled order
+  /// (the same on every rank), gradients are averaged before each update.
+  /// Rank 0 alone prints progress and writes metrics and checkpoints.
+  Communicator *comm = nullptr;
+  size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
+  /// Start each bucket's all-reduce during the backward (CPU, host buffers).
+  bool overlap = true;
+  /// Fault injection for tests: rank `failRank` fails at optimizer step
+  /// `failStep` by throwing ("throw"), exiting at once ("exit") or hanging
+  /// ("hang"); failRank < 0: never.
+  int failRank = -1;
+  int64_t failStep = 0;
+  std::string failMode = "throw";
 };
 
 struct EpochResult {
@@ -116,11 +152,11 @@ class Trainer {
 public:
   Trainer(Executor &exec, ProgramRunner &runner, TrainConfig config);
 
-  /// Loads a checkpoint written by a run of the same module and seed into
-  /// the host Executor (before a device mirror is made). Errors name the
-  /// file and what does not match.
+  /// Loads a checkpoint written by a run of the same module, seed and
+  /// number of data parallel ranks into the host Executor (before a device
+  /// mirror is made). Errors name the file and what does not match.
   static TrainPosition loadCheckpoint(Executor &exec, const std::string &path,
-                                      uint64_t seed);
+                                      uint64_t seed, int ranks = 1);
 
   /// Trains from `from` to config.epochs, evaluating on `test` (when not
   /// empty) after every epoch; `onEpoch` sees each epoch's results.
@@ -132,6 +168,9 @@ public:
 
 private:
   void writeCheckpoint(const TrainPosition &pos);
+  void injectFault(int64_t step) const;
+  int rank() const { return config.comm ? config.comm->rank() : 0; }
+  int ranks() const { return config.comm ? config.comm->size() : 1; }
   Executor &exec;
   ProgramRunner &runner;
   TrainConfig config;
@@ -140,6 +179,14 @@ private:
 
 /// A 64-bit FNV-1a hash of the module's manifest.json, as 16 hex digits.
 std::string manifestHash(const Module &module);
+
+/// The same hash of bytes, as 16 hex digits.
+std::string fnv1aHex(const void *data, size_t bytes,
+                     uint64_t h = 0xcbf29ce484222325ull);
+
+/// A hash of every param and buffer (brought to the host first): ranks of
+/// a data parallel job compare it to check that they hold the same weights.
+std::string stateHash(Executor &exec, ProgramRunner &runner);
 
 } // namespace snnrt
 

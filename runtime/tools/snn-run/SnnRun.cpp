@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snnrt/Communicator.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
@@ -18,6 +19,7 @@
 
 #ifdef SNNRT_HAVE_CUDA
 #include "CudaBackend.h"
+#include "NcclCommunicator.h"
 #endif
 
 #include <cmath>
@@ -26,8 +28,17 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace snnrt;
@@ -89,6 +100,24 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
+many processes (train; docs/user-guide.md, "Many GPUs"):
+  --nproc N                  start N ranks of this command on this machine
+                             (through mpirun when it is there, else as child
+                             processes with torchrun-style variables)
+  --comm mpi|tcp|nccl        the ranks' backend (default: mpi under mpirun,
+                             else tcp; nccl with --device cuda when
+                             libnccl.so.2 loads)
+  --data-parallel            train data parallel over the ranks of the job
+                             (the default with more than one rank): the
+                             global batch is ranks x the module's batch
+  --comm-timeout SECONDS     a collective blocked this long ends every rank
+                             with an error (default 300)
+  --bucket-mb MB             gradient all-reduce bucket size (default 25)
+  --no-comm-overlap          all-reduce the gradients after the backward, not
+                             during it (the results are the same bits)
+  (started by `mpirun -np N snn-run ...`, or with the torchrun variables
+  RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; --device cuda
+  gives rank r its local GPU r)
 grads:                       one forward + backward on the first batch of
                              --data/--labels (no update); --output FILE
                              .safetensors receives the loss, every
@@ -117,7 +146,15 @@ struct Options {
   uint64_t seed = 0;
   bool verbose = false, shuffle = true, progress = true, profile = false;
   double spikeDuration = 1.0;
+  int nproc = 0;         ///< > 0: launch that many ranks
+  int dataParallel = -1; ///< -1: on when the job has several ranks
+  double commTimeout = 300.0, bucketMB = 25.0;
+  std::string comm; ///< --comm: "" picks from the job
+  bool overlap = true;
 };
+
+/// The job's communicator (train only; one local rank otherwise).
+std::unique_ptr<Communicator> gComm;
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
   size_t used = 0;
@@ -228,6 +265,26 @@ Options parse(int argc, char **argv) {
       o.verbose = true;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--nproc") {
+      o.nproc = static_cast<int>(toInt(a, value(), 1));
+    } else if (a == "--comm") {
+      o.comm = value();
+      if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
+        throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
+    } else if (a == "--no-comm-overlap") {
+      o.overlap = false;
+    } else if (a == "--data-parallel") {
+      o.dataParallel = 1;
+    } else if (a == "--no-data-parallel") {
+      o.dataParallel = 0;
+    } else if (a == "--comm-timeout") {
+      o.commTimeout = toDouble(a, value());
+      if (!(o.commTimeout > 0))
+        throw Error("--comm-timeout must be a positive number of seconds");
+    } else if (a == "--bucket-mb") {
+      o.bucketMB = toDouble(a, value());
+      if (!(o.bucketMB > 0))
+        throw Error("--bucket-mb must be positive");
     } else if (a == "--spike-duration") {
       // In double: spike times are binned as floor(t / duration * T), and a
       // float duration moves spikes that lie near a bin's edge.
@@ -265,6 +322,7 @@ class CudaRunner : public ProgramRunner {
 public:
   CudaRunner(Executor &exec, const std::string &device, bool profile)
       : gpu(exec, device, profile) {}
+  using ProgramRunner::run; // the per-op hook: once, after the program
   void upload(int id) override { gpu.upload(id); }
   void download(int id) override { gpu.download(id); }
   void downloadState() override { gpu.downloadState(); }
@@ -275,6 +333,8 @@ public:
   std::size_t deviceBytes() const override { return gpu.deviceBytes(); }
   MemoryPlan memoryPlan() const override { return gpu.memoryPlan(); }
   std::string describe() const override { return gpu.describe(); }
+  void *devicePointer(int id) override { return gpu.devicePointer(id); }
+  void *stream() override { return gpu.stream(); }
 
 private:
   CudaExecutor gpu;
@@ -293,15 +353,21 @@ Dataset loadData(const std::string &path, const std::string &labels,
   return loadSpikeFile(path, sample, steps, o.spikeDuration);
 }
 
-std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
+/// `localRank`: the rank of this process on its machine; `--device cuda`
+/// (or no --device) in a job of several ranks picks GPU localRank.
+std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o,
+                                          int localRank = 0) {
   if (o.profile)
     exec.enableProfile();
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
 #ifdef SNNRT_HAVE_CUDA
+  std::string ownGpu = "cuda:" + std::to_string(localRank);
+  if (o.device == "cuda" && localRank > 0)
+    return std::make_unique<CudaRunner>(exec, ownGpu, o.profile);
   if (o.device.empty()) {
     try {
-      return std::make_unique<CudaRunner>(exec, "cuda:0", o.profile);
+      return std::make_unique<CudaRunner>(exec, ownGpu, o.profile);
     } catch (const Error &e) {
       std::fprintf(stderr, "snn-run: no usable GPU (%s): running on the CPU\n",
                    e.what());
@@ -312,6 +378,7 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o) {
     throw Error("--device must be cpu, cuda or cuda:N, not '" + o.device + "'");
   return std::make_unique<CudaRunner>(exec, o.device, o.profile);
 #else
+  (void)localRank;
   if (o.device.empty())
     return std::make_unique<CpuRunner>(exec);
   if (o.device != "cuda" && o.device.rfind("cuda:", 0) != 0)
@@ -420,6 +487,31 @@ int infer(const Options &o) {
   return 0;
 }
 
+/// What must agree between the ranks of a data parallel job: every option
+/// that changes the training (not the rank-0-only outputs).
+std::string trainingFingerprint(const Options &o) {
+  std::ostringstream ss;
+  ss << "epochs=" << o.epochs << " lr=" << o.lr << " schedule=" << o.schedule
+     << " step=" << o.stepSize << " gamma=" << o.gamma << " seed=" << o.seed
+     << " shuffle=" << o.shuffle << " encoder=" << o.encoder
+     << " limit-train=" << o.limitTrain << " limit-test=" << o.limitTest
+     << " spike-duration=" << o.spikeDuration << " bucket-mb=" << o.bucketMB
+     << " resume=" << !o.resume.empty() << " data-parallel=" << o.dataParallel
+     << " comm=" << o.comm;
+  return ss.str();
+}
+
+/// The sample count and a hash of the labels and a strided sample of values.
+std::string dataFingerprint(const Dataset &d) {
+  std::string labels =
+      d.labels.empty() ? "-" : fnv1aHex(d.labels.data(), d.labels.size() * sizeof d.labels[0]);
+  std::vector<float> probe;
+  for (size_t i = 0; i < d.samples.size(); i += 4099)
+    probe.push_back(d.samples[i]);
+  return std::to_string(d.count) + ":" + labels + ":" +
+         fnv1aHex(probe.data(), probe.size() * sizeof(float));
+}
+
 int train(const Options &o) {
   Module module = Module::load(o.module);
   for (const char *program : {"train_forward", "backward", "update"})
@@ -439,8 +531,14 @@ int train(const Options &o) {
     exec.loadWeights(o.weights);
   TrainPosition from;
   if (!o.resume.empty())
-    from = Trainer::loadCheckpoint(exec, o.resume, o.seed);
+    from = Trainer::loadCheckpoint(exec, o.resume, o.seed, gComm->size());
   ModuleShape s = shapeOf(exec.module());
+  Communicator &comm = *gComm;
+  bool dataParallel = o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel;
+  if (comm.size() > 1 && !dataParallel)
+    throw Error("this job has " + std::to_string(comm.size()) +
+                " ranks but --no-data-parallel: the module has nothing else "
+                "to split over them");
   Dataset trainData, testData;
   if (isDir(o.data)) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
@@ -453,8 +551,21 @@ int train(const Options &o) {
   limitDataset(trainData, o.limitTrain);
   limitDataset(testData, o.limitTest);
   // The device mirror copies the host tensors: after weights/resume.
-  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
-  if (o.verbose)
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
+  if (comm.size() > 1) {
+    // Ranks that would train different things refuse to start, each with
+    // the same message.
+    checkSameOnAllRanks(comm, "the module (manifest hash)",
+                        manifestHash(exec.module()));
+    checkSameOnAllRanks(comm, "the training options", trainingFingerprint(o));
+    checkSameOnAllRanks(comm, "the training data",
+                        dataFingerprint(trainData) + "/" +
+                            dataFingerprint(testData));
+    checkSameOnAllRanks(comm, "the initial weights (--seed, --weights, --resume)",
+                        stateHash(exec, *runner));
+  }
+  if (o.verbose && gComm->rank() == 0)
     describe(exec.module(), *runner, {"train_forward", "backward", "update"});
   TrainConfig config;
   config.epochs = o.epochs;
@@ -468,8 +579,26 @@ int train(const Options &o) {
   config.checkpoint = o.checkpoint;
   config.metrics = o.metrics;
   config.progress = o.progress;
+  if (dataParallel) {
+    config.comm = &comm;
+    config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
+    config.overlap = o.overlap;
+  }
+  if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
+    config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
+    const char *step = std::getenv("SNN_TEST_FAIL_STEP");
+    config.failStep = toInt("SNN_TEST_FAIL_STEP", step ? step : "1", 1);
+    const char *mode = std::getenv("SNN_TEST_FAIL_MODE");
+    config.failMode = mode ? mode : "throw";
+  }
   Trainer trainer(exec, *runner, config);
-  if (from.epoch > 0)
+  if (comm.size() > 1 && comm.rank() == 0)
+    std::fprintf(stderr,
+                 "snn-run: data parallel over %d ranks (%s): global batch "
+                 "%d x %lld\n",
+                 comm.size(), comm.backendName().c_str(), comm.size(),
+                 static_cast<long long>(s.B));
+  if (from.epoch > 0 && comm.rank() == 0)
     std::fprintf(stderr, "snn-run: resuming after epoch %lld (step %lld)\n",
                  static_cast<long long>(from.epoch),
                  static_cast<long long>(from.step));
@@ -627,17 +756,177 @@ int bench(const Options &o) {
   return 0;
 }
 
+/// The directories of $PATH that hold an executable `name` ("" if none).
+std::string findOnPath(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0)
+      return dir + "/" + name;
+  return "";
+}
+
+/// This command's arguments without --nproc N.
+std::vector<std::string> argumentsWithoutNproc(int argc, char **argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--nproc") {
+      ++i;
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  return args;
+}
+
+std::string thisExecutable() {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    throw Error("--nproc: cannot find this executable (/proc/self/exe)");
+  return std::string(self, static_cast<size_t>(n));
+}
+
+[[noreturn]] void execute(const std::vector<std::string> &args) {
+  std::vector<char *> cargs;
+  for (const std::string &a : args)
+    cargs.push_back(const_cast<char *>(a.c_str()));
+  cargs.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(cargs[0], cargs.data());
+  std::fprintf(stderr, "snn-run: error: cannot run %s: %s\n", cargs[0],
+               std::strerror(errno));
+  std::_Exit(127);
+}
+
+/// A free TCP port of this machine for rank 0 to listen on.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&addr), len) < 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) < 0)
+    throw Error("--nproc: cannot find a free port for the ranks to meet");
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+/// N child processes with torchrun-style variables (the TCP rendezvous on
+/// 127.0.0.1); returns the first failing rank's status, after ending the
+/// others 5 s later (a rank that lost a peer ends by itself; this is the
+/// backstop for one that hangs).
+int spawnRanks(int n, const std::vector<std::string> &args) {
+  std::string port = std::to_string(freePort());
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = ::fork();
+    if (pid < 0)
+      throw Error("--nproc: cannot start rank " + std::to_string(r));
+    if (pid == 0) {
+      ::setenv("RANK", std::to_string(r).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+      execute(args);
+    }
+    pids.push_back(pid);
+  }
+  int status = 0, running = n;
+  auto firstFailure = std::chrono::steady_clock::time_point::max();
+  while (running > 0) {
+    int ws = 0;
+    pid_t pid = ::waitpid(-1, &ws, WNOHANG);
+    if (pid > 0) {
+      --running;
+      int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+      if (code != 0 && status == 0) {
+        status = code;
+        firstFailure = std::chrono::steady_clock::now();
+      }
+      continue;
+    }
+    if (status != 0 &&
+        std::chrono::steady_clock::now() - firstFailure > std::chrono::seconds(5))
+      for (pid_t p : pids)
+        ::kill(p, SIGKILL); // exited ones are already reaped: harmless
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status;
+}
+
+/// snn-run --nproc N ...: this command again as N ranks: under mpirun
+/// (which passes the ranks their places and ends them all when one fails)
+/// when this build has MPI and mpirun is on PATH, else as child processes.
+/// SNNRT_LAUNCHER=spawn picks the child processes.
+int launchRanks(const Options &o, int argc, char **argv) {
+  if (detectJobEnvironment().size > 1)
+    throw Error("--nproc inside a job that already has ranks (mpirun or "
+                "torchrun): drop --nproc");
+  if (o.command != "train")
+    throw Error("--nproc applies to train, not " + o.command);
+  std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
+  rest.insert(rest.begin(), thisExecutable());
+  std::string mpirun = findOnPath("mpirun");
+  const char *launcher = std::getenv("SNNRT_LAUNCHER");
+  bool spawn = launcher && std::string(launcher) == "spawn";
+  if (spawn || mpirun.empty() || !haveMpiBackend() || o.comm == "tcp" ||
+      o.comm == "nccl")
+    return spawnRanks(o.nproc, rest);
+  std::vector<std::string> args = {mpirun};
+  if (::geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  // Ranks may outnumber cores (CPU tests); each rank's BLAS threads are free
+  // to move between cores.
+  for (const char *a : {"--oversubscribe", "--bind-to", "none", "-np"})
+    args.push_back(a);
+  args.push_back(std::to_string(o.nproc));
+  args.insert(args.end(), rest.begin(), rest.end());
+  execute(args);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
+    if (o.nproc > 0)
+      return launchRanks(o, argc, argv);
+    if (o.command != "train") {
+      JobEnvironment job = detectJobEnvironment();
+      if (job.size > 1)
+        throw Error(o.command + " runs in one process, but this job (" +
+                    job.launcher + ") has " + std::to_string(job.size) +
+                    " ranks; only train runs on several ranks");
+    }
     if (o.command == "bench")
       return bench(o);
     if (o.command == "grads")
       return grads(o);
-    return o.command == "infer" ? infer(o) : train(o);
+    if (o.command == "infer")
+      return infer(o);
+#ifdef SNNRT_HAVE_CUDA
+    registerNcclBackend(&createNcclCommunicator);
+#endif
+    CommOptions commOptions;
+    commOptions.backend = o.comm;
+    commOptions.device = o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+    commOptions.cudaDevice = o.device.rfind("cuda:", 0) == 0
+                                 ? static_cast<int>(toInt("--device", o.device.substr(5), 0))
+                                 : detectJobEnvironment().localRank;
+    commOptions.timeoutSeconds = o.commTimeout;
+    gComm = createCommunicator(commOptions);
+    int status = train(o);
+    gComm.reset(); // MPI_Finalize
+    return status;
   } catch (const std::exception &e) {
+    // One rank's error ends the whole job (never a hang of the others).
+    if (gComm && gComm->size() > 1)
+      gComm->abort(e.what());
     std::fprintf(stderr, "snn-run: error: %s\n", e.what());
     return 1;
   }
