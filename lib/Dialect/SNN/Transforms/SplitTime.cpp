@@ -377,18 +377,16 @@ void SplitTimePass::runOnOperation() {
     return signalPassFailure();
   }
 
-  bool refused = false;
+  // One error, on the first op that cannot be split (an unrolled recurrent
+  // layer alone has one op per step). Entry points are flat.
   for (func::FuncOp func : entries) {
     bool training = func.getSymName() == "train_step";
-    // Entry points are flat; a time loop is refused as a whole.
     for (Operation &op : func.getBody().front())
       if (auto why = whyNotSplittable(&op, training)) {
         op.emitOpError() << *why;
-        refused = true;
+        return signalPassFailure();
       }
   }
-  if (refused)
-    return signalPassFailure();
 
   // Ranks by local length, shortest first.
   std::map<int64_t, SmallVector<int64_t>> ranksByLength;
