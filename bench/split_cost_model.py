@@ -85,6 +85,12 @@ def mlp_layers(batch, width, layers, flops_per_s=400e12, bytes_per_s=3.0e12):
 
 def predict(args):
     per_step, state, grads = mlp_layers(args.batch, args.width, args.layers)
+    if args.calibrate_ms:
+        # Scale the compute so that one device takes the measured step.
+        steps = args.steps[0]
+        scale = (args.calibrate_ms * 1e-3
+                 / step_time(per_step, state, grads, steps, 1, args.link))
+        per_step = [c * scale for c in per_step]
     rows = []
     for steps in args.steps:
         base = step_time(per_step, state, grads, steps, 1, args.link)
@@ -131,6 +137,9 @@ def main(argv=None):
     ap.add_argument("--micro-batches", type=int, default=1,
                     help="micro-batches in flight through the wavefront")
     ap.add_argument("--measured", help="JSON lines of bench/gpu-split.sh")
+    ap.add_argument("--calibrate-ms", type=float, default=None,
+                    help="measured one-device step (ms) at the first --steps: "
+                         "scales the modelled compute to it")
     args = ap.parse_args(argv)
     if args.measured:
         check_measured(args.measured, args)
