@@ -5,6 +5,7 @@
 #                                and 4096 into .gpu/split/, compiled for one
 #                                device (P = 1, target all), and checks that
 #                                --snn-split-time accepts them for P = 2, 4
+#                                (with .gpu/include: the runtime's JSON headers)
 #   bench/gpu-split.sh           on the GPU machine: builds the runtime, times
 #                                the P = 1 training step of each module
 #                                (snn-run bench) into $OUT/split-baseline.jsonl
@@ -19,7 +20,9 @@ models() { for m in mlp conv; do for T in 1024 4096; do echo "$m-T$T"; done; don
 if [ "${1:-}" = prepare ]; then
   set -e
   opt="${SNN_OPT:-$root/build/bin/snn-opt}"
-  rm -rf "$g" && mkdir -p "$g"
+  rm -rf "$g" && mkdir -p "$g" "$root/.gpu/include"
+  # The runtime's JSON headers, which the GPU machine lacks.
+  cp -r /usr/include/nlohmann "$root/.gpu/include/"
   for name in $(models); do
     m=${name%-T*} T=${name#*-T}
     python3 "$root/bench/split_models.py" "$m" --steps "$T" > "$g/$name.mlir"
