@@ -110,11 +110,23 @@ class Neuron:
     def forward(self, x, smooth=False, reset_spikes=None):
         """Returns (out, h, i): out = S (H for li), h = H, i = I (cuba) or None,
         all shaped like x."""
+        return self.forward_from(x, None, smooth, reset_spikes)[:3]
+
+    def initial_state(self, batch):
+        """(i, v) as one process starts them: [B, F] each."""
+        return (np.broadcast_to(self.i_init, (batch, self.F)).copy(),
+                np.broadcast_to(self.v_init, (batch, self.F)).copy())
+
+    def forward_from(self, x, state, smooth=False, reset_spikes=None):
+        """forward starting from `state` = (i, v) ([B, F] each; None: the
+        initial state), as a rank of a time split does. Returns (out, h, i,
+        final_state) with final_state = (i, v) after the last step."""
         shape = np.shape(x)
         x = self._view(x)
         T, B, F = x.shape
-        v = np.broadcast_to(self.v_init, (B, F)).copy()
-        cur = np.broadcast_to(self.i_init, (B, F)).copy()
+        cur, v = self.initial_state(B) if state is None else (
+            np.asarray(state[0], dtype=np.float64).reshape(B, F).copy(),
+            np.asarray(state[1], dtype=np.float64).reshape(B, F).copy())
         out, hs = np.empty_like(x), np.empty_like(x)
         isaved = np.empty_like(x) if self.model == "cuba_lif" else None
         rs = None if reset_spikes is None else self._view(reset_spikes)
@@ -133,7 +145,7 @@ class Neuron:
             out[t] = s
             v = self.after_reset(h, s if rs is None else rs[t])
         i_out = None if isaved is None else isaved.reshape(shape)
-        return out.reshape(shape), hs.reshape(shape), i_out
+        return out.reshape(shape), hs.reshape(shape), i_out, (cur, v)
 
     # -- one step of a recurrent layer (unrolled loops) ------------------------
     def step(self, x, v, smooth=False, i=None):
@@ -196,12 +208,23 @@ class Neuron:
     def backward(self, gs, h, smooth=False):
         """BPTT from the output gradient gs and the saved H. Returns (gx, gw):
         gw is the gradient of plif_w (same size), None for other models."""
+        return self.backward_from(gs, h, None, None, smooth)[:2]
+
+    def backward_from(self, gs, h, grad_final, state, smooth=False):
+        """backward of forward_from: grad_final = the gradients (gi, gv) of
+        its final state (None: zeros, as at the end of the sequence), state
+        the (i, v) it started from (None: the initial state). Returns (gx,
+        gw, grad_initial) with grad_initial = (gi, gv) of the starting
+        state: what a rank of a time split hands to the previous rank."""
         shape = np.shape(h)
         gs, h = self._view(gs), self._view(h)
         T, B, F = h.shape
         gx = np.empty_like(h)
-        gv = np.zeros((B, F))
-        gi = np.zeros((B, F))
+        gi, gv = (np.zeros((B, F)), np.zeros((B, F))) if grad_final is None \
+            else (np.asarray(grad_final[0], dtype=np.float64).reshape(B, F).copy(),
+                  np.asarray(grad_final[1], dtype=np.float64).reshape(B, F).copy())
+        v_start = self.initial_state(B)[1] if state is None else \
+            np.asarray(state[1], dtype=np.float64).reshape(B, F)
         gk = np.zeros(F)
         for t in range(T - 1, -1, -1):
             ht = h[t]
@@ -215,7 +238,7 @@ class Neuron:
                     hp = h[t - 1]
                     vprev = self.after_reset(hp, self.spikes(hp, smooth))
                 else:
-                    vprev = np.broadcast_to(self.v_init, (B, F))
+                    vprev = v_start
                 # ∂H/∂k with V[t-1] fixed: (v_leak - V) + X (decay_input) or
                 # (v_leak - V); with decay_input c X = H - V - k (v_leak - V).
                 dk = self.v_leak - vprev
@@ -234,4 +257,4 @@ class Neuron:
             gw = gk * self.k * (1.0 - self.k)
             if self.plif_w.size == 1:
                 gw = np.array([gw.sum()])
-        return gx.reshape(shape), gw
+        return gx.reshape(shape), gw, (gi, gv)

@@ -13,6 +13,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -113,12 +114,77 @@ static LogicalResult verifyNeuronOp(Operation *op) {
   return success();
 }
 
+OperandRange mlir::snn::getInitState(Operation *neuron) {
+  return llvm::TypeSwitch<Operation *, OperandRange>(neuron)
+      .Case<LIFOp, IFOp, PLIFOp, LIOp, CubaLIFOp>(
+          [](auto op) { return op.getInitState(); })
+      .Default([](Operation *op) {
+        return op->getOperands().take_back(0);
+      });
+}
+
+ResultRange mlir::snn::getFinalState(Operation *neuron) {
+  return llvm::TypeSwitch<Operation *, ResultRange>(neuron)
+      .Case<LIFOp, IFOp, PLIFOp, LIOp, CubaLIFOp>(
+          [](auto op) { return op.getFinalState(); })
+      .Default([](Operation *op) { return op->getResults().take_back(0); });
+}
+
+RankedTensorType mlir::snn::getNeuronStateType(NeuronOpInterface neuron) {
+  auto type = cast<RankedTensorType>(neuron.getInput().getType());
+  return RankedTensorType::get(type.getShape().drop_front(),
+                               type.getElementType());
+}
+
+/// The optional time-split state of a multi-step neuron: none, or one
+/// [B, features...] tensor per state, in and out; `init` replaces the
+/// initial-state attributes.
+static LogicalResult verifySplitState(Operation *op) {
+  auto neuron = cast<NeuronOpInterface>(op);
+  unsigned numStates = neuron.getNumStates();
+  StringRef order = numStates == 2 ? " (i, then v)" : " (v)";
+  RankedTensorType stateType = getNeuronStateType(neuron);
+  auto check = [&](StringRef what, TypeRange types) -> LogicalResult {
+    if (types.empty())
+      return success();
+    if (types.size() != numStates)
+      return op->emitOpError()
+             << "has " << types.size() << " " << what << " tensors but the layer has "
+             << numStates << " state tensor" << (numStates == 1 ? "" : "s")
+             << order;
+    for (Type type : types)
+      if (type != stateType)
+        return op->emitOpError()
+               << what << " has type " << type
+               << " but a state of this layer is " << stateType
+               << " (the input without its time dimension)";
+    return success();
+  };
+  if (failed(check("init", getInitState(op).getTypes())) ||
+      failed(check("final state", getFinalState(op).getTypes())))
+    return failure();
+  if (!getInitState(op).empty())
+    for (StringRef name : {"v_init", "i_init"})
+      if (op->hasAttr(name))
+        return op->emitOpError()
+               << "has both init(...) operands and '" << name
+               << "'; the operands are the initial state, drop the attribute";
+  return success();
+}
+
 #define SNN_NEURON_VERIFIER(OpClass)                                           \
   LogicalResult OpClass::verify() { return verifyNeuronOp(getOperation()); }
-SNN_NEURON_VERIFIER(LIFOp)
-SNN_NEURON_VERIFIER(IFOp)
-SNN_NEURON_VERIFIER(LIOp)
-SNN_NEURON_VERIFIER(CubaLIFOp)
+#define SNN_MULTI_STEP_NEURON_VERIFIER(OpClass)                                \
+  LogicalResult OpClass::verify() {                                            \
+    if (failed(verifyNeuronOp(getOperation())))                                \
+      return failure();                                                        \
+    return verifySplitState(getOperation());                                   \
+  }
+SNN_MULTI_STEP_NEURON_VERIFIER(LIFOp)
+SNN_MULTI_STEP_NEURON_VERIFIER(IFOp)
+SNN_MULTI_STEP_NEURON_VERIFIER(LIOp)
+SNN_MULTI_STEP_NEURON_VERIFIER(CubaLIFOp)
+#undef SNN_MULTI_STEP_NEURON_VERIFIER
 SNN_NEURON_VERIFIER(LIFStepOp)
 SNN_NEURON_VERIFIER(IFStepOp)
 SNN_NEURON_VERIFIER(LIStepOp)
@@ -140,7 +206,11 @@ static LogicalResult verifyPLIF(Operation *op, Value w) {
                            << " but must be [1] (one leak for the layer) or "
                            << formatShape(features) << " (one per neuron)";
 }
-LogicalResult PLIFOp::verify() { return verifyPLIF(*this, getW()); }
+LogicalResult PLIFOp::verify() {
+  if (failed(verifyPLIF(*this, getW())))
+    return failure();
+  return verifySplitState(*this);
+}
 LogicalResult PLIFStepOp::verify() { return verifyPLIF(*this, getW()); }
 
 //===----------------------------------------------------------------------===//

@@ -60,6 +60,38 @@ LogicalResult LossCEMembraneMaxOp::verify() { return verifyLoss(*this); }
 // Gradients
 //===----------------------------------------------------------------------===//
 
+/// On a time split: the gradients of the forward layer's final state (in)
+/// and of its init state (out), one per state tensor, or none.
+static LogicalResult verifySplitStateGrads(NeuronBwdOp op,
+                                           NeuronOpInterface neuron) {
+  unsigned numStates = neuron.getNumStates();
+  RankedTensorType stateType = getNeuronStateType(neuron);
+  auto check = [&](StringRef what, TypeRange types) -> LogicalResult {
+    if (types.empty())
+      return success();
+    if (types.size() != numStates)
+      return op.emitOpError() << "has " << types.size() << " " << what
+                              << " gradients but the forward layer has "
+                              << numStates << " state tensor"
+                              << (numStates == 1 ? "" : "s");
+    for (Type type : types)
+      if (type != stateType)
+        return op.emitOpError() << "a gradient of the " << what << " has type "
+                                << type << " but the layer's state is "
+                                << stateType;
+    return success();
+  };
+  if (failed(check("final state", op.getGradFinalState().getTypes())) ||
+      failed(check("initial state", op.getGradInitState().getTypes())))
+    return failure();
+  if (!op.getGradInitState().empty() &&
+      getInitState(neuron.getOperation()).empty())
+    return op.emitOpError()
+           << "returns gradients of the initial state but the forward layer "
+              "has no init(...) operands to differentiate";
+  return success();
+}
+
 LogicalResult NeuronBwdOp::verify() {
   Operation *def = getForward().getDefiningOp();
   auto neuron = dyn_cast_or_null<NeuronOpInterface>(def);
@@ -76,10 +108,10 @@ LogicalResult NeuronBwdOp::verify() {
   if (!plif && getGradW())
     return emitOpError() << "has a gradient of 'w' but the forward layer is '"
                          << def->getName() << "', not snn.plif";
-  if (plif)
-    return expectType(*this, "the gradient of 'w'", getGradW(), "'w'",
-                      plif.getW().getType());
-  return success();
+  if (plif && failed(expectType(*this, "the gradient of 'w'", getGradW(),
+                                 "'w'", plif.getW().getType())))
+    return failure();
+  return verifySplitStateGrads(*this, neuron);
 }
 
 LogicalResult NeuronStepBwdOp::verify() {

@@ -208,7 +208,8 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
       return success();
     Type gwType = plif ? plif.getW().getType() : Type();
     auto bwd = NeuronBwdOp::create(b, loc, neuron.getInput().getType(), gwType,
-                                   gy, op->getResult(0));
+                                   TypeRange(), gy, op->getResult(0),
+                                   ValueRange());
     accumulate(neuron.getInput(), bwd.getGradInput());
     if (plif)
       accumulate(plif.getW(), bwd.getGradW());

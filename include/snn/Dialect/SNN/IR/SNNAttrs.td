@@ -18,6 +18,15 @@ def SNN_ResetModeAttr : EnumAttr<SNN_Dialect, SNN_ResetMode, "reset"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The neighbour of a rank along a time split (--snn-split-time): the rank that
+// owns the previous time range, or the next one.
+def SNN_Peer : I32EnumAttr<"Peer", "neighbouring rank of a time split", [
+    I32EnumAttrCase<"Prev", 0, "prev">,
+    I32EnumAttrCase<"Next", 1, "next">
+  ]> {
+  let cppNamespace = "::mlir::snn";
+}
+
 def SNN_SurrogateKind : I32EnumAttr<"SurrogateKind", "surrogate gradient function", [
     I32EnumAttrCase<"Sigmoid", 0, "sigmoid">,
     I32EnumAttrCase<"Atan", 1, "atan">,

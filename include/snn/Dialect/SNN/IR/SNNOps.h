@@ -34,4 +34,14 @@ std::optional<double> getScalarParam(Attribute attr);
 #define GET_OP_CLASSES
 #include "snn/Dialect/SNN/IR/SNNOps.h.inc"
 
+namespace mlir::snn {
+/// The time-split state of a multi-step neuron op (snn.lif, ...): its `init`
+/// operands and `final_state` results, empty when it has none or is not a
+/// multi-step neuron op.
+OperandRange getInitState(Operation *neuron);
+ResultRange getFinalState(Operation *neuron);
+/// The type of one state tensor of a multi-step neuron op: [B, features...].
+RankedTensorType getNeuronStateType(NeuronOpInterface neuron);
+} // namespace mlir::snn
+
 #endif // SNN_DIALECT_SNN_IR_SNNOPS_H

@@ -85,37 +85,55 @@ defvar FireDescription = [{
   per neuron (the feature shape).
 }];
 
+// A time split (--snn-split-time) starts a layer from the state its previous
+// time range ended with and hands its own final state on: optional state
+// operands [B, features...] (v; i then v for cuba_lif) and results.
+defvar SplitStateIn = (ins Variadic<SNN_FloatTensor>:$init_state);
+defvar SplitStateOut = (outs Variadic<SNN_FloatTensor>:$final_state);
+defvar SplitStateFormat = [{
+  $input (`init` `(` $init_state^ `:` type($init_state) `)`)? attr-dict `:` type($input)
+  (`->` type($final_state)^)?
+}];
+defvar SplitStateDescription = [{
+
+  With `init(...)` the layer starts from these state tensors
+  (`[B, features...]`: the membrane `v`; for `snn.cuba_lif` the current `i`
+  then `v`) instead of `v_init`/`i_init`, which must then be absent; with
+  `-> types` it also returns its state after the last step, in the same
+  order. `--snn-split-time` uses both to chain the time ranges of the ranks.
+}];
+
 //===----------------------------------------------------------------------===//
 // Multi-step neuron ops: [T, B, features...] -> [T, B, features...]
 //===----------------------------------------------------------------------===//
 
-def SNN_LIFOp : SNN_NeuronOp<"lif", 0, 1, [SameOperandsAndResultType]> {
+def SNN_LIFOp : SNN_NeuronOp<"lif", 0, 1, [AllTypesMatch<["input", "spikes"]>]> {
   let summary = "leaky integrate-and-fire layer, scanned over time";
   let description = !strconcat([{
     Charge: `H[t] = V[t-1] + k (v_leak - V[t-1]) + c X[t]` for each neuron of
     `X : [T, B, features...]`; the result is the spike train `S : [T, B, ...]`.
     SpikingJelly `LIFNode(tau)`: `k = c = 1/tau`; snnTorch `Leaky(beta)`:
     `k = 1 - beta, c = 1, reset = soft`; NIR `LIF`: `k = dt/tau, c = r dt/tau`.
-  }], FireDescription, [{
+  }], FireDescription, SplitStateDescription, [{
 
     ```mlir
     %s = snn.lif %x {k = 5.000000e-01, c = 5.000000e-01} : tensor<8x64x512xf32>
     ```
   }]);
-  let arguments = !con((ins SNN_FloatTensor:$input), LeakArgs, FireArgs);
-  let results = (outs SNN_FloatTensor:$spikes);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let arguments = !con((ins SNN_FloatTensor:$input), LeakArgs, FireArgs, SplitStateIn);
+  let results = !con((outs SNN_FloatTensor:$spikes), SplitStateOut);
+  let assemblyFormat = SplitStateFormat;
 }
 
-def SNN_IFOp : SNN_NeuronOp<"if", 0, 1, [SameOperandsAndResultType]> {
+def SNN_IFOp : SNN_NeuronOp<"if", 0, 1, [AllTypesMatch<["input", "spikes"]>]> {
   let summary = "integrate-and-fire layer (no leak), scanned over time";
   let description = !strconcat([{
     `H[t] = V[t-1] + c X[t]`.
-  }], FireDescription);
+  }], FireDescription, SplitStateDescription);
   let arguments = !con((ins SNN_FloatTensor:$input,
-                            SNN_ParamDefault<"1.0">:$c), FireArgs);
-  let results = (outs SNN_FloatTensor:$spikes);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+                            SNN_ParamDefault<"1.0">:$c), FireArgs, SplitStateIn);
+  let results = !con((outs SNN_FloatTensor:$spikes), SplitStateOut);
+  let assemblyFormat = SplitStateFormat;
 }
 
 def SNN_PLIFOp : SNN_NeuronOp<"plif", 0, 1, [AllTypesMatch<["input", "spikes"]>]> {
@@ -124,36 +142,39 @@ def SNN_PLIFOp : SNN_NeuronOp<"plif", 0, 1, [AllTypesMatch<["input", "spikes"]>]
     As `snn.lif` with `k = sigmoid(w)`, `w` a trainable parameter of shape `[1]`
     (one leak for the layer, SpikingJelly `ParametricLIFNode`) or the feature
     shape (one per neuron). With `decay_input` (default) `c = k`, else `c = 1`.
-  }], FireDescription);
+  }], FireDescription, SplitStateDescription);
   let arguments = !con((ins SNN_FloatTensor:$input, SNN_FloatTensor:$w,
                             DefaultValuedAttr<BoolAttr, "true">:$decay_input,
-                            SNN_ParamDefault<"0.0">:$v_leak), FireArgs);
-  let results = (outs SNN_FloatTensor:$spikes);
-  let assemblyFormat = "$input `,` $w attr-dict `:` type($input) `,` type($w)";
+                            SNN_ParamDefault<"0.0">:$v_leak), FireArgs, SplitStateIn);
+  let results = !con((outs SNN_FloatTensor:$spikes), SplitStateOut);
+  let assemblyFormat = [{
+    $input `,` $w (`init` `(` $init_state^ `:` type($init_state) `)`)? attr-dict
+    `:` type($input) `,` type($w) (`->` type($final_state)^)?
+  }];
 }
 
-def SNN_LIOp : SNN_NeuronOp<"li", 0, 1, [SameOperandsAndResultType]> {
+def SNN_LIOp : SNN_NeuronOp<"li", 0, 1, [AllTypesMatch<["input", "membrane"]>]> {
   let summary = "leaky integrator (readout): the membrane, no spikes";
-  let description = [{
+  let description = !strconcat([{
     `V[t] = V[t-1] + k (v_leak - V[t-1]) + c X[t]`, `V[-1] = v_init` (default 0);
     the result is the membrane `V : [T, B, features...]`.
-  }];
+  }], SplitStateDescription);
   let arguments = !con((ins SNN_FloatTensor:$input), LeakArgs,
-                       (ins OptionalAttr<SNN_NeuronParamAttr>:$v_init));
-  let results = (outs SNN_FloatTensor:$membrane);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+                       (ins OptionalAttr<SNN_NeuronParamAttr>:$v_init), SplitStateIn);
+  let results = !con((outs SNN_FloatTensor:$membrane), SplitStateOut);
+  let assemblyFormat = SplitStateFormat;
 }
 
-def SNN_CubaLIFOp : SNN_NeuronOp<"cuba_lif", 0, 2, [SameOperandsAndResultType]> {
+def SNN_CubaLIFOp : SNN_NeuronOp<"cuba_lif", 0, 2, [AllTypesMatch<["input", "spikes"]>]> {
   let summary = "current-based LIF: a synaptic current feeds a LIF neuron";
   let description = !strconcat([{
     `I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]` (`I[-1] = i_init`, default 0), then
     the LIF charge with `I[t]` as input: `H[t] = V[t-1] + k (v_leak - V[t-1]) + c I[t]`.
     NIR `CubaLIF`: `k_syn = dt/tau_syn`, `c_syn = w_in dt/tau_syn`... see the NIR import.
-  }], FireDescription);
-  let arguments = !con((ins SNN_FloatTensor:$input), SynapseArgs, LeakArgs, FireArgs);
-  let results = (outs SNN_FloatTensor:$spikes);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  }], FireDescription, SplitStateDescription);
+  let arguments = !con((ins SNN_FloatTensor:$input), SynapseArgs, LeakArgs, FireArgs, SplitStateIn);
+  let results = !con((outs SNN_FloatTensor:$spikes), SplitStateOut);
+  let assemblyFormat = SplitStateFormat;
 }
 
 //===----------------------------------------------------------------------===//
@@ -423,5 +444,6 @@ def SNN_YieldOp : SNN_Op<"yield", [Pure, Terminator, ReturnLike,
 }
 
 include "snn/Dialect/SNN/IR/SNNTrainingOps.td"
+include "snn/Dialect/SNN/IR/SNNSplitOps.td"
 
 #endif // SNN_OPS_TD

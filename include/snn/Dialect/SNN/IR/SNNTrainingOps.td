@@ -66,7 +66,7 @@ def SNN_LossCEMembraneMaxOp : SNN_Op<"loss_ce_membrane_max", [Pure,
 // Gradients
 //===----------------------------------------------------------------------===//
 
-def SNN_NeuronBwdOp : SNN_Op<"neuron_bwd", [Pure,
+def SNN_NeuronBwdOp : SNN_Op<"neuron_bwd", [Pure, AttrSizedResultSegments,
     AllTypesMatch<["grad_output", "forward", "grad_input"]>]> {
   let summary = "backpropagation through time of a multi-step neuron layer";
   let description = [{
@@ -76,12 +76,21 @@ def SNN_NeuronBwdOp : SNN_Op<"neuron_bwd", [Pure,
     input with the layer's surrogate (DESIGN §2); it reads the membrane `H`
     that the forward layer saves in training, spikes are recomputed from it.
     For `snn.plif` the second result is the gradient of the decay weight `w`.
+
+    On a time split (`--snn-split-time`), `final(...)` gives the gradient of
+    the layer's final state (the scan starts from it instead of 0), and the
+    results after `->` are the gradients of its `init` state operands, in the
+    forward layer's state order.
   }];
-  let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$forward);
+  let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$forward,
+                       Variadic<SNN_FloatTensor>:$grad_final_state);
   let results = (outs SNN_FloatTensor:$grad_input,
-                      Optional<SNN_FloatTensor>:$grad_w);
+                      Optional<SNN_FloatTensor>:$grad_w,
+                      Variadic<SNN_FloatTensor>:$grad_init_state);
   let assemblyFormat = [{
-    $grad_output `,` $forward attr-dict `:` type($grad_output) (`,` type($grad_w)^)?
+    $grad_output `,` $forward
+    (`final` `(` $grad_final_state^ `:` type($grad_final_state) `)`)? attr-dict
+    `:` type($grad_output) (`,` type($grad_w)^)? (`->` type($grad_init_state)^)?
   }];
   let hasVerifier = 1;
 }

@@ -145,6 +145,60 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
   ];
 }
 
+def SNNSplitTime : Pass<"snn-split-time", "ModuleOp"> {
+  let summary = "Split the time axis across ranks: per-rank @forward / @train_step";
+  let description = [{
+    Rank `p` of `parts` runs the time steps `[floor(p T / P),
+    floor((p + 1) T / P))` of every layer (T need not be a multiple of P).
+    For each distinct local length `L` the pass replaces `@forward` and
+    `@train_step` by `@forward_t<L>` and `@train_step_t<L>`
+    (`snn.time_length = L`, `snn.ranks` = the ranks that run it) and marks
+    the module with `snn.split_time = {parts = P, steps = T}`:
+
+    * stateless layers run on the local `[L, B, ...]` tensors unchanged;
+    * each multi-step neuron layer starts from `snn.recv from prev` (on
+      rank 0: its initial state) and sends its final state with
+      `snn.send ... to next` (v; i and v for `snn.cuba_lif`; the tags number
+      these state tensors in program order);
+    * its `snn.neuron_bwd` starts from the gradient of the final state that
+      `snn.recv from next` delivers (zeros on the last rank) and sends the
+      gradient of the initial state to `prev`;
+    * a loss over the time mean of the output takes the mean over all ranks:
+      `snn.time_sum` (scale 1/T) and `snn.all_reduce_sum` before the loss,
+      `snn.time_broadcast` of its gradient after it, so every rank computes
+      the same loss and gradient;
+    * weight gradients (linear, conv2d, plif's `w`) are summed over the ranks
+      with `snn.all_reduce_sum` right before their optimizer op, after the
+      whole backward, so that no collective stalls the backward wavefront.
+
+    Every rank runs the same sequence of transfers, so blocking transfers in
+    program order give the wavefront schedule of the temporal-fusion paper
+    (rank p starts layer l once rank p - 1 has finished it).
+
+    Refused with an error on the op: recurrent layers (an `snn.time_loop`
+    or its unrolled training form: each step depends on the previous one's
+    output through weights, so they run on one device), `ce_membrane_max`
+    (the maximum over time), training-mode batch norm (its statistics over
+    `T*B` would be per rank) and dropout in `@train_step` (per-rank masks).
+    Run it after `--snn-autodiff`, or on a module with only `@forward`.
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"parts", "parts", "int64_t", /*default=*/"1",
+           "Number of ranks the time axis is split across (1 <= parts <= T)">,
+  ];
+  let statistics = [
+    Statistic<"numNeuronsChained", "chained-neurons",
+              "Neuron layers that pass their state between ranks">,
+    Statistic<"numAllReduces", "all-reduces",
+              "Sums over the ranks (weight gradients, time-mean outputs)">,
+    Statistic<"numPrograms", "rank-programs",
+              "Functions written, one per entry point and local length">,
+  ];
+}
+
 def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
   let summary = "Write the compiled module directory (manifest.json + kernels)";
   let description = [{
