@@ -35,7 +35,19 @@ enum class OpKernelKind {
   Adam,  ///< torch.optim.Adam / AdamW, in place
   Dropout,    ///< training dropout: x -> y, keep mask (u8)
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
+  // Event-driven linear layers (SparseKernels.h):
+  SpikeDensity,    ///< counts an input's nonzeros, decides the path
+  TransposeWeight, ///< wt[K,N] = w[N,K]^T when the event-driven path runs
+  EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
 };
+
+/// The kernels of an event-driven linear layer (docs/artifact-format.md,
+/// "Event-driven linear layers").
+inline bool isEventKernel(OpKernelKind kind) {
+  return kind == OpKernelKind::SpikeDensity ||
+         kind == OpKernelKind::TransposeWeight ||
+         kind == OpKernelKind::EventLinear;
+}
 
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
@@ -62,10 +74,16 @@ struct OpKernelSpec {
   /// The op's index in its program: the kernel's random stream is
   /// (run seed * 0x100000001B3 + seedIndex), counter-based per element.
   int64_t seedIndex = 0;
+  // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
+  int64_t rows = 0, inFeatures = 0, outFeatures = 0;
+  bool hasBias = false;
+  /// The input density up to which the event-driven path runs.
+  double crossover = 0.0;
 
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
-  /// dropout_bwd gy, mask, gx.
+  /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
+  /// w, wt; event_linear x, wt, b (has_bias), flag, y.
   unsigned getTensorsPerSegment() const;
   /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
   /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
@@ -98,6 +116,12 @@ struct NamedOpKernel {
 /// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
                                       MLIRContext *ctx, bool host = false);
+
+/// An empty kernel `name` taking getOpKernelArgTypes(spec), launched with
+/// kOpKernelBlockSize threads per block; the insertion point is left
+/// unchanged.
+gpu::GPUFuncOp createOpGPUKernelFunc(OpBuilder &b, Location loc,
+                                     StringRef name, const OpKernelSpec &spec);
 
 /// Adds the kernel `name` to `gpuModule`: block b of the grid belongs to the
 /// segment whose block range holds b, thread t of it to element
