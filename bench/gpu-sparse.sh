@@ -7,12 +7,19 @@
 #       SHD-scale network (700 -> 1472 LIF -> 1472 LIF -> 20 LI, T = 100,
 #       batch 128, Adam; dense, always event-driven, and with the CUDA default
 #       crossover = the dispatch), plus a batch-16 copy of the network for
-#       the CPU.
+#       the CPU; and the correctness cases of test/Runtime/sparsify.test
+#       (modules with cubin/PTX, spikes at densities 0..100%) in
+#       .gpu/sparse/check*.
+#   bench/gpu-sparse.sh check SNN_RUN
+#       GPU machine: those cases on cuda:0 with the memory plan poisoned:
+#       dense vs dispatch vs always event-driven (the generated GPU kernels,
+#       no cuBLAS) and against the float64 reference; one line per density,
+#       "OK" or "FAIL ...".
 #   bench/gpu-sparse.sh gpu SNN_RUN [OUT]
 #       GPU machine: per module and input density, `snn-run bench --profile`
 #       (per-op times: the dense GEMM `linear` vs the event-driven kernels),
 #       torch.sparse / dense torch on the same layers (bench/sparse_torch.py),
-#       then a CSV, a JSON and a time-vs-density PNG (bench/sparse_report.py).
+#       then a CSV and a time-vs-density PNG (bench/sparse_report.py).
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%.
@@ -41,10 +48,10 @@ shd_model() { # batch
 func.func @forward(%x: tensor<100x${B}x700xf32>) -> tensor<100x${B}x20xf32> {
   %w1 = snn.param "fc1.weight" {init = #snn.init<kaiming_uniform>} : tensor<1472x700xf32>
   %h1 = snn.linear %x, %w1 : tensor<100x${B}x700xf32>, tensor<1472x700xf32> -> tensor<100x${B}x1472xf32>
-  %s1 = snn.lif %h1 {k = 0.05, c = 1.0, v_th = 0.05, snn.name = "lif1"} : tensor<100x${B}x1472xf32>
+  %s1 = snn.lif %h1 {k = 0.05, c = 1.0, snn.name = "lif1"} : tensor<100x${B}x1472xf32>
   %w2 = snn.param "fc2.weight" {init = #snn.init<kaiming_uniform>} : tensor<1472x1472xf32>
   %h2 = snn.linear %s1, %w2 : tensor<100x${B}x1472xf32>, tensor<1472x1472xf32> -> tensor<100x${B}x1472xf32>
-  %s2 = snn.lif %h2 {k = 0.05, c = 1.0, v_th = 0.05, snn.name = "lif2"} : tensor<100x${B}x1472xf32>
+  %s2 = snn.lif %h2 {k = 0.05, c = 1.0, snn.name = "lif2"} : tensor<100x${B}x1472xf32>
   %w3 = snn.param "fc3.weight" {init = #snn.init<kaiming_uniform>} : tensor<20x1472xf32>
   %h3 = snn.linear %s2, %w3 : tensor<100x${B}x1472xf32>, tensor<20x1472xf32> -> tensor<100x${B}x20xf32>
   %y = snn.li %h3 {k = 0.05, c = 1.0, snn.name = "out"} : tensor<100x${B}x20xf32>
@@ -74,7 +81,20 @@ prepare)
       --snn-compile="output=$g/shd$b-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
   done
   rm -f "$g"/*.mlir
+  mkdir -p "$g/check" "$g/check1"
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
+    "$g/check" 4 3 67 29 0 0.001 0.01 0.1 0.5 1
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
+    "$g/check1" 8 32 700 300 0.01 0.05 0.2
   echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
+  ;;
+check)
+  run=$2
+  export SNNRT_MEMORY_PLAN=poison PYTHONPATH="$root/python"
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check" cuda:0 0 0.001 0.01 0.1 0.5 1
+  a=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check1" cuda:0 0.01 0.05 0.2
+  [ $a = 0 ] && [ $? = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}
@@ -88,8 +108,8 @@ gpu)
       "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$raw" 2>&1
     done
   done
-  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>"$out/sparse-torch.log"
-  python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out"
+  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
+  python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
   ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
@@ -101,10 +121,10 @@ cpu)
       "$run" "$g/shd$b-$v.snnmod" bench --device cpu --density "$d" --iterations 2 >>"$raw" 2>&1
     done
   done
-  python3 "$root/bench/sparse_report.py" "$raw" - "$out"
+  python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

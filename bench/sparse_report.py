@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Tables (CSV, JSON) and a time-vs-density plot from bench/gpu-sparse.sh's
-raw output.  Usage: sparse_report.py RAW TORCH.json|- OUTDIR
+"""A table (CSV) and a time-vs-density plot from bench/gpu-sparse.sh's
+raw output.  Usage: sparse_report.py RAW TORCH.json|- OUTDIR [PREFIX]
+(files PREFIX-results.csv, PREFIX-layer.png; default PREFIX sparse)
 
 RAW holds blocks "== [graphs ]MODULE density=D" followed by `snn-run bench`
 output: its JSON line (fwd_ms, step_ms) and, with --profile, per-op lines
@@ -43,6 +44,7 @@ def parse(raw):
 
 def main():
     raw, torch_json, outdir = sys.argv[1:4]
+    prefix = sys.argv[4] if len(sys.argv) > 4 else "sparse"
     rows = parse(raw)
     table = []
     for r in rows:
@@ -59,10 +61,8 @@ def main():
             entry["event_path_us"] = sum(v for v in ev if v) if any(ev) else None
             entry["event_parts_us"] = ev
         table.append(entry)
-    with open(f"{outdir}/sparse-results.json", "w") as f:
-        json.dump(table, f, indent=1)
     keys = ["module", "density", "graphs", "fwd_ms", "step_ms", "dense_gemm_us", "event_path_us"]
-    with open(f"{outdir}/sparse-results.csv", "w") as f:
+    with open(f"{outdir}/{prefix}-results.csv", "w") as f:
         f.write(",".join(keys) + "\n")
         for e in table:
             f.write(",".join("" if e.get(k) is None else str(e.get(k)) for k in keys) + "\n")
@@ -74,7 +74,7 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib absent: no plot (the CSV/JSON have the numbers)")
+        print("matplotlib absent: no plot (the CSV has the numbers)")
         return
     layer = [e for e in table if e["module"].startswith("layer") and not e["graphs"]]
     if not layer:
@@ -97,7 +97,7 @@ def main():
     ax.set_title("spike input [4096, N] x W[N, N]^T")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(f"{outdir}/sparse-layer.png", dpi=120)
+    fig.savefig(f"{outdir}/{prefix}-layer.png", dpi=120)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,9 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   emit(phase, makeKernelOp(spec, std::move(args), std::move(in), Array{*y},
                            Array{std::move(event)}));
 
+  // crossover = 1: the event-driven path always runs; no dense fallback.
+  if (getEventPathLimit(spec.crossover, elements) >= elements)
+    return success();
   Array denseIn{*x, *w};
   if (bias)
     denseIn.push_back(*bias);

@@ -2,7 +2,9 @@
 """Event-driven linear layers (--snn-sparsify) against the dense path and the
 float64 reference, on fresh random spikes at given densities.
 
-  sparse_check.py SNN_OPT SNN_RUN DIR T B K N DENSITY...
+  sparse_check.py all SNN_OPT SNN_RUN DIR T B K N DENSITY...   (CPU, CI)
+  sparse_check.py prepare SNN_OPT DIR T B K N DENSITY...       (target=all)
+  sparse_check.py compare SNN_RUN DIR DEVICE DENSITY...        (e.g. cuda:0)
 
 Writes a model whose first layer is an IF neuron with threshold 1 on 0/1
 input (so its spikes are the input: the event-driven layer sees exactly the
@@ -16,6 +18,7 @@ float64 reference (snnref) within 1e-4 (float32 vs float64), and the path
 the dispatch took (the decision the reference computes) printed and compared
 with what `snn-run infer` reports for the layer.
 """
+import os
 import re
 import subprocess
 import sys
@@ -52,38 +55,48 @@ def rel(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-def main():
-    snn_opt, snn_run, d = sys.argv[1:4]
-    T, B, K, N = (int(v) for v in sys.argv[4:8])
-    densities = [float(v) for v in sys.argv[8:]]
+VARIANTS = {"dense": [], "dispatch": ["--snn-sparsify=min-features=1"],
+            "event": ["--snn-sparsify=min-features=1 crossover=1"]}
+
+
+def prepare(snn_opt, d, T, B, K, N, densities, target):
+    """The three modules and, per density, fresh spikes, weights, labels."""
     with open(f"{d}/model.mlir", "w") as f:
         f.write(MODEL.format(T=T, B=B, K=K, N=N))
-    variants = {"dense": [], "dispatch": ["--snn-sparsify=min-features=1"],
-                "event": ["--snn-sparsify=min-features=1 crossover=1"]}
-    for name, passes in variants.items():
+    for name, passes in VARIANTS.items():
         run(snn_opt, f"{d}/model.mlir", *passes, "--snn-autodiff=optimizer=sgd",
-            f"--snn-compile=output={d}/{name}.snnmod target=cpu", "-o", "/dev/null")
+            f"--snn-compile=output={d}/{name}.snnmod target={target}", "-o", "/dev/null")
     rng = np.random.default_rng()  # fresh every run
-    failures = 0
     for density in densities:
+        case = f"{d}/d{density:g}"
+        os.makedirs(case, exist_ok=True)
         x = (rng.random((T, B, K)) < density).astype(np.float32)
         weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
                    "fc1.bias": rng.normal(0.3, 0.2, (N,)),
                    "fc2.weight": rng.normal(0, 2.0 / np.sqrt(N), (5, N))}
         weights = {k: v.astype(np.float32) for k, v in weights.items()}
-        write_safetensors(f"{d}/w.safetensors", weights)
-        np.save(f"{d}/x.npy", x)
-        np.save(f"{d}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+        write_safetensors(f"{case}/w.safetensors", weights)
+        np.save(f"{case}/x.npy", x)
+        np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+
+
+def compare(snn_run, d, densities, device):
+    """Runs the modules on each prepared case; one line per density."""
+    failures = 0
+    for density in densities:
+        case = f"{d}/d{density:g}"
+        x = np.load(f"{case}/x.npy")
+        weights = read_safetensors(f"{case}/w.safetensors")[0]
         out, grads, reports = {}, {}, {}
-        for name in variants:
-            reports[name] = run(snn_run, f"{d}/{name}.snnmod", "infer", "--device", "cpu",
-                "--weights", f"{d}/w.safetensors", "--data", f"{d}/x.npy",
-                "--output", f"{d}/{name}.out.npy")
-            run(snn_run, f"{d}/{name}.snnmod", "grads", "--device", "cpu",
-                "--weights", f"{d}/w.safetensors", "--data", f"{d}/x.npy",
-                "--labels", f"{d}/y.npy", "--output", f"{d}/{name}.grads.safetensors")
-            out[name] = np.load(f"{d}/{name}.out.npy")
-            grads[name] = read_safetensors(f"{d}/{name}.grads.safetensors")[0]
+        for name in VARIANTS:
+            reports[name] = run(snn_run, f"{d}/{name}.snnmod", "infer", "--device", device,
+                                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                                "--output", f"{case}/{name}.out.npy")
+            run(snn_run, f"{d}/{name}.snnmod", "grads", "--device", device,
+                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                "--labels", f"{case}/y.npy", "--output", f"{case}/{name}.grads.safetensors")
+            out[name] = np.load(f"{case}/{name}.out.npy")
+            grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
         problems = []
         for name in ("dispatch", "event"):
             if not np.array_equal(out[name], out["dense"]):
@@ -98,7 +111,7 @@ def main():
         mod = Module(f"{d}/event.snnmod")
         mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
         mod.set("input", x.astype(np.float64))
-        mod.set("labels", np.load(f"{d}/y.npy"))
+        mod.set("labels", np.load(f"{case}/y.npy"))
         mod.run("train_forward")
         mod.run("backward")
         ref_worst = max(rel(grads["event"][t["name"]], mod.get(t["name"]))
@@ -122,7 +135,26 @@ def main():
               f"dispatch={path} ref_rel={ref_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
-    sys.exit(1 if failures else 0)
+    return failures
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "all":  # SNN_OPT SNN_RUN DIR T B K N DENSITY...
+        snn_opt, snn_run, d = sys.argv[2:5]
+        T, B, K, N = (int(v) for v in sys.argv[5:9])
+        densities = [float(v) for v in sys.argv[9:]]
+        prepare(snn_opt, d, T, B, K, N, densities, "cpu")
+        sys.exit(1 if compare(snn_run, d, densities, "cpu") else 0)
+    if mode == "prepare":  # SNN_OPT DIR T B K N DENSITY...
+        snn_opt, d = sys.argv[2:4]
+        T, B, K, N = (int(v) for v in sys.argv[4:8])
+        prepare(snn_opt, d, T, B, K, N, [float(v) for v in sys.argv[8:]], "all")
+        return
+    if mode == "compare":  # SNN_RUN DIR DEVICE DENSITY...
+        snn_run, d, device = sys.argv[2:5]
+        sys.exit(1 if compare(snn_run, d, [float(v) for v in sys.argv[5:]], device) else 0)
+    sys.exit(f"unknown mode {mode!r}: all, prepare or compare")
 
 
 if __name__ == "__main__":
