@@ -61,7 +61,11 @@ def main():
             entry["event_path_us"] = sum(v for v in ev if v) if any(ev) else None
             entry["event_parts_us"] = ev
         table.append(entry)
-    keys = ["module", "density", "graphs", "fwd_ms", "step_ms", "dense_gemm_us", "event_path_us"]
+    for e in table:  # density, transpose, event_linear in us, ";"-separated
+        parts = e.pop("event_parts_us", None)
+        e["event_parts_us"] = ";".join("" if v is None else f"{v:.1f}" for v in parts) if parts and any(parts) else None
+    keys = ["module", "density", "graphs", "fwd_ms", "step_ms", "dense_gemm_us", "event_path_us",
+            "event_parts_us"]
     with open(f"{outdir}/{prefix}-results.csv", "w") as f:
         f.write(",".join(keys) + "\n")
         for e in table:
