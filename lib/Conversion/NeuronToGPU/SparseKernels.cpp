@@ -296,10 +296,14 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   ValueRange args = fn.getArguments();
   EventEmitter e(b, loc, spec);
   int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
-  auto forLoop = [&](int64_t count) {
-    auto loop = scf::ForOp::create(b, loc, e.idx(0), e.idx(count), e.idx(1));
+  // A loop whose body takes the insertion point; its induction variable.
+  auto loopFrom = [&](Value first, Value end, int64_t step) {
+    auto loop = scf::ForOp::create(b, loc, first, end, e.idx(step));
     b.setInsertionPoint(loop.getBody()->getTerminator());
     return loop.getInductionVar();
+  };
+  auto forLoop = [&](int64_t count) {
+    return loopFrom(e.idx(0), e.idx(count), 1);
   };
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity: {
@@ -308,11 +312,21 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     break;
   }
   case OpKernelKind::TransposeWeight: {
+    // In 32 x 32 tiles: both the reads and the writes of a tile stay in
+    // the cache (a plain double loop strides through w by k floats).
     Value decision = args[0], w = args[1], wt = args[2];
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    Value j = forLoop(k);
-    Value o = forLoop(n);
+    constexpr int64_t tile = 32;
+    auto withinTile = [&](Value first, int64_t count) {
+      Value end = arith::MinUIOp::create(b, loc, e.addI(first, e.idx(tile)),
+                                         e.idx(count));
+      return loopFrom(first, end, 1);
+    };
+    Value j0 = loopFrom(e.idx(0), e.idx(k), tile);
+    Value o0 = loopFrom(e.idx(0), e.idx(n), tile);
+    Value j = withinTile(j0, k);
+    Value o = withinTile(o0, n);
     e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt,
             e.addI(e.mulI(j, e.idx(n)), o));
     break;

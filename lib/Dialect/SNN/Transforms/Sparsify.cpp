@@ -22,10 +22,10 @@ using namespace mlir::snn;
 
 namespace {
 
-/// The CPU's is where the event-driven layer and BLAS took equal time
-/// (bench/results/2026-11-25-cpu-sparse.md); the CUDA one is provisional until
-/// bench/gpu-sparse.sh measures it per GPU.
-constexpr double kDefaultCpuCrossover = 0.12;
+/// The CPU's is a margin below the density where the event-driven layer and
+/// BLAS took equal time, about 20% (bench/results/2026-11-25-cpu-sparse.md);
+/// the CUDA one is provisional until bench/gpu-sparse.sh measures it per GPU.
+constexpr double kDefaultCpuCrossover = 0.15;
 constexpr double kDefaultCudaCrossover = 0.05;
 
 /// Why `value` is not known to be spikes, or an empty string when it is.

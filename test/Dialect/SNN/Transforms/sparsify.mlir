@@ -15,16 +15,16 @@
 // CHECK: %[[H:.*]] = snn.linear %{{.*}} : tensor<4x2x16xf32>
 // CHECK-NOT: event_driven
 // CHECK: %[[S:.*]] = snn.lif %[[H]]
-// CHECK: snn.linear %[[S]], %{{.*}} {event_driven = 1.200000e-01 : f64}
+// CHECK: snn.linear %[[S]], %{{.*}} {event_driven = 1.500000e-01 : f64}
 // CHECK: %[[F:.*]] = snn.flatten
-// CHECK: snn.linear %[[F]], %{{.*}} {event_driven = 1.200000e-01 : f64}
+// CHECK: snn.linear %[[F]], %{{.*}} {event_driven = 1.500000e-01 : f64}
 // CHECK: %[[D:.*]] = snn.dropout
-// CHECK: snn.linear %[[D]], %{{.*}} {event_driven = 1.200000e-01 : f64}
+// CHECK: snn.linear %[[D]], %{{.*}} {event_driven = 1.500000e-01 : f64}
 // CUDA-LABEL: func.func @spikes
 // CUDA: snn.linear %{{.*}} {event_driven = 5.000000e-02 : f64}
 // The data input counts as spikes with input-is-spikes.
 // INPUT-LABEL: func.func @spikes
-// INPUT: snn.linear %{{.*}} {event_driven = 1.200000e-01 : f64} : tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>
+// INPUT: snn.linear %{{.*}} {event_driven = 1.500000e-01 : f64} : tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>
 // EXPLICIT-LABEL: func.func @spikes
 // EXPLICIT: snn.linear %{{.*}} {event_driven = 3.000000e-01 : f64}
 func.func @spikes(%x: tensor<4x2x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>,
