@@ -24,6 +24,10 @@
 #          against the reference, then the LIF layer benchmark
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
+#   sparse event-driven linear layers (--snn-sparsify; bench/gpu-sparse.sh,
+#          after `bench/gpu-sparse.sh prepare` here): the GPU kernels against
+#          the dense path and the float64 reference, then the layer and
+#          SHD-network benchmarks (GPU, torch.sparse, plot) and the CPU step
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
 # The correctness checks run with SNNRT_MEMORY_PLAN=poison (the memory plan's
@@ -113,6 +117,13 @@ grads)
 opkernels)
   bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
   stamp "op kernels done";;
+sparse)
+  bench/gpu-sparse.sh check $run 2>&1 | tee "$out/sparse-check.log" | tail -12
+  stamp "sparse check rc=${PIPESTATUS[0]}"
+  bench/gpu-sparse.sh gpu $run "$out" 2>&1 | tail -60
+  stamp "sparse gpu benchmarks done"
+  bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
+  stamp "sparse cpu benchmark done";;
 kernels)
   python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
   stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"

@@ -325,7 +325,27 @@ def _run_op(mod, op, lr, smooth):
         mod.set(out[i], value, accumulate=acc and grad)
 
     try:
-        if kind == "linear":
+        if kind == "linear" and op.get("unless_event_path", False):
+            # The dense path of an event-driven layer (the decision is its
+            # last input): the same function whichever path ran.
+            ins = _ids(op, "in", 3, 4, "inputs (x, w, b?, decision)")
+            w = mod.get(ins[1])
+            b = mod.get(ins[2]) if op.get("has_bias", False) else None
+            put(0, layers.linear(_rows(mod, ins[0], [w.shape[1]]), w, b))
+        elif kind == "spike_density":
+            # [nonzero count, 1 if count <= limit (event-driven path)].
+            ins = _ids(op, "in", 1, 1, "inputs (x)")
+            count = int(np.count_nonzero(mod.get(ins[0])))
+            put(0, np.array([count, 1 if count <= int(op["limit"]) else 0]))
+        elif kind == "transpose_weight":
+            ins = _ids(op, "in", 2, 2, "inputs (decision, w)")
+            put(0, mod.get(ins[1]).T)
+        elif kind == "event_linear":
+            ins = _ids(op, "in", 3, 4, "inputs (x, wt, b?, decision)")
+            wt = mod.get(ins[1])
+            b = mod.get(ins[2]) if op.get("has_bias", False) else None
+            put(0, layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, b))
+        elif kind == "linear":
             ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
             w = mod.get(ins[1])
             b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None

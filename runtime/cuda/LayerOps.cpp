@@ -66,7 +66,13 @@ LinearDims linearDims(const OpCall &call, const DeviceTensor &x,
 
 void runLinear(CudaDevice &dev, OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
-  expectArity(call, hasBias ? 3 : 2, hasBias ? 3 : 2, 1, 1);
+  // An event-driven layer's dense path also reads the decision (last
+  // input). The GEMM runs whatever it says: cuBLAS cannot read it without a
+  // host synchronisation, so the event-driven kernel's output, when it ran,
+  // is overwritten with the same function (docs/artifact-format.md).
+  size_t inputs = (hasBias ? 3 : 2) +
+                  (attrBool(call, "unless_event_path", false) ? 1 : 0);
+  expectArity(call, inputs, inputs, 1, 1);
   const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
   LinearDims d = linearDims(call, x, w);
   expectElements(call, y, d.m * d.n, "rows x N");
@@ -248,7 +254,13 @@ void addConvBias(CudaDevice &dev, OpCall &call, const ConvSetup &c,
 
 void runConv(CudaDevice &dev, OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
-  expectArity(call, hasBias ? 3 : 2, hasBias ? 3 : 2, 1, 1);
+  // An event-driven layer's dense path also reads the decision (last
+  // input). The GEMM runs whatever it says: cuBLAS cannot read it without a
+  // host synchronisation, so the event-driven kernel's output, when it ran,
+  // is overwritten with the same function (docs/artifact-format.md).
+  size_t inputs = (hasBias ? 3 : 2) +
+                  (attrBool(call, "unless_event_path", false) ? 1 : 0);
+  expectArity(call, inputs, inputs, 1, 1);
   const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
   ConvSetup c = convSetup(call, x, w, false);
   const SnnConvShape &s = c.shape;

@@ -199,7 +199,18 @@ void col2im(const ConvGeometry &g, const float *col, int64_t group,
 namespace {
 
 void linear(const Ctx &c) {
-  c.arity(2, 3, 1, 1);
+  bool hasBias = c.attr("has_bias", false);
+  if (c.attr("unless_event_path", false)) {
+    // The dense path of an event-driven layer: the decision (last input,
+    // two i32 words) says whether the event-driven kernel computed y.
+    c.arity(hasBias ? 4 : 3, hasBias ? 4 : 3, 1, 1);
+    int32_t decision[2];
+    std::memcpy(decision, c.inPtr(hasBias ? 3 : 2), sizeof(decision));
+    if (decision[1] != 0)
+      return;
+  } else {
+    c.arity(2, 3, 1, 1);
+  }
   const TensorInfo &x = c.in(0), &w = c.in(1);
   if (w.shape.size() != 2)
     c.fail("weight '" + w.name + "' must be [N, K], got " + w.shapeString());
@@ -209,7 +220,7 @@ void linear(const Ctx &c) {
   c.expectElements(c.out(0), static_cast<size_t>(rows * n), "rows of N outputs");
   float *y = c.outPtr(0);
   gemm(false, true, rows, n, k, c.inPtr(0), c.inPtr(1), 0.0f, y);
-  if (c.attr("has_bias", false)) {
+  if (hasBias) {
     const float *b = c.inPtr(2);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < n; ++j)

@@ -149,6 +149,11 @@ Module Module::parse(json j, const std::string &dir) {
     for (const json &l : j.value("spike_layers", json::array()))
       m.spikeLayers.emplace_back(l.at("name").get<std::string>(),
                                  l.at("tensor").get<int>());
+    for (const json &l : j.value("event_layers", json::array())) {
+      m.eventLayers.emplace_back(l.at("name").get<std::string>(),
+                                 l.at("decision").get<int>());
+      m.hostReads.push_back(m.eventLayers.back().second);
+    }
     m.optimizer = j.value("optimizer", json());
     m.kernels = j.value("kernels", json());
   } catch (const json::exception &e) {

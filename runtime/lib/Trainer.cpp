@@ -165,6 +165,8 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   r.samples = data.count;
   r.hasLoss = labeled && !kind.empty();
   r.spikeRates.assign(m.spikeLayers.size(), 0.0);
+  r.eventPathShare.assign(m.eventLayers.size(), 0.0);
+  int64_t batches = 0;
   if (outputs)
     outputs->assign(static_cast<size_t>(s.T * data.count) * s.outSample, 0.0f);
   std::vector<size_t> tracePerSample;
@@ -210,6 +212,14 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
       lossSum += v.loss * valid;
       r.correct += v.correct;
     }
+    ++batches;
+    for (size_t l = 0; l < m.eventLayers.size(); ++l) {
+      int id = m.eventLayers[l].second;
+      runner.download(id);
+      int32_t decision[2];
+      std::memcpy(decision, exec.data(id), sizeof(decision));
+      r.eventPathShare[l] += decision[1] != 0 ? 1.0 : 0.0;
+    }
     for (size_t l = 0; l < m.spikeLayers.size(); ++l) {
       const TensorInfo &st = m.tensor(m.spikeLayers[l].second);
       const float *p = exec.data(st.id);
@@ -235,6 +245,8 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
     r.loss = lossSum / data.count;
     for (double &rate : r.spikeRates)
       rate /= data.count;
+    for (double &share : r.eventPathShare)
+      share /= double(batches);
   }
   return r;
 }
@@ -472,6 +484,11 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       for (size_t l = 0; r.tested && l < m.spikeLayers.size(); ++l)
         rates[m.spikeLayers[l].first] = r.test.spikeRates[l];
       line["spike_rates"] = rates;
+      json shares = json::object();
+      for (size_t l = 0; r.tested && l < m.eventLayers.size(); ++l)
+        shares[m.eventLayers[l].first] = r.test.eventPathShare[l];
+      if (!m.eventLayers.empty())
+        line["event_path_share"] = shares;
       metrics << line.dump() << "\n" << std::flush;
     }
     if (onEpoch && lead)

@@ -13,6 +13,7 @@
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -41,6 +42,12 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 2;
   case OpKernelKind::PoolBwd:
     return poolMode == PoolMode::Max ? 3 : 2;
+  case OpKernelKind::SpikeDensity:
+    return 2;
+  case OpKernelKind::TransposeWeight:
+    return 3;
+  case OpKernelKind::EventLinear:
+    return hasBias ? 5 : 4;
   }
   return 0;
 }
@@ -74,6 +81,12 @@ StringRef OpKernelSpec::getKindName() const {
         {"avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd"}};
     return names[kind == OpKernelKind::PoolBwd][static_cast<int>(poolMode)];
   }
+  case OpKernelKind::SpikeDensity:
+    return "spike_density";
+  case OpKernelKind::TransposeWeight:
+    return "transpose_weight";
+  case OpKernelKind::EventLinear:
+    return "event_linear";
   }
   return "";
 }
@@ -94,10 +107,16 @@ std::string OpKernelSpec::getKey() const {
                       g.ph, g.pw})
       key += ";" + std::to_string(v);
   }
+  if (isEventKernel(kind))
+    key += llvm::formatv(";{0},{1},{2},{3},{4:e17}", rows, inFeatures,
+                         outFeatures, hasBias, crossover)
+               .str();
   return key;
 }
 
 int64_t OpKernelSpec::getGridSize() const {
+  if (isEventKernel(kind))
+    return getEventKernelGridSize(*this);
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -106,6 +125,8 @@ int64_t OpKernelSpec::getGridSize() const {
 
 SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
                                                  MLIRContext *ctx, bool host) {
+  if (isEventKernel(spec.kind))
+    return getEventKernelArgTypes(spec, ctx);
   SmallVector<Type> types;
   Type f32 = Float32Type::get(ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
@@ -397,6 +418,10 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::Pool:
   case OpKernelKind::PoolBwd:
     return emitPoolElement(b, loc, spec, args, i);
+  case OpKernelKind::SpikeDensity:
+  case OpKernelKind::TransposeWeight:
+  case OpKernelKind::EventLinear:
+    llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   }
 }
 
@@ -452,15 +477,24 @@ static void emitSegmentChain(OpBuilder &b, Location loc,
                    firstBlock + blocks);
 }
 
-gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
-                                           StringRef name,
-                                           const OpKernelSpec &spec) {
+gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
+                                                StringRef name,
+                                                const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(kOpKernelBlockSize), 1, 1}));
+  return kernel;
+}
+
+gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
+                                           StringRef name,
+                                           const OpKernelSpec &spec) {
+  if (isEventKernel(spec.kind))
+    return buildEventGPUKernel(b, loc, name, spec);
+  gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
   ValueRange args = kernel.getArguments();
@@ -477,6 +511,8 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
 func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
                                           StringRef name,
                                           const OpKernelSpec &spec) {
+  if (isEventKernel(spec.kind))
+    return buildEventHostKernel(b, loc, name, spec);
   MLIRContext *ctx = b.getContext();
   auto fn = func::FuncOp::create(
       b, loc, name,

@@ -400,6 +400,9 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   if (isNeuronBackwardOp(op))
     return serializeNeuronBackward(op);
 
+  if (auto linear = dyn_cast<LinearOp>(op);
+      linear && linear.getEventDriven() && forwardPhase)
+    return serializeEventLinear(linear, phase);
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
                    TimeStackOp>(op);
@@ -724,6 +727,8 @@ Object ManifestBuilder::finish(
                   {"tensors", std::move(tensorArray)},
                   {"spike_layers", std::move(spikeLayers)},
                   {"programs", std::move(programs)}};
+  if (!eventLayers.empty())
+    manifest["event_layers"] = std::move(eventLayers);
   if (inputId)
     manifest["input"] = *inputId;
   if (outputId)

@@ -107,6 +107,10 @@ private:
   LogicalResult serializeNeuronBackward(Operation *op);
   LogicalResult serializeOptimizer(Operation *op);
   LogicalResult serializeGeneric(Operation *op, Phase phase);
+  /// An `event_driven` snn.linear: density kernel, transposed weight,
+  /// event-driven kernel, then the dense `linear` that skips itself when the
+  /// event-driven path ran (EventLinear.cpp).
+  LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
   LogicalResult serializeLoss(Operation *op);
   void emit(Phase phase, llvm::json::Object op);
   /// `op` (an add, accumulate, scale, training dropout or dropout_bwd of
@@ -145,6 +149,8 @@ private:
   /// Set while a time loop's body is written: ops go there.
   llvm::json::Array *bodyTarget = nullptr;
   llvm::json::Array spikeLayers;
+  /// {"name", "decision"} of each event-driven linear layer of `infer`.
+  llvm::json::Array eventLayers;
   std::optional<llvm::json::Object> optimizer;
   std::optional<int64_t> inputId, outputId, labelsId, lossId, correctId;
   int64_t timeSteps = 0, batchSize = 0;

@@ -712,7 +712,8 @@ FailureOr<Value> Importer::buildNode(unsigned n, Value x) {
       bias = param(node, "bias", *bd, {w->shape[0]});
     }
     auto outType = stepType({w->shape[0]});
-    return Value(LinearOp::create(b, l, outType, x, weight, bias));
+    return Value(LinearOp::create(b, l, outType, x, weight, bias,
+                                  /*event_driven=*/FloatAttr()));
   }
 
   if (type == "Scale") {

@@ -56,6 +56,9 @@ struct Module {
   std::vector<TensorInfo> tensors;
   std::map<std::string, std::vector<Op>> programs;
   std::vector<std::pair<std::string, int>> spikeLayers;
+  /// Event-driven linear layers: name and decision tensor (two i32 words,
+  /// the second 1 when the event-driven path ran; docs/artifact-format.md).
+  std::vector<std::pair<std::string, int>> eventLayers;
   /// Tensors the host reads after the program that writes them, besides the
   /// spike layers' outputs (recorded state, snn-run --record).
   std::vector<int> hostReads;

@@ -92,6 +92,9 @@ struct EvalResult {
   double loss = 0.0;      ///< mean over samples
   int64_t correct = 0;    ///< argmax of the time-mean output == label
   std::vector<double> spikeRates; ///< per module().spikeLayers entry
+  /// Per module().eventLayers entry: share of batches whose layer took the
+  /// event-driven path.
+  std::vector<double> eventPathShare;
 };
 
 /// Runs the `infer` program over `data` in batches (the last one padded).

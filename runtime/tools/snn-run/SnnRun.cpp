@@ -133,6 +133,8 @@ bench:                       time the programs on one batch of seeded random
                              (GPU: allocator total; CPU: tensor storage),
                              "plan_arena_mb", "plan_unshared_mb"}
   --iterations N             timed repetitions (default 50, after 5 warm-up)
+  --density D                input spikes (1 with probability D, else 0)
+                             instead of uniform values: event-driven layers
 )";
 
 struct Options {
@@ -151,6 +153,8 @@ struct Options {
   double commTimeout = 300.0, bucketMB = 25.0;
   std::string comm; ///< --comm: "" picks from the job
   bool overlap = true;
+  /// bench: spikes with this probability instead of uniform input (< 0: off).
+  double benchDensity = -1.0;
 };
 
 /// The job's communicator (train only; one local rank otherwise).
@@ -261,6 +265,11 @@ Options parse(int argc, char **argv) {
       o.progress = false;
     } else if (a == "--iterations") {
       o.iterations = toInt(a, value(), 1);
+    } else if (a == "--density") {
+      o.benchDensity = toDouble(a, value());
+      if (!(o.benchDensity >= 0.0 && o.benchDensity <= 1.0))
+        throw Error("--density must be a probability in [0, 1], got " +
+                    std::to_string(o.benchDensity));
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--profile") {
@@ -421,6 +430,9 @@ void printSpikeRates(const Module &m, const EvalResult &r) {
   for (size_t l = 0; l < m.spikeLayers.size(); ++l)
     std::printf("spike rate %-12s %.4f\n", m.spikeLayers[l].first.c_str(),
                 r.spikeRates[l]);
+  for (size_t l = 0; l < m.eventLayers.size(); ++l)
+    std::printf("event path %-12s %.4f of batches\n",
+                m.eventLayers[l].first.c_str(), r.eventPathShare[l]);
 }
 
 int infer(const Options &o) {
@@ -723,6 +735,9 @@ int bench(const Options &o) {
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
   Dataset data = randomDataset(s.B, s.sample, o.seed);
+  if (o.benchDensity >= 0.0)
+    for (float &v : data.samples) // uniform in [0, 1): a spike with p = D
+      v = v < o.benchDensity ? 1.0f : 0.0f;
   for (int64_t t = 0; t < s.T; ++t) // direct encoding: the same input each step
     std::copy(data.samples.begin(), data.samples.end(),
               exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));

@@ -583,3 +583,11 @@ func.func @yield_outside_loop(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{expects parent op 'snn.time_loop'}}
   snn.yield %x : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @linear_event_driven_crossover(%x: tensor<4x2x8xf32>, %w: tensor<3x8xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{event_driven crossover must be a density in (0, 1] (the input density up to which the event-driven path runs), got 1.5}}
+  %y = snn.linear %x, %w {event_driven = 1.5 : f64} : tensor<4x2x8xf32>, tensor<3x8xf32> -> tensor<4x2x3xf32>
+  return %y : tensor<4x2x3xf32>
+}

@@ -38,6 +38,10 @@ enum class OpKernelKind {
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
   Pool,       ///< avg/sum/max pooling of x[planes, H, W] (PoolKernels.cpp)
   PoolBwd,    ///< its gradient (gx += ... with accumulate)
+  // Event-driven linear layers (SparseKernels.h):
+  SpikeDensity,    ///< counts an input's nonzeros, decides the path
+  TransposeWeight, ///< wt[K,N] = w[N,K]^T when the event-driven path runs
+  EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
 };
 
 /// The reduction of a pooling window.
@@ -58,6 +62,14 @@ struct PoolGeometry {
            ow * kw == w;
   }
 };
+
+/// The kernels of an event-driven linear layer (docs/artifact-format.md,
+/// "Event-driven linear layers").
+inline bool isEventKernel(OpKernelKind kind) {
+  return kind == OpKernelKind::SpikeDensity ||
+         kind == OpKernelKind::TransposeWeight ||
+         kind == OpKernelKind::EventLinear;
+}
 
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
@@ -88,9 +100,17 @@ struct OpKernelSpec {
   PoolMode poolMode = PoolMode::Avg;
   PoolGeometry pool;
 
+  // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
+  int64_t rows = 0, inFeatures = 0, outFeatures = 0;
+  bool hasBias = false;
+  /// The input density up to which the event-driven path runs.
+  double crossover = 0.0;
+
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
-  /// dropout_bwd gy, mask, gx; pool x, y; pool_bwd gy (, x for max), gx.
+  /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
+  /// w, wt; event_linear x, wt, b (has_bias), flag, y; pool x, y;
+  /// pool_bwd gy (, x for max), gx.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -129,6 +149,12 @@ struct NamedOpKernel {
 /// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
                                       MLIRContext *ctx, bool host = false);
+
+/// An empty kernel `name` taking getOpKernelArgTypes(spec), launched with
+/// kOpKernelBlockSize threads per block; the insertion point is left
+/// unchanged.
+gpu::GPUFuncOp createOpGPUKernelFunc(OpBuilder &b, Location loc,
+                                     StringRef name, const OpKernelSpec &spec);
 
 /// Adds the kernel `name` to `gpuModule`: block b of the grid belongs to the
 /// segment whose block range holds b, thread t of it to element

@@ -240,6 +240,14 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "result has shape " << formatShape(out)
                          << " but input " << formatShape(in) << " and weight "
                          << formatShape(w) << " give " << formatShape(expected);
+  if (std::optional<APFloat> crossover = getEventDriven()) {
+    double d = crossover->convertToDouble();
+    if (!(d > 0.0 && d <= 1.0))
+      return emitOpError() << "event_driven crossover must be a density in "
+                              "(0, 1] (the input density up to which the "
+                              "event-driven path runs), got "
+                           << d;
+  }
   return success();
 }
 

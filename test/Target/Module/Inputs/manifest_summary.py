@@ -58,8 +58,12 @@ def check_op(op, where, shape):
         x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
         if x[-1] != w[1] or y[-1] != w[0] or x[:-1] != y[:-1]:
             fail(f"{where}: linear shapes x{x} w{w} y{y}")
-        if op["has_bias"] != (len(ins) == 3):
+        # An event-driven layer's dense path also reads the decision.
+        decision = 1 if op.get("unless_event_path") else 0
+        if op["has_bias"] != (len(ins) == 3 + decision):
             fail(f"{where}: has_bias disagrees with the inputs")
+        if decision and shape(ins[-1]) != [2]:
+            fail(f"{where}: the decision of an event-driven layer is [2]")
     elif kind == "conv2d":
         x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
         pad = op["padding"]  # [top, left] or [top, left, bottom, right]

@@ -235,9 +235,17 @@ def SNN_LinearOp : SNN_Op<"linear", [Pure]> {
   let description = [{
     `input : [..., in]`, `weight : [out, in]`, optional `bias : [out]`, result
     `[..., out]`. Every leading dimension (time and batch) is a row of one GEMM.
+
+    `event_driven = d` (set by `--snn-sparsify` on a layer whose input is
+    spikes): the compiled module also runs the layer event-driven, per row
+    summing only the weight columns of the nonzero inputs, and picks that
+    path on the device whenever the input's density (fraction of nonzeros)
+    is at most the crossover `d` in (0, 1]; above it the dense GEMM runs.
+    Both paths compute the same function.
   }];
   let arguments = (ins SNN_FloatTensor:$input, SNN_FloatTensor:$weight,
-                       Optional<SNN_FloatTensor>:$bias);
+                       Optional<SNN_FloatTensor>:$bias,
+                       OptionalAttr<F64Attr>:$event_driven);
   let results = (outs SNN_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)

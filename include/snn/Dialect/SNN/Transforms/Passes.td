@@ -75,6 +75,42 @@ def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
   ];
 }
 
+def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
+  let summary = "Run linear layers on spike inputs event-driven";
+  let description = [{
+    Marks every `snn.linear` whose input is spikes (the spike output of a
+    spiking neuron layer, possibly seen through `snn.flatten`) with
+    `event_driven = <crossover>`. `--snn-compile` then emits both the dense
+    GEMM and the event-driven form (per row, only the weight columns of the
+    nonzero inputs are summed) plus a kernel that measures the input density
+    on the device and chooses between them, without a host synchronisation
+    (docs/artifact-format.md, "Event-driven linear layers").
+
+    A linear layer stays dense, with a remark saying why, when its input is
+    not spikes (a membrane, a synaptic current, batch-norm output, the data
+    input, ...) or has fewer than `min-features` input features.
+    `crossover=0` takes the default of the target (`target=cpu` or `cuda`,
+    see the user guide); an explicit value in (0, 1] is used as given.
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let options = [
+    Option<"minFeatures", "min-features", "int64_t", /*default=*/"64",
+           "Input features below which a layer stays dense">,
+    Option<"crossover", "crossover", "double", /*default=*/"0.0",
+           "Input density up to which the event-driven path runs (0: the "
+           "target's default)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Whose default crossover to take: cpu or cuda">,
+    Option<"inputIsSpikes", "input-is-spikes", "bool", /*default=*/"false",
+           "The function arguments are spike data (SHD, N-MNIST, DVS): a "
+           "layer reading one is event-driven too">,
+  ];
+  let statistics = [
+    Statistic<"numEventDriven", "event-driven-layers",
+              "linear layers marked event-driven">,
+  ];
+}
+
 def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
   let summary = "Add @train_step: forward, loss, BPTT with surrogate gradients, optimizer";
   let description = [{

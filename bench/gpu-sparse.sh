@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Event-driven linear layers (--snn-sparsify, docs/user-guide.md).
+#   bench/gpu-sparse.sh prepare
+#       here (snn-opt built): compiles into .gpu/sparse/ the layer modules
+#       (spike input [T*B = 4096, N] x W[N, N], N = 1024, 2048, 4096; dense,
+#       and event-driven with crossover=1, i.e. always event-driven) and the
+#       SHD-scale network (700 -> 1472 LIF -> 1472 LIF -> 20 LI, T = 100,
+#       batch 128, Adam; dense, always event-driven, and with the CUDA default
+#       crossover = the dispatch), plus a batch-16 copy of the network for
+#       the CPU; and the correctness cases of test/Runtime/sparsify.test
+#       (modules with cubin/PTX, spikes at densities 0..100%) in
+#       .gpu/sparse/check*.
+#   bench/gpu-sparse.sh check SNN_RUN
+#       GPU machine: those cases on cuda:0 with the memory plan poisoned:
+#       dense vs dispatch vs always event-driven (the generated GPU kernels,
+#       no cuBLAS) and against the float64 reference; one line per density,
+#       "OK" or "FAIL ...".
+#   bench/gpu-sparse.sh gpu SNN_RUN [OUT]
+#       GPU machine: per module and input density, `snn-run bench --profile`
+#       (per-op times: the dense GEMM `linear` vs the event-driven kernels),
+#       torch.sparse / dense torch on the same layers (bench/sparse_torch.py),
+#       then a CSV and a time-vs-density PNG (bench/sparse_report.py).
+#   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
+#       the network's training step on the CPU, dense vs event-driven, at
+#       input densities 1, 5, 10, 20, 50%.
+# Input density is forced on the input (snn-run bench --density); hidden
+# layers fire at whatever rate the initial weights give.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+g="$root/.gpu/sparse"
+mode=${1:-}
+densities="0.005 0.01 0.02 0.05 0.1 0.2 0.5"
+
+layer_model() { # N
+  cat <<MLIR
+func.func @forward(%x: tensor<32x128x$1xf32>) -> tensor<32x128x$1xf32> {
+  %w = snn.param "fc.weight" {init = #snn.init<kaiming_uniform>} : tensor<$1x$1xf32>
+  %b = snn.param "fc.bias" {init = #snn.init<uniform>, init_scale = 0.01} : tensor<$1xf32>
+  %y = snn.linear %x, %w, %b : tensor<32x128x$1xf32>, tensor<$1x$1xf32>, tensor<$1xf32> -> tensor<32x128x$1xf32>
+  return %y : tensor<32x128x$1xf32>
+}
+MLIR
+}
+
+shd_model() { # batch
+  local B=$1
+  cat <<MLIR
+func.func @forward(%x: tensor<100x${B}x700xf32>) -> tensor<100x${B}x20xf32> {
+  %w1 = snn.param "fc1.weight" {init = #snn.init<kaiming_uniform>} : tensor<1472x700xf32>
+  %h1 = snn.linear %x, %w1 : tensor<100x${B}x700xf32>, tensor<1472x700xf32> -> tensor<100x${B}x1472xf32>
+  %s1 = snn.lif %h1 {k = 0.05, c = 1.0, snn.name = "lif1"} : tensor<100x${B}x1472xf32>
+  %w2 = snn.param "fc2.weight" {init = #snn.init<kaiming_uniform>} : tensor<1472x1472xf32>
+  %h2 = snn.linear %s1, %w2 : tensor<100x${B}x1472xf32>, tensor<1472x1472xf32> -> tensor<100x${B}x1472xf32>
+  %s2 = snn.lif %h2 {k = 0.05, c = 1.0, snn.name = "lif2"} : tensor<100x${B}x1472xf32>
+  %w3 = snn.param "fc3.weight" {init = #snn.init<kaiming_uniform>} : tensor<20x1472xf32>
+  %h3 = snn.linear %s2, %w3 : tensor<100x${B}x1472xf32>, tensor<20x1472xf32> -> tensor<100x${B}x20xf32>
+  %y = snn.li %h3 {k = 0.05, c = 1.0, snn.name = "out"} : tensor<100x${B}x20xf32>
+  return %y : tensor<100x${B}x20xf32>
+}
+MLIR
+}
+
+case "$mode" in
+prepare)
+  set -e
+  opt="${SNN_OPT:-$root/build/bin/snn-opt}"
+  rm -rf "$g" && mkdir -p "$g"
+  for n in 1024 2048 4096; do
+    layer_model $n >"$g/layer$n.mlir"
+    "$opt" "$g/layer$n.mlir" --snn-compile="output=$g/layer$n-dense.snnmod target=all" -o /dev/null
+    "$opt" "$g/layer$n.mlir" --snn-sparsify="input-is-spikes crossover=1" \
+      --snn-compile="output=$g/layer$n-event.snnmod target=all" -o /dev/null
+  done
+  for b in 128 16; do
+    shd_model $b >"$g/shd$b.mlir"
+    ad="--snn-autodiff=optimizer=adam lr=0.001"
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-compile="output=$g/shd$b-dense.snnmod target=all" -o /dev/null
+    "$opt" "$g/shd$b.mlir" --snn-sparsify="input-is-spikes crossover=1" "$ad" \
+      --snn-compile="output=$g/shd$b-event.snnmod target=all" -o /dev/null
+    "$opt" "$g/shd$b.mlir" --snn-sparsify="input-is-spikes target=cuda" "$ad" \
+      --snn-compile="output=$g/shd$b-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
+  done
+  rm -f "$g"/*.mlir
+  mkdir -p "$g/check" "$g/check1"
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
+    "$g/check" 4 3 67 29 0 0.001 0.01 0.1 0.5 1
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
+    "$g/check1" 8 32 700 300 0.01 0.05 0.2
+  echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
+  ;;
+check)
+  run=$2
+  export SNNRT_MEMORY_PLAN=poison PYTHONPATH="$root/python"
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check" cuda:0 0 0.001 0.01 0.1 0.5 1
+  a=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check1" cuda:0 0.01 0.05 0.2
+  [ $a = 0 ] && [ $? = 0 ]
+  ;;
+gpu)
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-gpu-raw.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  for m in "$g"/layer*.snnmod "$g"/shd128-*.snnmod; do
+    for d in $densities; do
+      echo "== $(basename "$m" .snnmod) density=$d" >>"$raw"
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 10 --profile >>"$raw" 2>&1
+      echo "== graphs $(basename "$m" .snnmod) density=$d" >>"$raw"
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$raw" 2>&1
+    done
+  done
+  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
+  python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
+  ;;
+cpu)
+  run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
+  raw="$out/sparse-cpu-raw.txt"; : >"$raw"
+  nproc >>"$raw"
+  for d in 0.01 0.05 0.1 0.2 0.5; do
+    for v in dense event dispatch; do
+      echo "== graphs shd$b-$v density=$d" >>"$raw"
+      "$run" "$g/shd$b-$v.snnmod" bench --device cpu --density "$d" --iterations 2 >>"$raw" 2>&1
+    done
+  done
+  python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
+  ;;
+*)
+  echo "usage: bench/gpu-sparse.sh prepare | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  exit 2
+  ;;
+esac

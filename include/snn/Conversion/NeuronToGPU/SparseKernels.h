@@ -1,0 +1,43 @@
+//===- SparseKernels.h - kernels of event-driven linear layers --*- C++ -*-===//
+//
+// An `event_driven` snn.linear runs as: spike_density (counts the input's
+// nonzeros, writes the decision), transpose_weight and event_linear (both
+// return at once unless the decision is the event-driven path), next to the
+// dense GEMM (which the runtime skips when the decision is the event-driven
+// path). The decision lives in device memory: no host synchronisation.
+// The decision tensor is two i32 words: the nonzero count, then 1 for the
+// event-driven path, 0 for the dense one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_CONVERSION_NEURONTOGPU_SPARSEKERNELS_H
+#define SNN_CONVERSION_NEURONTOGPU_SPARSEKERNELS_H
+
+#include "snn/Conversion/NeuronToGPU/OpKernels.h"
+
+namespace mlir::snn {
+
+/// The largest nonzero count of an input with `elements` elements for which
+/// the event-driven path runs at density `crossover`.
+int64_t getEventPathLimit(double crossover, int64_t elements);
+
+/// Argument types in ABI order (OpKernelSpec::getTensorsPerSegment); the
+/// decision is `memref<2xi32>`, every other tensor a static 1-d f32 memref.
+SmallVector<Type> getEventKernelArgTypes(const OpKernelSpec &spec,
+                                         MLIRContext *ctx);
+
+/// spike_density: 1 block; transpose_weight: one thread per weight;
+/// event_linear: one block per (row, 256 output features).
+int64_t getEventKernelGridSize(const OpKernelSpec &spec);
+
+gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
+                                   const OpKernelSpec &spec);
+
+/// The CPU form: a row at a time, adding the contiguous transposed weight
+/// row of each nonzero input to the output row (vectorized by LLVM).
+func::FuncOp buildEventHostKernel(OpBuilder &b, Location loc, StringRef name,
+                                  const OpKernelSpec &spec);
+
+} // namespace mlir::snn
+
+#endif // SNN_CONVERSION_NEURONTOGPU_SPARSEKERNELS_H

@@ -1,0 +1,375 @@
+//===- SparseKernels.cpp - kernels of event-driven linear layers ----------===//
+//
+// The GPU and host forms of spike_density, transpose_weight and
+// event_linear (SparseKernels.h). Both forms add the weights of a row's
+// nonzero inputs in input order and add the bias last, as the dense path
+// does (y = x w^T, then + b), so the two paths differ only by the GEMM's
+// summation order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::snn;
+
+int64_t mlir::snn::getEventPathLimit(double crossover, int64_t elements) {
+  return static_cast<int64_t>(std::floor(crossover * double(elements)));
+}
+
+SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
+                                                    MLIRContext *ctx) {
+  Type f32 = Float32Type::get(ctx);
+  auto tensor = [&](int64_t n) -> Type { return MemRefType::get({n}, f32); };
+  Type decision = MemRefType::get({2}, IntegerType::get(ctx, 32));
+  int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity:
+    return {tensor(m * k), decision};
+  case OpKernelKind::TransposeWeight:
+    return {decision, tensor(n * k), tensor(n * k)};
+  case OpKernelKind::EventLinear: {
+    SmallVector<Type> types{tensor(m * k), tensor(n * k)};
+    if (spec.hasBias)
+      types.push_back(tensor(n));
+    types.push_back(decision);
+    types.push_back(tensor(m * n));
+    return types;
+  }
+  default:
+    llvm_unreachable("not an event-driven kernel");
+  }
+}
+
+int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity:
+    return 1;
+  case OpKernelKind::TransposeWeight:
+    return llvm::divideCeilSigned(spec.inFeatures * spec.outFeatures,
+                                  kOpKernelBlockSize);
+  case OpKernelKind::EventLinear:
+    return spec.rows *
+           llvm::divideCeilSigned(spec.outFeatures, kOpKernelBlockSize);
+  default:
+    llvm_unreachable("not an event-driven kernel");
+  }
+}
+
+namespace {
+/// Small builders shared by the GPU and host forms.
+class EventEmitter {
+public:
+  EventEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
+      : b(b), loc(loc), spec(spec) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value load(Value memref, Value i) {
+    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
+  }
+  void store(Value v, Value memref, Value i) {
+    memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
+  }
+  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  /// 1 where x != 0 (as i32).
+  Value nonzero(Value x) {
+    Value ne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                     f32(0.0));
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), ne);
+  }
+  /// Whether the decision says "event-driven path".
+  Value eventPathChosen(Value decision) {
+    Value word = load(decision, idx(1));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, word,
+                                 i32(0));
+  }
+  /// Opens `if (cond)` and leaves the insertion point inside it.
+  void openIf(Value cond) {
+    auto op = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    b.setInsertionPointToStart(op.thenBlock());
+  }
+  /// The number of nonzeros of x[first], x[first + step], ... (i32).
+  Value countNonzeros(Value x, Value first, Value step) {
+    int64_t total = spec.rows * spec.inFeatures;
+    auto loop = scf::ForOp::create(b, loc, first, idx(total), step,
+                                   ValueRange{i32(0)});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value c = addI(loop.getRegionIterArg(0),
+                   nonzero(load(x, loop.getInductionVar())));
+    scf::YieldOp::create(b, loc, ValueRange{c});
+    return loop.getResult(0);
+  }
+  /// Writes the count and the decision (count <= limit) into `decision`.
+  void storeDecision(Value count, Value decision) {
+    store(count, decision, idx(0));
+    Value limit = i32(getEventPathLimit(spec.crossover,
+                                        spec.rows * spec.inFeatures));
+    Value event =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, count, limit);
+    store(arith::ExtUIOp::create(b, loc, b.getI32Type(), event), decision,
+          idx(1));
+  }
+  /// Sum over the nonzero x[row, j], in j order, of x[row, j] wt[j, col]
+  /// (GPU; every thread of the warp must call it, col clamped to a valid
+  /// column). Per chunk of 32 inputs: one coalesced load, a warp ballot of
+  /// the nonzeros, then a loop over the set bits only (the compaction).
+  Value sumNonzeroColumnsGPU(Value x, Value wt, Value row, Value col,
+                             Value laneInWarp) {
+    int64_t k = spec.inFeatures, n = spec.outFeatures;
+    Type i32Type = b.getI32Type(), f32Type = b.getF32Type();
+    Value rowStart = mulI(row, idx(k));
+    auto chunks = scf::ForOp::create(b, loc, idx(0), idx(k), idx(32),
+                                     ValueRange{f32(0.0)});
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(chunks.getBody());
+    Value c0 = chunks.getInductionVar();
+    Value j = addI(c0, laneInWarp);
+    Value inRange = ult(j, idx(k));
+    Value jc = arith::SelectOp::create(b, loc, inRange, j, idx(k - 1));
+    Value xv = load(x, addI(rowStart, jc));
+    Value active = arith::AndIOp::create(
+        b, loc, inRange,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                              f32(0.0)));
+    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, i32(-1), active,
+                                            NVVM::VoteSyncKind::ballot);
+    auto bits = scf::WhileOp::create(
+        b, loc, TypeRange{i32Type, f32Type},
+        ValueRange{ballot, chunks.getRegionIterArg(0)},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value more = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::ne, args[0],
+              arith::ConstantIntOp::create(nb, l, i32Type, 0));
+          scf::ConditionOp::create(nb, l, more, args);
+        },
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value mask = args[0], acc = args[1];
+          // The mask is nonzero here; the intrinsic needs no math lowering.
+          Value bit = LLVM::CountTrailingZerosOp::create(
+              nb, l, i32Type, mask, /*is_zero_poison=*/true);
+          Value jj = arith::AddIOp::create(
+              nb, l, c0,
+              arith::IndexCastUIOp::create(nb, l, nb.getIndexType(), bit));
+          Value v = memref::LoadOp::create(
+              nb, l, x, ValueRange{arith::AddIOp::create(nb, l, rowStart, jj)});
+          Value w = memref::LoadOp::create(
+              nb, l, wt,
+              ValueRange{arith::AddIOp::create(
+                  nb, l,
+                  arith::MulIOp::create(
+                      nb, l, jj, arith::ConstantIndexOp::create(nb, l, n)),
+                  col)});
+          Value term = arith::MulFOp::create(nb, l, v, w);
+          Value sum = arith::AddFOp::create(nb, l, acc, term);
+          Value rest = arith::AndIOp::create(
+              nb, l, mask,
+              arith::SubIOp::create(
+                  nb, l, mask, arith::ConstantIntOp::create(nb, l, i32Type, 1)));
+          scf::YieldOp::create(nb, l, ValueRange{rest, sum});
+        });
+    scf::YieldOp::create(b, loc, ValueRange{bits.getResult(1)});
+    return chunks.getResult(0);
+  }
+  /// y[row, col] = acc (+ b[col]).
+  void storeOutput(Value acc, ValueRange args, Value row, Value col) {
+    if (spec.hasBias)
+      acc = arith::AddFOp::create(b, loc, acc, load(args[2], col));
+    store(acc, args.back(), addI(mulI(row, idx(spec.outFeatures)), col));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const OpKernelSpec &spec;
+};
+} // namespace
+
+gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
+                                              StringRef name,
+                                              const OpKernelSpec &spec) {
+  gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                      b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&kernel.front());
+  ValueRange args = kernel.getArguments();
+  EventEmitter e(b, loc, spec);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value width = e.idx(kOpKernelBlockSize);
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity: {
+    // One block: per-thread counts over a strided (coalesced) share, summed
+    // with one atomic per thread into word 0, zeroed first by thread 0.
+    Value x = args[0], decision = args[1];
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        lane, e.idx(0));
+    {
+      OpBuilder::InsertionGuard g(b);
+      e.openIf(first);
+      e.store(e.i32(0), decision, e.idx(0));
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value count = e.countNonzeros(x, lane, width);
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                count, decision,
+                                ValueRange{e.idx(0)});
+    gpu::BarrierOp::create(b, loc);
+    {
+      OpBuilder::InsertionGuard g(b);
+      e.openIf(first);
+      e.storeDecision(e.load(decision, e.idx(0)), decision);
+    }
+    break;
+  }
+  case OpKernelKind::TransposeWeight: {
+    // wt[i] with i = j * n + o is w[o * k + j].
+    Value decision = args[0], w = args[1], wt = args[2];
+    Value i = e.addI(e.mulI(block, width), lane);
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(arith::AndIOp::create(b, loc, e.eventPathChosen(decision),
+                                   e.ult(i, e.idx(n * k))));
+    Value j = arith::DivUIOp::create(b, loc, i, e.idx(n));
+    Value o = arith::RemUIOp::create(b, loc, i, e.idx(n));
+    e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt, i);
+    break;
+  }
+  case OpKernelKind::EventLinear: {
+    // Block (row, tile): thread t computes output feature tile * 256 + t.
+    // Every thread takes part in the warp ballots (threads past the last
+    // feature read a valid column and store nothing).
+    b.getContext()->getOrLoadDialect<NVVM::NVVMDialect>();
+    Value x = args[0], wt = args[1], decision = args[args.size() - 2];
+    int64_t tiles = llvm::divideCeilSigned(n, kOpKernelBlockSize);
+    Value row = arith::DivUIOp::create(b, loc, block, e.idx(tiles));
+    Value tile = arith::RemUIOp::create(b, loc, block, e.idx(tiles));
+    Value col = e.addI(e.mulI(tile, width), lane);
+    Value inRange = e.ult(col, e.idx(n));
+    Value colc = arith::SelectOp::create(b, loc, inRange, col, e.idx(n - 1));
+    Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eventPathChosen(decision));
+    Value acc = e.sumNonzeroColumnsGPU(x, wt, row, colc, laneInWarp);
+    e.openIf(inRange);
+    e.storeOutput(acc, args, row, col);
+    break;
+  }
+  default:
+    llvm_unreachable("not an event-driven kernel");
+  }
+  gpu::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
+                                             StringRef name,
+                                             const OpKernelSpec &spec) {
+  auto fn = func::FuncOp::create(
+      b, loc, name,
+      FunctionType::get(b.getContext(), getEventKernelArgTypes(spec, b.getContext()), {}));
+  // Every argument is a different tensor: LLVM vectorizes the row updates
+  // without runtime overlap checks.
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  ValueRange args = fn.getArguments();
+  EventEmitter e(b, loc, spec);
+  int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
+  // A loop whose body takes the insertion point; its induction variable.
+  auto loopFrom = [&](Value first, Value end, int64_t step) {
+    auto loop = scf::ForOp::create(b, loc, first, end, e.idx(step));
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    return loop.getInductionVar();
+  };
+  auto forLoop = [&](int64_t count) {
+    return loopFrom(e.idx(0), e.idx(count), 1);
+  };
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity: {
+    Value x = args[0], decision = args[1];
+    e.storeDecision(e.countNonzeros(x, e.idx(0), e.idx(1)), decision);
+    break;
+  }
+  case OpKernelKind::TransposeWeight: {
+    // In 32 x 32 tiles: both the reads and the writes of a tile stay in
+    // the cache (a plain double loop strides through w by k floats).
+    Value decision = args[0], w = args[1], wt = args[2];
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eventPathChosen(decision));
+    constexpr int64_t tile = 32;
+    auto withinTile = [&](Value first, int64_t count) {
+      Value end = arith::MinUIOp::create(b, loc, e.addI(first, e.idx(tile)),
+                                         e.idx(count));
+      return loopFrom(first, end, 1);
+    };
+    Value j0 = loopFrom(e.idx(0), e.idx(k), tile);
+    Value o0 = loopFrom(e.idx(0), e.idx(n), tile);
+    Value j = withinTile(j0, k);
+    Value o = withinTile(o0, n);
+    e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt,
+            e.addI(e.mulI(j, e.idx(n)), o));
+    break;
+  }
+  case OpKernelKind::EventLinear: {
+    // Per row: zero the output row, add x[row, j] * wt[j, :] for every
+    // nonzero input j (a contiguous row: vectorized), then the bias.
+    Value x = args[0], wt = args[1], decision = args[args.size() - 2];
+    Value y = args.back();
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eventPathChosen(decision));
+    Value row = forLoop(m);
+    Value outStart = e.mulI(row, e.idx(n));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value o = forLoop(n);
+      e.store(e.f32(0.0), y, e.addI(outStart, o));
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value j = forLoop(k);
+      Value xv = e.load(x, e.addI(e.mulI(row, e.idx(k)), j));
+      e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                                     e.f32(0.0)));
+      Value wStart = e.mulI(j, e.idx(n));
+      Value o = forLoop(n);
+      Value at = e.addI(outStart, o);
+      Value term = arith::MulFOp::create(b, loc, xv,
+                                         e.load(wt, e.addI(wStart, o)));
+      e.store(arith::AddFOp::create(b, loc, e.load(y, at), term), y, at);
+    }
+    if (spec.hasBias) {
+      OpBuilder::InsertionGuard inner(b);
+      Value o = forLoop(n);
+      Value at = e.addI(outStart, o);
+      e.store(arith::AddFOp::create(b, loc, e.load(y, at), e.load(args[2], o)),
+              y, at);
+    }
+    break;
+  }
+  default:
+    llvm_unreachable("not an event-driven kernel");
+  }
+  func::ReturnOp::create(b, loc);
+  return fn;
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Event-driven linear layers (--snn-sparsify) against the dense path and the
+float64 reference, on fresh random spikes at given densities.
+
+  sparse_check.py all SNN_OPT SNN_RUN DIR T B K N DENSITY...   (CPU, CI)
+  sparse_check.py prepare SNN_OPT DIR T B K N DENSITY...       (target=all)
+  sparse_check.py compare SNN_RUN DIR DEVICE DENSITY...        (e.g. cuda:0)
+
+Writes a model whose first layer is an IF neuron with threshold 1 on 0/1
+input (so its spikes are the input: the event-driven layer sees exactly the
+drawn density), then linear K -> N (+ bias), LIF, linear N -> 5, LIF, rate
+loss. Compiles it dense, event-driven with the default crossover (the
+dispatch picks a path per density) and with crossover=1 (always
+event-driven). For each density: infer outputs equal to the dense module's
+bit for bit (spikes), loss and every gradient within 1e-6 normwise relative
+error of the dense module, the event-driven module's gradients against the
+float64 reference (snnref) within 1e-4 (float32 vs float64), and the path
+the dispatch took (the decision the reference computes) printed and compared
+with what `snn-run infer` reports for the layer.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from snnref.manifest import Module
+from snnref.tensorio import read_safetensors, write_safetensors
+
+MODEL = """
+func.func @forward(%x: tensor<{T}x{B}x{K}xf32>) -> tensor<{T}x{B}x5xf32> {{
+  %s0 = snn.if %x {{snn.name = "in"}} : tensor<{T}x{B}x{K}xf32>
+  %w1 = snn.param "fc1.weight" {{init = #snn.init<kaiming_uniform>}} : tensor<{N}x{K}xf32>
+  %b1 = snn.param "fc1.bias" {{init = #snn.init<uniform>, init_scale = 0.1}} : tensor<{N}xf32>
+  %h1 = snn.linear %s0, %w1, %b1 : tensor<{T}x{B}x{K}xf32>, tensor<{N}x{K}xf32>, tensor<{N}xf32> -> tensor<{T}x{B}x{N}xf32>
+  %s1 = snn.lif %h1 {{k = 0.5, c = 0.5, snn.name = "lif1"}} : tensor<{T}x{B}x{N}xf32>
+  %w2 = snn.param "fc2.weight" {{init = #snn.init<kaiming_uniform>}} : tensor<5x{N}xf32>
+  %h2 = snn.linear %s1, %w2 : tensor<{T}x{B}x{N}xf32>, tensor<5x{N}xf32> -> tensor<{T}x{B}x5xf32>
+  %s2 = snn.lif %h2 {{k = 0.5, c = 0.5, snn.name = "lif2"}} : tensor<{T}x{B}x5xf32>
+  return %s2 : tensor<{T}x{B}x5xf32>
+}}
+"""
+
+
+def run(*cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(cmd)}\n{done.stdout}{done.stderr}")
+    return done.stdout + done.stderr
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+VARIANTS = {"dense": [], "dispatch": ["--snn-sparsify=min-features=1"],
+            "event": ["--snn-sparsify=min-features=1 crossover=1"]}
+
+
+def prepare(snn_opt, d, T, B, K, N, densities, target):
+    """The three modules and, per density, fresh spikes, weights, labels."""
+    with open(f"{d}/model.mlir", "w") as f:
+        f.write(MODEL.format(T=T, B=B, K=K, N=N))
+    for name, passes in VARIANTS.items():
+        run(snn_opt, f"{d}/model.mlir", *passes, "--snn-autodiff=optimizer=sgd",
+            f"--snn-compile=output={d}/{name}.snnmod target={target}", "-o", "/dev/null")
+    rng = np.random.default_rng()  # fresh every run
+    for density in densities:
+        case = f"{d}/d{density:g}"
+        os.makedirs(case, exist_ok=True)
+        x = (rng.random((T, B, K)) < density).astype(np.float32)
+        weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
+                   "fc1.bias": rng.normal(0.3, 0.2, (N,)),
+                   "fc2.weight": rng.normal(0, 2.0 / np.sqrt(N), (5, N))}
+        weights = {k: v.astype(np.float32) for k, v in weights.items()}
+        write_safetensors(f"{case}/w.safetensors", weights)
+        np.save(f"{case}/x.npy", x)
+        np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+
+
+def compare(snn_run, d, densities, device):
+    """Runs the modules on each prepared case; one line per density."""
+    failures = 0
+    for density in densities:
+        case = f"{d}/d{density:g}"
+        x = np.load(f"{case}/x.npy")
+        weights = read_safetensors(f"{case}/w.safetensors")[0]
+        out, grads, reports = {}, {}, {}
+        for name in VARIANTS:
+            reports[name] = run(snn_run, f"{d}/{name}.snnmod", "infer", "--device", device,
+                                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                                "--output", f"{case}/{name}.out.npy")
+            run(snn_run, f"{d}/{name}.snnmod", "grads", "--device", device,
+                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                "--labels", f"{case}/y.npy", "--output", f"{case}/{name}.grads.safetensors")
+            out[name] = np.load(f"{case}/{name}.out.npy")
+            grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
+        problems = []
+        for name in ("dispatch", "event"):
+            if not np.array_equal(out[name], out["dense"]):
+                problems.append(f"{name}: output spikes differ in "
+                                f"{int(np.sum(out[name] != out['dense']))} places")
+            worst = max(rel(grads[name][k], grads["dense"][k]) if np.any(grads["dense"][k])
+                        else float(np.abs(grads[name][k]).max())
+                        for k in grads["dense"])
+            if not worst <= 1e-6:
+                problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
+        # The event-driven module against the float64 reference.
+        mod = Module(f"{d}/event.snnmod")
+        mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+        mod.set("input", x.astype(np.float64))
+        mod.set("labels", np.load(f"{case}/y.npy"))
+        mod.run("train_forward")
+        mod.run("backward")
+        ref_worst = max(rel(grads["event"][t["name"]], mod.get(t["name"]))
+                        for t in mod.m["tensors"]
+                        if t["name"].startswith("grad:") and "grad_of" in t
+                        and np.any(mod.get(t["name"])))
+        ref_worst = max(ref_worst, rel(grads["event"]["loss"], mod.get("loss")))
+        if not ref_worst < 1e-4:
+            problems.append(f"event vs float64 reference: {ref_worst:.1e}")
+        # Which path the dispatch module takes at this density.
+        disp = Module(f"{d}/dispatch.snnmod")
+        op = next(sub for o in disp.m["programs"]["infer"] for sub in o.get("of", [])
+                  if sub["op"] == "spike_density")
+        path = "event" if int(np.count_nonzero(x)) <= int(op["limit"]) else "dense"
+        # snn-run's report of the first layer (one batch: all or nothing).
+        share = re.search(r"event path linear0\s+([\d.]+) of batches", reports["dispatch"])
+        if not share or float(share.group(1)) != (1.0 if path == "event" else 0.0):
+            problems.append(f"snn-run reports {share.group(0) if share else 'no event path'}"
+                            f" but the reference decision is {path}")
+        print(f"DENSITY {density:g} actual={np.count_nonzero(x) / x.size:.4f} "
+              f"dispatch={path} ref_rel={ref_worst:.1e} "
+              + ("OK" if not problems else "FAIL " + "; ".join(problems)))
+        failures += bool(problems)
+    return failures
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "all":  # SNN_OPT SNN_RUN DIR T B K N DENSITY...
+        snn_opt, snn_run, d = sys.argv[2:5]
+        T, B, K, N = (int(v) for v in sys.argv[5:9])
+        densities = [float(v) for v in sys.argv[9:]]
+        prepare(snn_opt, d, T, B, K, N, densities, "cpu")
+        sys.exit(1 if compare(snn_run, d, densities, "cpu") else 0)
+    if mode == "prepare":  # SNN_OPT DIR T B K N DENSITY...
+        snn_opt, d = sys.argv[2:4]
+        T, B, K, N = (int(v) for v in sys.argv[4:8])
+        prepare(snn_opt, d, T, B, K, N, [float(v) for v in sys.argv[8:]], "all")
+        return
+    if mode == "compare":  # SNN_RUN DIR DEVICE DENSITY...
+        snn_run, d, device = sys.argv[2:5]
+        sys.exit(1 if compare(snn_run, d, [float(v) for v in sys.argv[5:]], device) else 0)
+    sys.exit(f"unknown mode {mode!r}: all, prepare or compare")
+
+
+if __name__ == "__main__":
+    main()
