@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
+#include "SpikeBitsKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -36,6 +37,9 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::Dropout:
   case OpKernelKind::DropoutBwd:
     return 3;
+  case OpKernelKind::PackBits:
+  case OpKernelKind::UnpackBits:
+    return 2;
   }
   return 0;
 }
@@ -54,6 +58,10 @@ StringRef OpKernelSpec::getKindName() const {
     return "dropout";
   case OpKernelKind::DropoutBwd:
     return "dropout_bwd";
+  case OpKernelKind::PackBits:
+    return "pack_bits";
+  case OpKernelKind::UnpackBits:
+    return "unpack_bits";
   }
   return "";
 }
@@ -68,6 +76,7 @@ std::string OpKernelSpec::getKey() const {
                        scale, accumulate, momentum, dampening, weightDecay,
                        nesterov, beta1, beta2, eps, decoupled, p, seedIndex)
              .str();
+  key += ";" + std::to_string(packedElements);
   return key;
 }
 
@@ -82,6 +91,8 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
                                                  MLIRContext *ctx, bool host) {
   SmallVector<Type> types;
   Type f32 = Float32Type::get(ctx);
+  if (isSpikeBitsKernel(spec))
+    return getSpikeBitsArgTypes(spec, ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
   for (int64_t n : spec.sizes)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
@@ -367,6 +378,9 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitDropout(args, i);
   case OpKernelKind::DropoutBwd:
     return emitDropoutBwd(args, i);
+  case OpKernelKind::PackBits:
+  case OpKernelKind::UnpackBits:
+    return emitSpikeBitsWord(b, loc, spec, args, i);
   }
 }
 

@@ -44,7 +44,9 @@ common options:
   --seed N                   seed of initialization, data order, encoders and
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file
-  --verbose                  print the module, the device and each program
+  --verbose                  print the module, the device and each program;
+                             in training, a per-layer line after each epoch
+                             (spike density in training and test)
   --profile                  time every op (no CUDA graphs) and print the time
                              per op kind of each program when the run ends
 data:
@@ -350,6 +352,33 @@ void describe(const Module &m, const ProgramRunner &runner,
   }
 }
 
+/// One compact line: per spiking layer its spike density in training and
+/// in evaluation ('-': not measured) and, where a dense/sparse dispatch
+/// counted calls, the share of calls that took the sparse path.
+void printLayerStats(const std::vector<LayerStats> &layers) {
+  if (layers.empty())
+    return;
+  std::string line = "layers:";
+  char buf[160];
+  auto density = [&](double v) {
+    if (v < 0)
+      return std::string("-");
+    std::snprintf(buf, sizeof(buf), "%.4f", v);
+    return std::string(buf);
+  };
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const LayerStats &s = layers[l];
+    line += (l ? " | " : " ") + s.name + " density train " +
+            density(s.trainDensity) + " test " + density(s.testDensity);
+    if (s.calls) {
+      std::snprintf(buf, sizeof(buf), " sparse %.0f%%",
+                    100.0 * double(s.sparseCalls) / double(s.calls));
+      line += buf;
+    }
+  }
+  std::printf("%s\n", line.c_str());
+}
+
 void printSpikeRates(const Module &m, const EvalResult &r) {
   for (size_t l = 0; l < m.spikeLayers.size(); ++l)
     std::printf("spike rate %-12s %.4f\n", m.spikeLayers[l].first.c_str(),
@@ -486,6 +515,8 @@ int train(const Options &o) {
                 runner->describe().c_str());
     if (r.tested)
       printSpikeRates(exec.module(), r.test);
+    if (o.verbose)
+      printLayerStats(r.layers);
     std::fflush(stdout);
   });
   return 0;

@@ -35,6 +35,8 @@ enum class OpKernelKind {
   Adam,  ///< torch.optim.Adam / AdamW, in place
   Dropout,    ///< training dropout: x -> y, keep mask (u8)
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
+  PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
+  UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
 };
 
 /// Threads per block of the op kernels.
@@ -62,10 +64,14 @@ struct OpKernelSpec {
   /// The op's index in its program: the kernel's random stream is
   /// (run seed * 0x100000001B3 + seedIndex), counter-based per element.
   int64_t seedIndex = 0;
+  // pack_bits / unpack_bits: the spike tensor's elements; `sizes` holds the
+  // words, ceil(packedElements / 32), and one thread handles one word.
+  int64_t packedElements = 0;
 
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
-  /// dropout_bwd gy, mask, gx.
+  /// dropout_bwd gy, mask, gx; pack_bits spikes, words; unpack_bits words,
+  /// spikes.
   unsigned getTensorsPerSegment() const;
   /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
   /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
@@ -79,7 +85,8 @@ struct OpKernelSpec {
     return kind == OpKernelKind::SGD || kind == OpKernelKind::Adam ||
            kind == OpKernelKind::Dropout;
   }
-  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd".
+  /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "pack_bits",
+  /// "unpack_bits".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
