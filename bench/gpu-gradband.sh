@@ -11,7 +11,8 @@
 #                                   B=inf identical to no band; bits vs float
 #                                   spikes identical over 3 steps; then the
 #                                   memory plan and step time of VGG-11 and
-#                                   the SHD-sized MLP with and without bits.
+#                                   the SHD-sized MLP with and without bits
+#                                   (DEVICE=cpu runs the same checks here).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/gradband"
@@ -55,26 +56,29 @@ run() {
     for name in dense inf band; do
       local dst="$d/$name.safetensors"
       [ $name = band ] && dst="$d/grads.safetensors"
-      SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/$name.snnmod" grads --device cuda:0 \
+      SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/$name.snnmod" grads --device ${DEVICE:-cuda:0} \
         --weights "$d/w.safetensors" --data "$d/x.npy" --labels "$d/y.npy" --output "$dst" || ok=0
     done
-    echo "gradband $net (cuda:0):"
+    echo "gradband $net (${DEVICE:-cuda:0}):"
     local tol=1e-6; [ $net = conv ] && tol=1e-5  # batch norm's float32 sums
     [ $ok = 1 ] && python3 "$rt/grad_band_check.py" "$d/band.snnmod" "$d" \
       "$d/dense.safetensors" "$d/inf.safetensors" $tol
   done
   local d="$g/bits"
   for name in f32 bits; do
-    SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/$name.snnmod" grads --device cuda:0 \
+    SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/$name.snnmod" grads --device ${DEVICE:-cuda:0} \
       --weights "$d/w.safetensors" --data "$d/x.npy" --labels "$d/y.npy" \
       --output "$d/$name-steps.safetensors" --update-steps 3 --lr 0.01
   done
-  cmp "$d/f32-steps.safetensors" "$d/bits-steps.safetensors" && echo "BITS IDENTICAL to float spikes (3 steps, cuda:0)"
-  SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/bits.snnmod" grads --device cuda:0 --weights "$d/w.safetensors" \
+  cmp "$d/f32-steps.safetensors" "$d/bits-steps.safetensors" && echo "BITS IDENTICAL to float spikes (3 steps, ${DEVICE:-cuda:0})"
+  SNNRT_MEMORY_PLAN=poison "$snnrun" "$d/bits.snnmod" grads --device ${DEVICE:-cuda:0} --weights "$d/w.safetensors" \
     --data "$d/x.npy" --labels "$d/y.npy" --output "$d/grads.safetensors" && \
     python3 "$rt/grads_reference.py" compare "$d/bits.snnmod" "$d"
   for m in vgg11-f32 vgg11-bits shd-f32 shd-bits; do
-    echo "$m $(SNNRT_CUDA_TF32=1 "$snnrun" "$g/mem/$m.snnmod" bench --device cuda:0 --iterations 20)"
+    echo "$m plan $("$snnrun" "$g/mem/$m.snnmod" bench --device ${DEVICE:-cuda:0} --plan-only)"
+    # Timed steps on the GPU only (minutes on a CPU).
+    [ "${DEVICE:-cuda:0}" = cpu ] || echo "$m $(SNNRT_CUDA_TF32=1 "$snnrun" "$g/mem/$m.snnmod" \
+      bench --device ${DEVICE:-cuda:0} --iterations 20)"
   done | tee "$out/gradband-bench.jsonl"
 }
 

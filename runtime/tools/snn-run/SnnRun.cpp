@@ -106,6 +106,9 @@ bench:                       time the programs on one batch of seeded random
                              (GPU: allocator total; CPU: tensor storage),
                              "plan_arena_mb", "plan_unshared_mb"}
   --iterations N             timed repetitions (default 50, after 5 warm-up)
+  --plan-only                run nothing: print the memory plan's numbers and
+                             the bytes of the tensors saved for the backward
+                             ("saved_mb") as one JSON line
 )";
 
 struct Options {
@@ -117,7 +120,8 @@ struct Options {
           stepSize = 1, updateSteps = 0;
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
-  bool verbose = false, shuffle = true, progress = true, profile = false;
+  bool verbose = false, shuffle = true, progress = true, profile = false,
+       planOnly = false;
   double spikeDuration = 1.0;
 };
 
@@ -226,6 +230,8 @@ Options parse(int argc, char **argv) {
       o.progress = false;
     } else if (a == "--iterations") {
       o.iterations = toInt(a, value(), 1);
+    } else if (a == "--plan-only") {
+      o.planOnly = true;
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--profile") {
@@ -629,6 +635,19 @@ int bench(const Options &o) {
     std::copy(data.samples.begin(), data.samples.end(),
               exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (o.planOnly) {
+    MemoryPlan plan = runner->memoryPlan();
+    double saved = 0.0;
+    for (const TensorInfo &t : m.tensors)
+      if (t.role == "saved")
+        saved += double(t.bytes());
+    const double mb = 1024.0 * 1024.0;
+    std::printf("{\"device\": \"%s\", \"plan_arena_mb\": %.1f, "
+                "\"plan_unshared_mb\": %.1f, \"saved_mb\": %.1f}\n",
+                runner->describe().c_str(), double(plan.arenaBytes) / mb,
+                double(plan.plannedBytes) / mb, saved / mb);
+    return 0;
+  }
   runner->upload(m.input);
   bool trainable = m.programs.count("train_forward") && m.labels >= 0;
   if (trainable) {
