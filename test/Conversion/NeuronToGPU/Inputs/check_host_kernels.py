@@ -251,7 +251,10 @@ def backward(model, attrs, p, H, gs):
             if theta is not None:
                 sg = np.where(h < theta, 0.0, sg)
             if band is not None:
-                sg = np.where(np.abs(h - v_th) > band, 0.0, sg)
+                # Decided as the kernel decides it, in float32: a float64
+                # |H - v_th| within rounding of B may fall on the other side.
+                u32 = h.astype(np.float32) - v_th.astype(np.float32)
+                sg = np.where(np.abs(u32) > np.float32(band), 0.0, sg)
             s = (h > v_th if strict else h >= v_th).astype(np.float64)
             if soft:
                 dvdh = np.ones(n) if detach else 1.0 - v_th * sg
