@@ -30,6 +30,10 @@
 #          SHD-network benchmarks (GPU, torch.sparse, plot) and the CPU step
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
+#   gradband  the sparse backward (grad-threshold=B) against the reference
+#          and bit-packed saved spikes vs floats on the GPU, then VGG-11 and
+#          the SHD-sized MLP with and without bits (bench/gpu-gradband.sh;
+#          needs `bench/gpu-gradband.sh prepare` run here first)
 # The correctness checks run with SNNRT_MEMORY_PLAN=poison (the memory plan's
 # arena starts as NaN, so a read before a write shows).
 set -uo pipefail
@@ -141,6 +145,9 @@ bf16)
     done
   done | tee "$out/bench-bf16.jsonl"
   stamp "bf16 done";;
+gradband)
+  bench/gpu-gradband.sh run $run "$out" 2>&1 | tee "$out/gradband.log" | tail -40
+  stamp "gradband done";;
 cputrain)
   # CPU training step against PyTorch on the CPU (this machine's cores).
   python3 bench/cpu_train.py --snn-run $run --mlp $g/mods/fmnist-mlp.snnmod \

@@ -214,3 +214,24 @@ def dropout(x, mask, p):
 
 def dropout_bwd(gy, mask, p):
     return gy * mask / (1.0 - p)
+
+
+def pack_bits(spikes):
+    """Spikes (0/1) -> u32 words: element 32 w + j of the flattened tensor is
+    bit j of word w (docs/artifact-format.md, bit-packed saved spikes)."""
+    flat = np.asarray(spikes, dtype=np.float64).reshape(-1)
+    if not np.all((flat == 0) | (flat == 1)):
+        raise RefError("pack_bits packs spikes; its input holds values other "
+                       "than 0 and 1")
+    words = -(-flat.size // 32)
+    bits = np.zeros(words * 32, dtype=np.uint64)
+    bits[:flat.size] = flat != 0
+    weights = np.uint64(1) << np.arange(32, dtype=np.uint64)
+    return (bits.reshape(words, 32) * weights).sum(axis=1).astype(np.float64)
+
+
+def unpack_bits(words, count):
+    """u32 words -> the first `count` spikes (0/1) they hold."""
+    w = np.asarray(words, dtype=np.float64).reshape(-1).astype(np.uint64)
+    bits = (w[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+    return bits.reshape(-1)[:count].astype(np.float64)

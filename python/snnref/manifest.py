@@ -407,6 +407,12 @@ def _run_op(mod, op, lr, smooth):
             gy = mod.get(ins[0])
             put(0, layers.dropout_bwd(gy, mod.get(ins[1]).reshape(gy.shape),
                                       float(op.get("p", 0.5))), grad=True)
+        elif kind == "pack_bits":
+            ins = _ids(op, "in", 1, 1, "input (spikes)")
+            put(0, layers.pack_bits(mod.get(ins[0])))
+        elif kind == "unpack_bits":
+            ins = _ids(op, "in", 1, 1, "input (words)")
+            put(0, layers.unpack_bits(mod.get(ins[0]), mod.numel(out[0])))
         elif kind == "neuron":
             nrn = _neuron(mod, op)
             s, h, i = nrn.forward(mod.get(int(op["in"][0])), smooth=smooth)

@@ -15,10 +15,12 @@ DEFAULT_ALPHA = {"sigmoid": 4.0, "atan": 2.0, "triangle": 1.0,
 
 
 class Surrogate:
-    """kind, alpha and the optional secondary threshold theta_grad (σ' = 0
-    where H < theta_grad)."""
+    """kind, alpha, the optional secondary threshold theta_grad (σ' = 0
+    where H < theta_grad) and the optional band grad_band = B (σ' = 0 where
+    |H - v_th| > B; inf or None: no band)."""
 
-    def __init__(self, kind="sigmoid", alpha=None, theta_grad=None):
+    def __init__(self, kind="sigmoid", alpha=None, theta_grad=None,
+                 grad_band=None):
         if kind not in DEFAULT_ALPHA:
             raise RefError(f"unknown surrogate '{kind}' (expected sigmoid, "
                            "atan, triangle or fast_sigmoid)")
@@ -27,6 +29,10 @@ class Surrogate:
         if not self.alpha > 0:
             raise RefError(f"surrogate '{kind}': alpha must be > 0, got {alpha}")
         self.theta_grad = None if theta_grad is None else float(theta_grad)
+        self.grad_band = None if grad_band is None else float(grad_band)
+        if self.grad_band is not None and not self.grad_band > 0:
+            raise RefError(f"surrogate '{kind}': grad_band must be > 0 (inf "
+                           f"keeps every gradient), got {grad_band}")
 
     @classmethod
     def from_attr(cls, attr):
@@ -38,7 +44,7 @@ class Surrogate:
         if not isinstance(attr, dict):
             raise RefError(f"'surrogate' must be an object or a string, got {attr!r}")
         return cls(attr.get("kind", "sigmoid"), attr.get("alpha"),
-                   attr.get("theta_grad"))
+                   attr.get("theta_grad"), attr.get("grad_band"))
 
     def grad(self, u, h=None):
         """σ'(u); h (= u + v_th) is needed only for theta_grad."""
@@ -57,6 +63,8 @@ class Surrogate:
             if h is None:
                 raise RefError("theta_grad needs H to decide where σ' is zero")
             g = np.where(np.asarray(h) < self.theta_grad, 0.0, g)
+        if self.grad_band is not None:
+            g = np.where(np.abs(u) > self.grad_band, 0.0, g)
         return g
 
     def primitive(self, u):

@@ -155,3 +155,25 @@ def test_dropout_with_mask(rng):
                       layers.dropout_bwd(r, mask, 0.3)) < 1e-8
     with pytest.raises(RefError, match="'p'"):
         layers.dropout(x, mask, 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100, 257])
+def test_pack_bits_round_trip(n, rng):
+    s = (rng.random(n) < 0.3).astype(np.float64)
+    words = layers.pack_bits(s)
+    assert words.shape == (-(-n // 32),)
+    assert np.array_equal(layers.unpack_bits(words, n), s)
+
+
+def test_pack_bits_layout():
+    # Element 32 w + j is bit j of word w.
+    s = np.zeros(40)
+    s[[0, 5, 31, 32, 39]] = 1
+    words = layers.pack_bits(s)
+    assert list(words) == [float((1 << 0) | (1 << 5) | (1 << 31)),
+                           float((1 << 0) | (1 << 7))]
+
+
+def test_pack_bits_refuses_non_spikes():
+    with pytest.raises(RefError, match="values other than 0 and 1"):
+        layers.pack_bits(np.array([0.0, 0.5, 1.0]))

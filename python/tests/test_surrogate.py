@@ -56,3 +56,39 @@ def test_bad_surrogates():
         Surrogate("relu")
     with pytest.raises(RefError, match="alpha"):
         Surrogate("atan", -1.0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_grad_band_zeroes_outside_and_keeps_the_shape_inside(kind, rng):
+    a, band = rng.uniform(0.5, 3.0), rng.uniform(0.1, 1.0)
+    u = rng.normal(0, 1.5, 400)
+    dense = Surrogate(kind, a).grad(u)
+    banded = Surrogate.from_attr({"kind": kind, "alpha": a,
+                                  "grad_band": band}).grad(u)
+    inside = np.abs(u) <= band
+    assert inside.any() and (~inside).any()
+    assert np.array_equal(banded[inside], dense[inside])
+    assert np.all(banded[~inside] == 0)
+
+
+def test_grad_band_inf_is_no_band(rng):
+    u = rng.normal(0, 3, 300)
+    for kind in KINDS:
+        dense = Surrogate(kind).grad(u)
+        assert np.array_equal(Surrogate(kind, grad_band=np.inf).grad(u), dense)
+
+
+def test_grad_band_with_theta_grad(rng):
+    # Either threshold zeroes the derivative.
+    u = rng.normal(0, 1, 300)
+    h = u + 1.0
+    s = Surrogate("atan", theta_grad=0.8, grad_band=0.5)
+    g = s.grad(u, h)
+    want = np.where((h < 0.8) | (np.abs(u) > 0.5), 0.0, Surrogate("atan").grad(u))
+    assert np.array_equal(g, want)
+
+
+@pytest.mark.parametrize("band", [0.0, -1.0, float("nan")])
+def test_grad_band_must_be_positive(band):
+    with pytest.raises(RefError, match="grad_band must be > 0"):
+        Surrogate("sigmoid", grad_band=band)

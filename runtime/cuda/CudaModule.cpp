@@ -11,14 +11,14 @@ using nlohmann::json;
 
 static std::size_t bytesPerElement(const std::string &dtype,
                                    const std::string &where) {
-  if (dtype == "f32" || dtype == "i32")
+  if (dtype == "f32" || dtype == "i32" || dtype == "u32")
     return 4;
   if (dtype == "u8")
     return 1;
   if (dtype == "bf16")
     return 2;
   throwError(where + ": unknown dtype '" + dtype +
-             "' (expected f32, i32, u8, bf16)");
+             "' (expected f32, i32, u8, bf16, u32)");
 }
 
 CudaModule::CudaModule(CudaDevice &device, const json &manifest,

@@ -135,6 +135,16 @@ SnnNeuronArgs parseNeuron(const OpCall &call, const DeviceTensor &x,
       a.hasThetaGrad = 1;
       a.thetaGrad = sg["theta_grad"].get<float>();
     }
+    if (sg.contains("grad_band")) {
+      const json &band = sg["grad_band"];
+      if (!band.is_number() || !(band.get<double>() > 0.0))
+        opError(call, "surrogate grad_band must be a number > 0 (the "
+                      "half-width of the band |H - v_th| <= B that keeps the "
+                      "gradient), got " +
+                          band.dump());
+      a.hasGradBand = 1;
+      a.gradBand = band.get<float>();
+    }
   }
   return a;
 }

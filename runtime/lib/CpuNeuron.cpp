@@ -28,6 +28,8 @@ struct NeuronSpec {
   bool detachReset = false, hasThetaGrad = false;
   Surrogate surrogate = Surrogate::Sigmoid;
   float alpha = 4.0f, thetaGrad = 0.0f;
+  // σ' = 0 where |H - v_th| > gradBand (infinity: no band).
+  float gradBand = INFINITY;
   // One value per feature.
   std::vector<float> k, c, vleak, vth, vreset, vinit, ksyn, csyn, iinit;
   // plif: the weight tensor and whether it is a scalar.
@@ -144,6 +146,14 @@ NeuronSpec readSpec(const Ctx &c, bool step = false) {
     s.hasThetaGrad = true;
     s.thetaGrad = theta->get<float>();
   }
+  auto band = sgAttrs.find("grad_band");
+  if (band != sgAttrs.end()) {
+    if (!band->is_number() || !(band->get<double>() > 0.0))
+      c.fail("surrogate grad_band must be a number > 0 (the half-width of "
+             "the band |H - v_th| <= B that keeps the gradient), got " +
+             band->dump());
+    s.gradBand = band->get<float>();
+  }
   return s;
 }
 
@@ -163,6 +173,8 @@ inline float surrogateGrad(const NeuronSpec &s, float h, float vth) {
   if (s.hasThetaGrad && h < s.thetaGrad)
     return 0.0f;
   float u = h - vth, a = s.alpha;
+  if (std::fabs(u) > s.gradBand)
+    return 0.0f;
   switch (s.surrogate) {
   case Surrogate::Sigmoid: {
     float z = 1.0f / (1.0f + std::exp(-a * u));

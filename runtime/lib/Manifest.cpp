@@ -14,6 +14,7 @@ size_t dtypeSize(DType type) {
   switch (type) {
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::U8:
     return 1;
@@ -52,8 +53,10 @@ static DType parseDType(const std::string &s, const std::string &where) {
     return DType::U8;
   if (s == "bf16")
     return DType::BF16;
+  if (s == "u32")
+    return DType::U32;
   throw Error(where + ": unknown dtype '" + s +
-              "' (expected f32, i32, u8 or bf16)");
+              "' (expected f32, i32, u8, bf16 or u32)");
 }
 
 /// The ops of a program (or of a time loop's body), with every tensor id
@@ -146,9 +149,17 @@ Module Module::parse(json j, const std::string &dir) {
     }
     for (auto &[name, ops] : j.at("programs").items())
       m.programs[name] = parseOps(ops, m, path + ": program '" + name + "'");
-    for (const json &l : j.value("spike_layers", json::array()))
+    for (const json &l : j.value("spike_layers", json::array())) {
       m.spikeLayers.emplace_back(l.at("name").get<std::string>(),
                                  l.at("tensor").get<int>());
+      bool bits = l.contains("train_bits");
+      int train = l.value(bits ? "train_bits" : "train_tensor", -1);
+      if (train >= static_cast<int>(m.tensors.size()))
+        throw Error(path + ": spike layer '" + m.spikeLayers.back().first +
+                    "' names training tensor id " + std::to_string(train) +
+                    ", which does not exist");
+      m.spikeLayerTrain.emplace_back(train, bits);
+    }
     for (const json &l : j.value("event_layers", json::array())) {
       m.eventLayers.emplace_back(l.at("name").get<std::string>(),
                                  l.at("decision").get<int>());

@@ -251,6 +251,25 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   return r;
 }
 
+double spikeDensity(const float *data, size_t numel, bool bits,
+                    size_t count) {
+  if (count == 0)
+    return 0.0;
+  uint64_t ones = 0;
+  if (bits) {
+    // The CPU keeps a u32 word in a 4-byte slot; the GPU's copy is the same.
+    for (size_t w = 0; w < numel; ++w) {
+      uint32_t word;
+      std::memcpy(&word, data + w, sizeof(word));
+      ones += static_cast<uint64_t>(__builtin_popcount(word));
+    }
+  } else {
+    for (size_t i = 0; i < count; ++i)
+      ones += data[i] != 0.0f;
+  }
+  return double(ones) / double(count);
+}
+
 Trainer::Trainer(Executor &exec, ProgramRunner &runner, TrainConfig config)
     : exec(exec), runner(runner), config(std::move(config)) {
   const Module &m = exec.module();
@@ -394,6 +413,10 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
   float *x = exec.data(m.input);
   std::vector<int32_t> labels(static_cast<size_t>(s.B));
   TrainPosition pos = from;
+  // Training spike densities from about 16 batches per epoch: each one
+  // copies the layers' spikes to the host.
+  int64_t densityStride = std::max<int64_t>(1, batches / 16);
+  size_t layers = m.spikeLayers.size();
   for (int64_t epoch = from.epoch; epoch < config.epochs; ++epoch) {
     double lr = learningRate(epoch);
     std::vector<int64_t> order =
@@ -403,6 +426,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     double lossSum = 0.0;
     int64_t correct = 0;
     auto start = Clock::now();
+    std::vector<double> densitySum(layers, 0.0);
+    int64_t densityBatches = 0;
     for (int64_t b = 0; b < batches; ++b) {
       int64_t first = b * G + rank() * s.B;
       encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
@@ -420,6 +445,18 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       ctx.step = pos.step;
       ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
       runner.run("train_forward", ctx);
+      if (b % densityStride == 0) {
+        for (size_t l = 0; l < layers; ++l) {
+          auto [id, bits] = m.spikeLayerTrain[l];
+          if (id < 0)
+            continue;
+          runner.download(id);
+          densitySum[l] += spikeDensity(
+              exec.data(id), m.tensor(id).numel(), bits,
+              m.tensor(m.spikeLayers[l].second).numel());
+        }
+        ++densityBatches;
+      }
       if (reducer)
         reducer->backward(ctx, config.overlap);
       else
@@ -460,6 +497,16 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
                         mixSeed({config.seed, 0x7e57ULL, uint64_t(epoch)}),
                         nullptr, nullptr, P > 1 ? config.comm : nullptr);
     }
+    r.layers.resize(layers);
+    for (size_t l = 0; l < layers; ++l) {
+      LayerStats &stats = r.layers[l];
+      stats.name = m.spikeLayers[l].first;
+      if (m.spikeLayerTrain[l].first >= 0 && densityBatches > 0)
+        stats.trainDensity = densitySum[l] / double(densityBatches);
+      if (r.tested)
+        stats.testDensity = r.test.spikeRates[l];
+    }
+    runner.addLayerCalls(r.layers);
     pos.epoch = epoch + 1;
     if (P > 1) // the ranks must still hold the same weights
       checkSameOnAllRanks(*config.comm,
@@ -489,6 +536,16 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
         shares[m.eventLayers[l].first] = r.test.eventPathShare[l];
       if (!m.eventLayers.empty())
         line["event_path_share"] = shares;
+      json perLayer = json::object();
+      auto measured = [](double v) { return v < 0.0 ? json() : json(v); };
+      for (const LayerStats &stats : r.layers)
+        perLayer[stats.name] = {
+            {"train_density", measured(stats.trainDensity)},
+            {"test_density", measured(stats.testDensity)},
+            {"sparse_share", stats.calls ? json(double(stats.sparseCalls) /
+                                                double(stats.calls))
+                                         : json()}};
+      line["layers"] = perLayer;
       metrics << line.dump() << "\n" << std::flush;
     }
     if (onEpoch && lead)

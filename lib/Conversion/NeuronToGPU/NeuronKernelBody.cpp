@@ -121,7 +121,7 @@ private:
                                              : arith::CmpFPredicate::OGE,
                                  h, param(spec.vTh));
   }
-  /// σ'(H - v_th), 0 below theta_grad.
+  /// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B.
   Value surrogate(Value h);
 
   OpBuilder &b;
@@ -209,6 +209,13 @@ Value ThreadEmitter::surrogate(Value h) {
     Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, h,
                                         splat(*spec.thetaGrad));
     sg = select(below, splat(0.0), sg);
+  }
+  if (spec.gradBand) {
+    // Ordered compare: a NaN H keeps its (NaN) derivative, as without a band.
+    Value outside = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OGT, math::AbsFOp::create(b, loc, u),
+        splat(*spec.gradBand));
+    sg = select(outside, splat(0.0), sg);
   }
   return sg;
 }

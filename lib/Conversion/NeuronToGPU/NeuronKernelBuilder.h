@@ -58,6 +58,8 @@ struct NeuronSpec {
   SurrogateKind surrogate = SurrogateKind::Sigmoid;
   double alpha = 4.0;
   std::optional<double> thetaGrad;
+  /// σ' = 0 where |H - v_th| > gradBand (absent or inf: no band).
+  std::optional<double> gradBand;
   NeuronStorage storage;
 
   bool spikes() const { return model != NeuronModel::LI; }

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -51,6 +52,10 @@ template <typename OpT> static void readFire(OpT op, NeuronSpec &spec) {
     spec.alpha = surrogate->getAlpha().getValueAsDouble();
     if (FloatAttr theta = surrogate->getThetaGrad())
       spec.thetaGrad = theta.getValueAsDouble();
+    // An infinite band keeps every entry: the kernel needs no compare.
+    if (FloatAttr band = surrogate->getGradBand();
+        band && std::isfinite(band.getValueAsDouble()))
+      spec.gradBand = band.getValueAsDouble();
   }
 }
 

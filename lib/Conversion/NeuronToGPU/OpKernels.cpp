@@ -14,6 +14,7 @@
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "SpikeBitsKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -48,6 +49,9 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 3;
   case OpKernelKind::EventLinear:
     return hasBias ? 5 : 4;
+  case OpKernelKind::PackBits:
+  case OpKernelKind::UnpackBits:
+    return 2;
   }
   return 0;
 }
@@ -87,6 +91,10 @@ StringRef OpKernelSpec::getKindName() const {
     return "transpose_weight";
   case OpKernelKind::EventLinear:
     return "event_linear";
+  case OpKernelKind::PackBits:
+    return "pack_bits";
+  case OpKernelKind::UnpackBits:
+    return "unpack_bits";
   }
   return "";
 }
@@ -111,6 +119,7 @@ std::string OpKernelSpec::getKey() const {
     key += llvm::formatv(";{0},{1},{2},{3},{4:e17}", rows, inFeatures,
                          outFeatures, hasBias, crossover)
                .str();
+  key += ";" + std::to_string(packedElements);
   return key;
 }
 
@@ -129,6 +138,8 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
     return getEventKernelArgTypes(spec, ctx);
   SmallVector<Type> types;
   Type f32 = Float32Type::get(ctx);
+  if (isSpikeBitsKernel(spec))
+    return getSpikeBitsArgTypes(spec, ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
   for (unsigned s = 0; s < spec.sizes.size(); ++s)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
@@ -422,6 +433,9 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::TransposeWeight:
   case OpKernelKind::EventLinear:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
+  case OpKernelKind::PackBits:
+  case OpKernelKind::UnpackBits:
+    return emitSpikeBitsWord(b, loc, spec, args, i);
   }
 }
 

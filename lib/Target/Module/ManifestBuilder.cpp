@@ -267,6 +267,7 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   neurons.clear();
   savedState.clear();
   forwardActivations.clear();
+  packedSpikes.clear();
   layerCounters.clear();
   savedStepH.clear();
   StringRef what = training ? "@train_step" : "@forward";
@@ -442,6 +443,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     FailureOr<int64_t> id = lookup(op, operand);
     if (failed(id))
       return failure();
+    if (isa<LinearBwdOp, Conv2DBwdOp>(op) && operand == op->getOperand(1))
+      *id = unpackSpikesFor(op, operand, *id);
     in.push_back(*id);
     if (!forwardPhase && forwardActivations.contains(*id))
       tensor(*id)["role"] = "saved";
@@ -705,12 +708,19 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     json["kernel"] = std::move(ref);
   }
   emit(phase, std::move(json));
+  if (phase == Phase::TrainForward && savesSpikesAsBits(op))
+    emitPackSpikes(*s);
+  if (phase == Phase::TrainForward && model != "li") {
+    auto bits = packedSpikes.find(*s);
+    trainSpikes[layer] = {*s, bits == packedSpikes.end() ? -1 : bits->second};
+  }
   neurons[op] = std::move(record);
   return success();
 }
 
 Object ManifestBuilder::finish(
     const std::map<std::string, std::string> &kernelFiles) {
+  addTrainSpikeTensors(); // reads the tensors' roles: before they move
   Array tensorArray;
   for (Object &t : tensors)
     tensorArray.push_back(std::move(t));

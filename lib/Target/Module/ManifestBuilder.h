@@ -56,9 +56,10 @@ public:
   /// `opKernels` names (the caller generates them after the manifest).
   ManifestBuilder(int64_t batch, const NeuronKernelMap &kernels,
                   OpKernelRegistry &opKernels, bool savedHBf16 = false,
-                  int64_t recomputeChunk = 0)
+                  int64_t recomputeChunk = 0, bool spikeBits = false)
       : batch(batch), kernels(kernels), opKernels(opKernels),
-        savedHBf16(savedHBf16), recomputeChunk(recomputeChunk) {}
+        savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
+        spikeBits(spikeBits) {}
 
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
@@ -129,6 +130,18 @@ private:
   void flushOptimizerOps();
   std::string getLayerName(Operation *op, StringRef model);
 
+  // Bit-packed saved spikes (SpikeBits.cpp).
+  /// Training keeps the spikes of `neuron` only for weight gradients (the
+  /// x of linear_bwd/conv2d_bwd): they can be saved as bits.
+  bool savesSpikesAsBits(Operation *neuron) const;
+  /// After the forward op that wrote `spikes` (train_forward): packs them
+  /// into a new `saved` u32 tensor.
+  void emitPackSpikes(int64_t spikes);
+  /// The tensor that the backward op `op` reads for its spike input `x`
+  /// (tensor `xId`): a scratch copy unpacked right before `op` when x's
+  /// spikes were saved as bits, else `xId` itself.
+  int64_t unpackSpikesFor(Operation *op, Value x, int64_t xId);
+
   int64_t batch;
   const NeuronKernelMap &kernels;
   OpKernelRegistry &opKernels;
@@ -138,6 +151,16 @@ private:
   /// lif/if layers save membrane checkpoints every this many steps instead
   /// of H, and their backward reads their input (0: save H).
   int64_t recomputeChunk;
+  /// Spikes kept only for weight gradients are saved as bits.
+  bool spikeBits;
+  /// Spike tensor -> its packed words.
+  llvm::DenseMap<int64_t, int64_t> packedSpikes;
+  /// Layer name -> its train_forward spikes and their packed words (-1:
+  /// none), for spike_layers' train_tensor / train_bits.
+  llvm::StringMap<std::pair<int64_t, int64_t>> trainSpikes;
+  /// Adds to each spike_layers entry the train_forward tensor the host can
+  /// read after that program (spikes kept for backward, or their bits).
+  void addTrainSpikeTensors();
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

@@ -141,7 +141,8 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   // with the neuron kernels into the same files.
   OpKernelRegistry opKernels;
   ManifestBuilder builder(options.batch, kernels, opKernels,
-                          options.savedHBf16, options.recomputeChunk);
+                          options.savedHBf16, options.recomputeChunk,
+                          options.spikeBits);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();

@@ -11,6 +11,7 @@
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -80,6 +81,10 @@ llvm::json::Object mlir::snn::serializeSurrogate(SurrogateAttr attr) {
               {"alpha", attr.getAlpha().getValueAsDouble()}};
   if (FloatAttr theta = attr.getThetaGrad())
     json["theta_grad"] = theta.getValueAsDouble();
+  // JSON has no inf: an infinite band (= no band) is left out.
+  if (FloatAttr band = attr.getGradBand();
+      band && std::isfinite(band.getValueAsDouble()))
+    json["grad_band"] = band.getValueAsDouble();
   return json;
 }
 

@@ -57,6 +57,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.recomputeChunk = recompute;
+    options.spikeBits = spikeBits;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

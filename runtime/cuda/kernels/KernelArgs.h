@@ -62,6 +62,8 @@ struct SnnNeuronArgs {
   float alpha;
   int hasThetaGrad;
   float thetaGrad;
+  int hasGradBand; // σ' = 0 where |H - v_th| > gradBand
+  float gradBand;
   int accumulate; // backward: gX += instead of gX =
   // neuron_step (forward, one step): the state before the step replaces
   // v_init/i_init, the state after it is written out (null: not used).

@@ -77,11 +77,13 @@ __device__ __forceinline__ float reset(const SnnNeuronArgs &a, float h,
   return a.softReset ? h - q.p[SNN_PARAM_V_TH] : q.p[SNN_PARAM_V_RESET];
 }
 
-/// σ'(H - v_th), 0 below theta_grad.
+/// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B.
 __device__ float surrogate(const SnnNeuronArgs &a, float h, float vth) {
   if (a.hasThetaGrad && h < a.thetaGrad)
     return 0.0f;
   float u = h - vth, alpha = a.alpha;
+  if (a.hasGradBand && fabsf(u) > a.gradBand)
+    return 0.0f;
   switch (a.surrogate) {
   case SNN_SG_SIGMOID: {
     float z = 1.0f / (1.0f + expf(-alpha * u));

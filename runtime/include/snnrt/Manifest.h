@@ -18,7 +18,7 @@ namespace snnrt {
 
 /// BF16: bfloat16 on the device; on the CPU a 4-byte float slot whose value
 /// is rounded to bfloat16 by the op that writes it.
-enum class DType { F32, I32, U8, BF16 };
+enum class DType { F32, I32, U8, BF16, U32 };
 size_t dtypeSize(DType type);
 
 struct TensorInfo {
@@ -59,6 +59,10 @@ struct Module {
   /// Event-driven linear layers: name and decision tensor (two i32 words,
   /// the second 1 when the event-driven path ran; docs/artifact-format.md).
   std::vector<std::pair<std::string, int>> eventLayers;
+  /// Per spikeLayers entry: the train_forward tensor holding its spikes that
+  /// the host can read after that program (-1: none), and whether it holds
+  /// them packed (u32 words, 32 spikes each; spike_layers' train_bits).
+  std::vector<std::pair<int, bool>> spikeLayerTrain;
   /// Tensors the host reads after the program that writes them, besides the
   /// spike layers' outputs (recorded state, snn-run --record).
   std::vector<int> hostReads;

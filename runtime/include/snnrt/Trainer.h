@@ -28,6 +28,8 @@
 namespace snnrt {
 
 /// Runs programs on the tensors of a host Executor.
+struct LayerStats;
+
 class ProgramRunner {
 public:
   virtual ~ProgramRunner();
@@ -59,6 +61,11 @@ public:
   /// collectives on device buffers (NCCL); null on the CPU.
   virtual void *devicePointer(int) { return nullptr; }
   virtual void *stream() { return nullptr; }
+  /// Adds, per spiking layer (`layers` in module().spikeLayers order), the
+  /// calls of its consumers since the last call of this and those that
+  /// took the sparse path (LayerStats::calls, sparseCalls). No backend
+  /// dispatches between dense and sparse kernels yet: nothing to add.
+  virtual void addLayerCalls(std::vector<LayerStats> & /*layers*/) {}
 };
 
 /// The Executor itself.
@@ -138,12 +145,30 @@ struct TrainConfig {
   std::string failMode = "throw";
 };
 
+/// What an epoch measured of one spiking layer (module().spikeLayers
+/// order): snn-run's per-layer line and the metrics' "layers". The call
+/// counters are a hook for a dispatch that chooses between a dense and a
+/// sparse kernel per call: it adds to them, the trainer reports the share.
+struct LayerStats {
+  std::string name;
+  /// Fraction of ones in the layer's spikes in training (sampled batches)
+  /// and in evaluation; < 0 where not measured (the module keeps no
+  /// training spikes of the layer that the host can read, or no test set).
+  double trainDensity = -1.0, testDensity = -1.0;
+  int64_t calls = 0, sparseCalls = 0;
+};
+
 struct EpochResult {
   int64_t epoch = 0; ///< 1-based
   double trainLoss = 0.0, trainAcc = 0.0, samplesPerSecond = 0.0, lr = 0.0;
   bool tested = false;
   EvalResult test;
+  std::vector<LayerStats> layers;
 };
+
+/// Fraction of ones of a spike tensor as the host holds it: `numel` 0/1
+/// floats, or (`bits`) `numel` u32 words holding `count` spikes, 32 each.
+double spikeDensity(const float *data, size_t numel, bool bits, size_t count);
 
 /// Where a run stands: the number of finished epochs and optimizer steps.
 struct TrainPosition {

@@ -55,7 +55,9 @@ common options:
   --seed N                   seed of initialization, data order, encoders and
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file
-  --verbose                  print the module, the device and each program
+  --verbose                  print the module, the device and each program;
+                             in training, a per-layer line after each epoch
+                             (spike density in training and test)
   --profile                  time every op (no CUDA graphs) and print the time
                              per op kind of each program when the run ends
 data:
@@ -134,7 +136,11 @@ bench:                       time the programs on one batch of seeded random
                              "plan_arena_mb", "plan_unshared_mb"}
   --iterations N             timed repetitions (default 50, after 5 warm-up)
   --density D                input spikes (1 with probability D, else 0)
-                             instead of uniform values: event-driven layers
+                             instead of uniform values (times event-driven
+                             layers at that input density)
+  --plan-only                run nothing: print the memory plan's numbers and
+                             the bytes of the tensors saved for the backward
+                             ("saved_mb") as one JSON line
 )";
 
 struct Options {
@@ -146,7 +152,8 @@ struct Options {
           stepSize = 1, updateSteps = 0;
   float lr = -1.0f, gamma = 0.1f;
   uint64_t seed = 0;
-  bool verbose = false, shuffle = true, progress = true, profile = false;
+  bool verbose = false, shuffle = true, progress = true, profile = false,
+       planOnly = false;
   double spikeDuration = 1.0;
   int nproc = 0;         ///< > 0: launch that many ranks
   int dataParallel = -1; ///< -1: on when the job has several ranks
@@ -270,6 +277,8 @@ Options parse(int argc, char **argv) {
       if (!(o.benchDensity >= 0.0 && o.benchDensity <= 1.0))
         throw Error("--density must be a probability in [0, 1], got " +
                     std::to_string(o.benchDensity));
+    } else if (a == "--plan-only") {
+      o.planOnly = true;
     } else if (a == "--verbose") {
       o.verbose = true;
     } else if (a == "--profile") {
@@ -424,6 +433,33 @@ void describe(const Module &m, const ProgramRunner &runner,
     for (size_t i = 0; i < ops.size(); ++i)
       std::cerr << "  " << ops[i].describe(i) << "\n";
   }
+}
+
+/// One compact line: per spiking layer its spike density in training and
+/// in evaluation ('-': not measured) and, where a dense/sparse dispatch
+/// counted calls, the share of calls that took the sparse path.
+void printLayerStats(const std::vector<LayerStats> &layers) {
+  if (layers.empty())
+    return;
+  std::string line = "layers:";
+  char buf[160];
+  auto density = [&](double v) {
+    if (v < 0)
+      return std::string("-");
+    std::snprintf(buf, sizeof(buf), "%.4f", v);
+    return std::string(buf);
+  };
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const LayerStats &s = layers[l];
+    line += (l ? " | " : " ") + s.name + " density train " +
+            density(s.trainDensity) + " test " + density(s.testDensity);
+    if (s.calls) {
+      std::snprintf(buf, sizeof(buf), " sparse %.0f%%",
+                    100.0 * double(s.sparseCalls) / double(s.calls));
+      line += buf;
+    }
+  }
+  std::printf("%s\n", line.c_str());
 }
 
 void printSpikeRates(const Module &m, const EvalResult &r) {
@@ -627,6 +663,8 @@ int train(const Options &o) {
                 runner->describe().c_str());
     if (r.tested)
       printSpikeRates(exec.module(), r.test);
+    if (o.verbose)
+      printLayerStats(r.layers);
     std::fflush(stdout);
   });
   return 0;
@@ -742,6 +780,19 @@ int bench(const Options &o) {
     std::copy(data.samples.begin(), data.samples.end(),
               exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (o.planOnly) {
+    MemoryPlan plan = runner->memoryPlan();
+    double saved = 0.0;
+    for (const TensorInfo &t : m.tensors)
+      if (t.role == "saved")
+        saved += double(t.bytes());
+    const double mb = 1024.0 * 1024.0;
+    std::printf("{\"device\": \"%s\", \"plan_arena_mb\": %.1f, "
+                "\"plan_unshared_mb\": %.1f, \"saved_mb\": %.1f}\n",
+                runner->describe().c_str(), double(plan.arenaBytes) / mb,
+                double(plan.plannedBytes) / mb, saved / mb);
+    return 0;
+  }
   runner->upload(m.input);
   bool trainable = m.programs.count("train_forward") && m.labels >= 0;
   if (trainable) {

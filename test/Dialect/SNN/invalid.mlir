@@ -56,6 +56,30 @@ func.func @scalar_param_type(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
 
 // -----
 
+func.func @surrogate_band_zero(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{surrogate 'sigmoid' needs grad_band > 0 (the half-width of the band |H - v_th| <= B where the gradient is kept; inf keeps all of it), got 0}}
+  %s = snn.lif %x {surrogate = #snn.surrogate<sigmoid, alpha = 4.0, grad_band = 0.0>} : tensor<4x2x3xf32>
+  return %s : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @surrogate_band_negative(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{surrogate 'triangle' needs grad_band > 0}}
+  %s = snn.if %x {surrogate = #snn.surrogate<triangle, alpha = 1.0, grad_band = -0.5>} : tensor<4x2x3xf32>
+  return %s : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @surrogate_band_nan(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{surrogate 'atan' needs grad_band > 0}}
+  %s = snn.lif %x {surrogate = #snn.surrogate<atan, alpha = 2.0, grad_band = 0x7FF8000000000000 : f64>} : tensor<4x2x3xf32>
+  return %s : tensor<4x2x3xf32>
+}
+
+// -----
+
 func.func @surrogate_alpha(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
   // expected-error @+1 {{surrogate 'atan' needs alpha > 0}}
   %s = snn.lif %x {surrogate = #snn.surrogate<atan, alpha = 0.0>} : tensor<4x2x3xf32>

@@ -34,6 +34,16 @@ func.func @neurons_multi_step(%x: tensor<4x2x3xf32>, %w1: tensor<1xf32>, %wn: te
       tensor<4x2x3xf32>, tensor<4x2x3xf32>, tensor<4x2x3xf32>, tensor<4x2x3xf32>
 }
 
+// The sparse backward's band: a finite width, and inf (as no band).
+// CHECK-LABEL: func.func @surrogate_band
+func.func @surrogate_band(%x: tensor<4x2x3xf32>) -> (tensor<4x2x3xf32>, tensor<4x2x3xf32>) {
+  // CHECK: snn.lif %{{.*}} {surrogate = #snn.surrogate<atan, alpha = 2.000000e+00 : f64, theta_grad = 1.000000e-01 : f64, grad_band = 2.500000e-01 : f64>} : tensor<4x2x3xf32>
+  %0 = snn.lif %x {surrogate = #snn.surrogate<atan, alpha = 2.0, theta_grad = 0.1, grad_band = 0.25>} : tensor<4x2x3xf32>
+  // CHECK: snn.if %{{.*}} {surrogate = #snn.surrogate<sigmoid, alpha = 4.000000e+00 : f64, grad_band = 0x7FF0000000000000 : f64>} : tensor<4x2x3xf32>
+  %1 = snn.if %x {surrogate = #snn.surrogate<sigmoid, alpha = 4.0, grad_band = 0x7FF0000000000000 : f64>} : tensor<4x2x3xf32>
+  return %0, %1 : tensor<4x2x3xf32>, tensor<4x2x3xf32>
+}
+
 // CHECK-LABEL: func.func @neurons_step
 func.func @neurons_step(%x: tensor<2x3xf32>, %v: tensor<2x3xf32>, %i: tensor<2x3xf32>,
                         %w: tensor<1xf32>) -> tensor<2x3xf32> {

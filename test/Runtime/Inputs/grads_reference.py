@@ -79,7 +79,7 @@ def make(module, d):
     np.save(f"{d}/y.npy", y)
 
 
-def compare(module, d, other=None):
+def compare(module, d, other=None, tol=1e-4):
     mod = Module(module)
     weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
     mod.initialize(weights=weights)
@@ -101,7 +101,7 @@ def compare(module, d, other=None):
         err = float(np.linalg.norm(ours.reshape(ref.shape) - ref) / max(np.linalg.norm(ref), 1e-12))
         worst = max(worst, err)
         active += bool(np.any(ref != 0))
-        if not err < 1e-4:
+        if not err < tol:
             failed.append(f"{name} (rel {err:.2e})")
     if active < len(rows):
         failed.append("a gradient is all zero: the check proves nothing")

@@ -42,6 +42,8 @@ enum class OpKernelKind {
   SpikeDensity,    ///< counts an input's nonzeros, decides the path
   TransposeWeight, ///< wt[K,N] = w[N,K]^T when the event-driven path runs
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
+  PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
+  UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
 };
 
 /// The reduction of a pooling window.
@@ -106,11 +108,16 @@ struct OpKernelSpec {
   /// The input density up to which the event-driven path runs.
   double crossover = 0.0;
 
+  // pack_bits / unpack_bits: the spike tensor's elements; `sizes` holds the
+  // words, ceil(packedElements / 32), and one thread handles one word.
+  int64_t packedElements = 0;
+
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
   /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
   /// w, wt; event_linear x, wt, b (has_bias), flag, y; pool x, y;
-  /// pool_bwd gy (, x for max), gx.
+  /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
+  /// words, spikes.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -129,7 +136,9 @@ struct OpKernelSpec {
            kind == OpKernelKind::Dropout;
   }
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
-  /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd".
+  /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
+  /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
+  /// "unpack_bits".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;

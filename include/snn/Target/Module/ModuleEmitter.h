@@ -41,6 +41,9 @@ struct ModuleCompileOptions {
   /// backward, with a membrane checkpoint every this many steps, instead of
   /// saving it (0: save H).
   int64_t recomputeChunk = 0;
+  /// Training saves the spikes that only weight gradients read as bits (one
+  /// u32 word per 32 spikes), unpacked right before each reader.
+  bool spikeBits = false;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -30,12 +30,20 @@ void SNNDialect::initialize() {
 
 LogicalResult
 SurrogateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                      SurrogateKind kind, FloatAttr alpha, FloatAttr thetaGrad) {
+                      SurrogateKind kind, FloatAttr alpha, FloatAttr thetaGrad,
+                      FloatAttr gradBand) {
   if (!alpha || !(alpha.getValueAsDouble() > 0.0))
     return emitError() << "surrogate '" << stringifySurrogateKind(kind)
                        << "' needs alpha > 0 (it sets the width of the "
                           "gradient window), got "
                        << (alpha ? alpha.getValueAsDouble() : 0.0);
+  // NaN fails the comparison too: a band must be a positive width or inf.
+  if (gradBand && !(gradBand.getValueAsDouble() > 0.0))
+    return emitError() << "surrogate '" << stringifySurrogateKind(kind)
+                       << "' needs grad_band > 0 (the half-width of the band "
+                          "|H - v_th| <= B where the gradient is kept; inf "
+                          "keeps all of it), got "
+                       << gradBand.getValueAsDouble();
   return success();
 }
 

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Dialect/SNN/Transforms/Passes.h"
+#include "snn/Dialect/SNN/Transforms/GradBand.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -414,14 +415,23 @@ void SNNAutodiffPass::runOnOperation() {
     return fail("the learning rate must be positive, got lr=" + std::to_string(double(lr)));
   if (momentum < 0.0 || weightDecay < 0.0)
     return fail("momentum and weight-decay must be >= 0");
+  std::optional<double> band;
+  if (!gradThreshold.empty()) {
+    std::string why;
+    if (!(band = parseGradThreshold(gradThreshold, why)))
+      return fail(why);
+  }
   auto forward = module.lookupSymbol<func::FuncOp>(entry);
   if (!forward)
     return fail("no function @" + entry +
                 " to train; name the model's entry point with entry=NAME");
   if (module.lookupSymbol("train_step"))
     return fail("the module already has a @train_step");
-  if (failed(buildTrainStep(forward)))
-    signalPassFailure();
+  FailureOr<func::FuncOp> trainStep = buildTrainStep(forward);
+  if (failed(trainStep))
+    return signalPassFailure();
+  if (band)
+    numBandedLayers += setGradBand(*trainStep, *band);
 }
 
 FailureOr<func::FuncOp> SNNAutodiffPass::buildTrainStep(func::FuncOp forward) {

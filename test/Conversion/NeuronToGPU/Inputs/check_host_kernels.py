@@ -62,6 +62,7 @@ STORAGE = {
     "lif_recompute_T13": dict(recompute_chunk=4, steps=13),
     "if_recompute_soft_T12": dict(recompute_chunk=4, steps=12),
     "lif_recompute_bits_T20": dict(recompute_chunk=8, spike_bits=True, steps=20),
+    "lif_band_recompute_T13": dict(recompute_chunk=4, steps=13),
 }
 CONFIGS += [
     ("lif_bf16h_bits_T5", "lif", 2, 8,
@@ -77,6 +78,13 @@ CONFIGS += [
      dict(c=0.6, reset="soft", v_init="per", surrogate=("atan", 2.0, None))),
     ("lif_recompute_bits_T20", "lif", 1, 12,
      dict(k=0.4, c=0.5, detach_reset=True, surrogate=("sigmoid", 4.0, 0.3))),
+    # The sparse backward's band |H - v_th| <= B (4th entry of surrogate).
+    ("lif_band_sigmoid", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_th="per", surrogate=("sigmoid", 4.0, None, 0.3))),
+    ("cuba_band_theta_soft", "cuba_lif", 3, 4,
+     dict(k=0.2, c=0.9, reset="soft", surrogate=("atan", 2.0, 0.5, 0.4))),
+    ("lif_band_recompute_T13", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_reset="per", surrogate=("fast_sigmoid", 3.0, None, 0.25))),
 ]
 
 
@@ -161,8 +169,9 @@ def mlir_attrs(model, attrs, per_neuron):
             if value:
                 parts.append(name)
         elif name == "surrogate":
-            kind, alpha, theta = value
+            kind, alpha, theta, band = (tuple(value) + (None,))[:4]
             extra = f", theta_grad = {float(theta)!r}" if theta is not None else ""
+            extra += f", grad_band = {float(band)!r}" if band is not None else ""
             parts.append(f"surrogate = #snn.surrogate<{kind}, alpha = "
                          f"{float(alpha)!r}{extra}>")
         else:
@@ -231,7 +240,8 @@ def backward(model, attrs, p, H, gs):
     soft = attrs.get("reset") == "soft"
     strict = attrs.get("strict", False)
     detach = attrs.get("detach_reset", False)
-    kind, alpha, theta = attrs.get("surrogate", ("sigmoid", 4.0, None))
+    kind, alpha, theta, band = (tuple(attrs.get("surrogate", ("sigmoid", 4.0, None)))
+                                + (None,))[:4]
     gX = np.zeros_like(H)
     gv, gi = np.zeros(n), np.zeros(n)
     for t in reversed(range(steps)):
@@ -240,6 +250,11 @@ def backward(model, attrs, p, H, gs):
             sg = surrogate_grad(kind, alpha, h - v_th)
             if theta is not None:
                 sg = np.where(h < theta, 0.0, sg)
+            if band is not None:
+                # Decided as the kernel decides it, in float32: a float64
+                # |H - v_th| within rounding of B may fall on the other side.
+                u32 = h.astype(np.float32) - v_th.astype(np.float32)
+                sg = np.where(np.abs(u32) > np.float32(band), 0.0, sg)
             s = (h > v_th if strict else h >= v_th).astype(np.float64)
             if soft:
                 dvdh = np.ones(n) if detach else 1.0 - v_th * sg
@@ -440,6 +455,14 @@ def check_config(cfg, args, rng, workdir):
         failures.append(("input coverage: no spike or all spikes", S, S))
     if not np.any(gX):
         failures.append(("input coverage: zero gradient", gX, gX))
+    band = (tuple(attrs.get("surrogate", ())) + (None,) * 4)[3]
+    if band is not None:
+        # The band must cut something and keep something, else it proves
+        # nothing; where it cuts, the gradient of that step has no gs term.
+        outside = np.abs(got["h"] - v_th) > band
+        if not (outside.any() and (~outside).any()):
+            failures.append(("input coverage: band keeps all or nothing",
+                             got["h"], v_th))
     if bf16 and np.array_equal(got["h"], H):
         failures.append(("bf16 H not rounded", got["h"], H))
     if chunk:

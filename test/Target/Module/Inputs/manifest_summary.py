@@ -143,6 +143,9 @@ def check_op(op, where, shape):
                 fail(f"{where}: {kind} lacks '{p}'")
 
 
+tensors_of_kernel = {}
+
+
 def walk_kernel(op, where, program, indent, shape):
     """A generated kernel: its tensors are its ops' tensors (`of`), in their
     order; prints the kernel, then each op it computes."""
@@ -161,6 +164,12 @@ def walk_kernel(op, where, program, indent, shape):
         if sub["op"] in ("add", "accumulate", "scale") and \
                 any(numel(shape(t)) != numel(shape(sub["out"][0])) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n} mixes sizes")
+        if sub["op"] in ("pack_bits", "unpack_bits"):
+            spikes, words = (sub["in"][0], sub["out"][0]) if sub["op"] == "pack_bits" \
+                else (sub["out"][0], sub["in"][0])
+            if numel(shape(words)) != -(-numel(shape(spikes)) // 32) or \
+                    tensors_of_kernel[words].get("dtype") != "u32":
+                fail(f"{where}: {sub['op']} #{n}: the words are not ceil(spikes / 32) u32")
         if sub["op"] in ("sgd", "adam") and \
                 any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
@@ -251,8 +260,11 @@ def main():
         extra = "".join(f" {k}={json.dumps(t[k], sort_keys=True, separators=(',', ':'))}"
                         for k in ("alias_of", "init", "dtype", "grad_of", "trainable") if k in t)
         print(f"tensor {t['id']} {t['name']} {t['shape']} {t['role']}{extra}")
+    tensors_of_kernel.update({t["id"]: t for t in tensors})
     for layer in m["spike_layers"]:
-        print(f"spike_layer {layer['name']} {layer['tensor']}")
+        train = "".join(f" {k}={layer[k]}" for k in ("train_tensor", "train_bits")
+                        if k in layer)
+        print(f"spike_layer {layer['name']} {layer['tensor']}{train}")
 
     defined = {t["id"] for t in tensors if t["role"] in PERSISTENT}
     for program in ("infer", "train_forward", "backward", "update"):

@@ -71,14 +71,29 @@ def SNN_SurrogateAttr : SNN_Attr<"Surrogate", "surrogate"> {
     With `theta_grad`, the derivative is 0 wherever `H < theta_grad`: a secondary
     gradient threshold that makes gradients sparse.
 
+    With `grad_band = B`, the derivative is 0 wherever `|H - v_th| > B`: the
+    symmetric band of the sparse backward (Perez-Nieves & Goodman, NeurIPS
+    2021). Inside the band the surrogate keeps its shape. `B` is positive;
+    an infinite `B` (`0x7FF0000000000000`) keeps every entry, as no band.
+    Both thresholds may be given; the derivative is then 0 where either says so.
+
     Example: `#snn.surrogate<sigmoid, alpha = 4.0>`,
-    `#snn.surrogate<fast_sigmoid, alpha = 10.0, theta_grad = 0.5>`.
+    `#snn.surrogate<fast_sigmoid, alpha = 10.0, theta_grad = 0.5>`,
+    `#snn.surrogate<atan, alpha = 2.0, grad_band = 0.25>`.
   }];
   let parameters = (ins
     EnumParameter<SNN_SurrogateKind>:$kind,
     "::mlir::FloatAttr":$alpha,
-    OptionalParameter<"::mlir::FloatAttr">:$theta_grad);
-  let assemblyFormat = "`<` $kind `,` `alpha` `=` $alpha (`,` `theta_grad` `=` $theta_grad^)? `>`";
+    OptionalParameter<"::mlir::FloatAttr">:$theta_grad,
+    OptionalParameter<"::mlir::FloatAttr">:$grad_band);
+  let builders = [
+    AttrBuilder<(ins "SurrogateKind":$kind, "::mlir::FloatAttr":$alpha,
+                     "::mlir::FloatAttr":$theta_grad), [{
+      return $_get($_ctxt, kind, alpha, theta_grad, ::mlir::FloatAttr());
+    }]>
+  ];
+  // `key = value` pairs in any order; the optional ones may be left out.
+  let assemblyFormat = "`<` $kind `,` struct($alpha, $theta_grad, $grad_band) `>`";
   let genVerifyDecl = 1;
 }
 

@@ -147,6 +147,13 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
     `snn.if_step`, `snn.li_step`) get one `snn.neuron_step_bwd` per step, so
     the gradient flows back through the recurrent weights step by step (BPTT).
     `@forward` keeps the loop for inference.
+
+    `grad-threshold=B` gives every spiking neuron layer of `@train_step` the
+    surrogate band `grad_band = B` (`#snn.surrogate`): the backward takes the
+    surrogate derivative as 0 wherever `|H - v_th| > B`, so the input-current
+    gradients of neurons far from threshold are exactly 0 (the sparse
+    backward of Perez-Nieves & Goodman). The surrogate keeps its kind and
+    shape; `B = inf` gives the gradients of no band.
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect",
                            "::mlir::func::FuncDialect",
@@ -173,9 +180,15 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"gradThreshold", "grad-threshold", "std::string",
+           /*default=*/"\"\"",
+           "Sparse backward: the surrogate derivative of every spiking layer "
+           "is 0 where |H - v_th| > B (a number > 0, or inf: no band; empty: "
+           "the layers' own surrogates)">,
   ];
   let statistics = [
     Statistic<"numNeuronGrads", "neuron-grads", "Neuron layers differentiated">,
+    Statistic<"numBandedLayers", "banded-layers", "Spiking layers given the grad-threshold band">,
     Statistic<"numLoopsUnrolled", "unrolled-loops", "Recurrent time loops unrolled for BPTT">,
     Statistic<"numParamsUpdated", "updated-params", "Parameters given an optimizer update">,
   ];
@@ -281,6 +294,10 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "Training recomputes the H of lif and if layers in the backward "
            "from their input and a membrane checkpoint every this many steps "
            "instead of saving H (0: save H; 8 is a good choice)">,
+    Option<"spikeBits", "spike-bits", "bool", /*default=*/"false",
+           "Training saves the spikes that only weight gradients read (the "
+           "input of linear_bwd/conv2d_bwd) as bits, 32 per u32 word, and "
+           "unpacks them into a shared scratch right before each reader">,
   ];
 }
 

@@ -1,0 +1,137 @@
+//===- SpikeBits.cpp - saved spikes as bits (--snn-compile spike-bits) ----===//
+//
+// A spiking layer's output that training keeps only for the weight
+// gradients of the layers it feeds (the x of linear_bwd / conv2d_bwd) is
+// saved as bits: a generated pack_bits kernel right after the neuron op
+// writes 32 spikes per u32 word into a `saved` tensor, and the float spikes
+// die after their forward readers. Right before each weight-gradient op, a
+// generated unpack_bits kernel rebuilds the floats into a scratch tensor
+// that lives only until that op, so one arena slot serves every layer in
+// turn (the runtime's memory plan). Spikes are 0/1: the gradients are those
+// of the float module, bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestBuilder.h"
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using llvm::json::Array;
+using llvm::json::Object;
+
+static constexpr int64_t kSpikesPerWord = 32;
+
+/// Whether every use of `value` (and of its flatten views) is a forward op
+/// (before `loss` in its block), the neuron_bwd that names the layer, or the
+/// spike input x of a weight-gradient op; `weightGrads` counts the latter.
+static bool onlyForwardOrWeightGrads(Value value, Operation *loss,
+                                     unsigned &weightGrads) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<LinearBwdOp, Conv2DBwdOp>(user) && use.getOperandNumber() == 1) {
+      ++weightGrads;
+      continue;
+    }
+    if (isa<NeuronBwdOp>(user)) // it reads the layer's saved H
+      continue;
+    if (user->getBlock() != loss->getBlock() || !user->isBeforeInBlock(loss))
+      return false;
+    if (auto flatten = dyn_cast<FlattenOp>(user))
+      if (!onlyForwardOrWeightGrads(flatten.getResult(), loss, weightGrads))
+        return false;
+  }
+  return true;
+}
+
+bool ManifestBuilder::savesSpikesAsBits(Operation *neuron) const {
+  auto iface = dyn_cast<NeuronOpInterface>(neuron);
+  if (!spikeBits || !iface || iface.isStepForm() || isa<LIOp>(neuron))
+    return false;
+  Block *block = neuron->getBlock();
+  auto loss = llvm::find_if(*block, [](Operation &op) {
+    return op.getName().getDialectNamespace() == "snn" &&
+           op.getName().stripDialect().starts_with("loss_");
+  });
+  if (loss == block->end())
+    return false;
+  unsigned weightGrads = 0;
+  return onlyForwardOrWeightGrads(neuron->getResult(0), &*loss, weightGrads) &&
+         weightGrads > 0;
+}
+
+void ManifestBuilder::emitPackSpikes(int64_t spikes) {
+  Object &s = tensor(spikes);
+  int64_t elements = 1;
+  for (const llvm::json::Value &d : *s.getArray("shape"))
+    elements *= *d.getAsInteger();
+  int64_t words = llvm::divideCeilSigned(elements, kSpikesPerWord);
+  std::string name = s.getString("name") ? s.getString("name")->str()
+                                          : "%" + std::to_string(spikes);
+  int64_t bits = addTensor(Object{{"name", name + ".bits"},
+                                  {"shape", Array{words}},
+                                  {"role", "saved"},
+                                  {"dtype", "u32"}});
+  packedSpikes[spikes] = bits;
+  OpKernelSpec spec;
+  spec.kind = OpKernelKind::PackBits;
+  spec.sizes = {words};
+  spec.packedElements = elements;
+  Array of{Object{{"op", "pack_bits"}, {"in", Array{spikes}}, {"out", Array{bits}}}};
+  emit(Phase::TrainForward, makeKernelOp(spec, Array{spikes, bits},
+                                         Array{spikes}, Array{bits},
+                                         std::move(of)));
+}
+
+int64_t ManifestBuilder::unpackSpikesFor(Operation *op, Value x, int64_t xId) {
+  // x is the neuron's spikes or a flatten view of them.
+  Value source = x;
+  while (auto flatten = source.getDefiningOp<FlattenOp>())
+    source = flatten.getInput();
+  auto found = ids.find(source);
+  if (found == ids.end())
+    return xId;
+  auto packed = packedSpikes.find(found->second);
+  if (packed == packedSpikes.end())
+    return xId;
+  int64_t words = packed->second;
+  Object &view = tensor(xId);
+  int64_t elements = 1;
+  for (const llvm::json::Value &d : *view.getArray("shape"))
+    elements *= *d.getAsInteger();
+  int64_t scratch = addTensor(Object{
+      {"shape", Array(*view.getArray("shape"))}, {"role", "activation"}});
+  OpKernelSpec spec;
+  spec.kind = OpKernelKind::UnpackBits;
+  spec.sizes = {*tensor(words).getArray("shape")->front().getAsInteger()};
+  spec.packedElements = elements;
+  Array of{Object{{"op", "unpack_bits"}, {"in", Array{words}}, {"out", Array{scratch}}}};
+  emit(Phase::Backward, makeKernelOp(spec, Array{words, scratch},
+                                     Array{words}, Array{scratch},
+                                     std::move(of)));
+  return scratch;
+}
+
+void ManifestBuilder::addTrainSpikeTensors() {
+  for (llvm::json::Value &entry : spikeLayers) {
+    Object &layer = *entry.getAsObject();
+    auto train = trainSpikes.find(*layer.getString("name"));
+    if (train == trainSpikes.end())
+      continue;
+    auto [spikes, bits] = train->second;
+    // The host reads it after train_forward: only tensors that live on into
+    // the backward (saved themselves or through a view) are still there.
+    auto saved = [&](const Object &t) {
+      return t.getString("role") == StringRef("saved");
+    };
+    bool kept = saved(tensor(spikes)) || llvm::any_of(tensors, [&](const Object &t) {
+      return t.getInteger("alias_of") == spikes && saved(t);
+    });
+    if (bits >= 0)
+      layer["train_bits"] = bits;
+    else if (kept)
+      layer["train_tensor"] = spikes;
+  }
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The sparse backward (`--snn-autodiff grad-threshold=B`) against the float64
+reference, after `grads_reference.py make` and `snn-run grads` of three
+builds of one model on the same weights and data:
+
+  grad_band_check.py BANDED DIR DENSE.safetensors INF.safetensors [TOL]
+
+BANDED is the module compiled with a finite B and DIR/grads.safetensors its
+gradients; DENSE.safetensors those of the module without a band and
+INF.safetensors those of grad-threshold=inf. Checks:
+  - the banded gradients match the reference's banded gradients (normwise
+    relative error below TOL, default 1e-6: float32 against float64 on a
+    small net; batch norm's sums over T*B*H*W in float32 need 1e-5);
+  - B=inf gives gradients identical (bit for bit) to no band;
+  - the band changes the gradients (it cut something).
+Prints, per neuron layer of the backward, the fraction of surrogate entries
+that are zero with the band and without it (the reference's, on its H).
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from grads_reference import compare  # noqa: E402
+from snnref.manifest import Module  # noqa: E402
+from snnref.surrogate import Surrogate  # noqa: E402
+from snnref.tensorio import read_safetensors  # noqa: E402
+
+
+def zero_fractions(module, d):
+    """[(layer, zero fraction with the band, without it)] of each neuron_bwd."""
+    mod = Module(module)
+    weights = {k: v.astype(np.float64) for k, v in
+               read_safetensors(f"{d}/w.safetensors")[0].items()}
+    mod.initialize(weights=weights)
+    mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
+    mod.set("labels", np.load(f"{d}/y.npy"))
+    mod.run("train_forward")
+    out = []
+    for op in mod.m["programs"]["backward"]:
+        if op.get("op") != "neuron_bwd" or op.get("model") == "li":
+            continue
+        n = mod.neuron_of(op)
+        h = mod.get(int(op["in"][1])).reshape(-1, n.F)
+        banded = n.surrogate.grad(h - n.v_th, h)
+        s = n.surrogate
+        dense = Surrogate(s.kind, s.alpha, s.theta_grad).grad(h - n.v_th, h)
+        name = mod.info(int(op["in"][1]))["name"]
+        out.append((name, float(np.mean(banded == 0)), float(np.mean(dense == 0))))
+    return out
+
+
+def main(banded, d, dense_path, inf_path, tol="1e-6"):
+    status = compare(banded, d, tol=float(tol))
+    got = read_safetensors(f"{d}/grads.safetensors")[0]
+    dense = read_safetensors(dense_path)[0]
+    inf = read_safetensors(inf_path)[0]
+    names = [n for n in dense if n.startswith("grad:")]
+    same = all(np.array_equal(dense[n], inf[n]) for n in names)
+    print(f"INF {'IDENTICAL' if same else 'DIFFERS'} {len(names)} grads")
+    changed = any(not np.array_equal(dense[n], got[n]) for n in names)
+    print(f"BAND {'CHANGES' if changed else 'KEEPS'} the gradients")
+    for name, with_band, without in zero_fractions(banded, d):
+        print(f"ZERO_SG {name} band={with_band:.3f} dense={without:.3f}")
+        if not (0.0 < with_band < 1.0 and with_band > without):
+            print(f"FAIL {name}: the band should zero some but not all "
+                  "surrogate entries")
+            status = 1
+    return 0 if status == 0 and same and changed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:6]))
