@@ -287,6 +287,34 @@ def backward(model, attrs, p, H, gs, gfinal=None, ginit=None):
     return gX
 
 
+def random_chain(model, n, rng):
+    """Inputs of a chained layer: initial state ("v0", "i0") and the final
+    state's gradient ("gvT", "giT")."""
+    return {key: rng.normal(0.2, 0.5, size=n).astype(F32)
+            for k in state_names(model) for key in (k + "0", "g" + k + "T")}
+
+
+def layer_module(model, attrs, per_neuron, steps, batch, features, chained,
+                 private=False):
+    """@net: one multi-step layer; a chained one takes its initial state as
+    arguments and returns its final state too (as --snn-split-time writes)."""
+    ttype = f"tensor<{steps}x{batch}x{features}xf32>"
+    init, results, state_types, state_args = "", "%s", "", ""
+    if chained:
+        names = state_names(model)
+        stype = f"tensor<{batch}x{features}xf32>"
+        init = (f" init({', '.join('%' + k + '0' for k in names)} : "
+                f"{', '.join([stype] * len(names))})")
+        results = ", ".join(["%s"] + ["%" + k + "T" for k in names])
+        state_types = " -> " + ", ".join([stype] * len(names))
+        state_args = "".join(f", %{k}0: {stype}" for k in names)
+    return (f"func.func {'private ' if private else ''}@net(%x: {ttype}"
+            f"{state_args}) -> {ttype} {{\n"
+            f"  {results} = snn.{model} %x{init} "
+            f"{mlir_attrs(model, attrs, per_neuron)}"
+            f" : {ttype}{state_types}\n  return %s : {ttype}\n}}\n")
+
+
 def global_decl(name, arr):
     body = ", ".join(mlir_float(v) for v in arr.ravel())
     return (f'  memref.global "private" constant @{name} : '
@@ -399,26 +427,11 @@ def check_config(cfg, args, rng, workdir):
     x = rng.normal(0.4, 0.8, size=(steps, n)).astype(F32)
     gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(F32)
 
-    ttype = f"tensor<{steps}x{batch}x{features}xf32>"
     chain = None
-    init, results, state_types = "", "%s", ""
     if storage.get("chain"):
-        names = state_names(model)
-        stype = f"tensor<{batch}x{features}xf32>"
-        chain = {f"{k}{end}": rng.normal(0.2, 0.5, size=n).astype(F32)
-                 for k in names for end in ("0", "T")}
-        chain = {(k if k.endswith("0") else "g" + k): a
-                 for k, a in chain.items()}
-        init = (f" init({', '.join('%' + k + '0' for k in names)} : "
-                f"{', '.join([stype] * len(names))})")
-        results = ", ".join(["%s"] + ["%" + k + "T" for k in names])
-        state_types = " -> " + ", ".join([stype] * len(names))
-        args_decl = "".join(f", %{k}0: {stype}" for k in names)
-    module = (f"func.func private @net(%x: {ttype}"
-              f"{args_decl if chain else ''}) -> {ttype} {{\n"
-              f"  {results} = snn.{model} %x{init} "
-              f"{mlir_attrs(model, attrs, per_neuron)}"
-              f" : {ttype}{state_types}\n  return %s : {ttype}\n}}\n")
+        chain = random_chain(model, n, rng)
+    module = layer_module(model, attrs, per_neuron, steps, batch, features,
+                          bool(chain), private=True)
     kernels = run([args.snn_opt,
                    f"--snn-neuron-to-host={storage_options(name)}",
                    "--symbol-dce"], module)
