@@ -45,7 +45,7 @@ static LogicalResult writeFile(Operation *anchor, StringRef dir,
 static llvm::json::Object describe(Operation *op, unsigned index,
                                    const NeuronSpec &spec,
                                    const NeuronKernel &kernel) {
-  return llvm::json::Object{
+  llvm::json::Object entry{
       {"index", index},
       {"op", op->getName().getStringRef()},
       {"fwd", kernel.fwdName},
@@ -64,6 +64,10 @@ static llvm::json::Object describe(Operation *op, unsigned index,
       {"spike_word_bits", spec.packsSpikes() ? spec.getSpikeWordBits() : 0},
       // 0: the forward saves H; else it saves membrane checkpoints.
       {"recompute_chunk", spec.recomputes() ? spec.storage.recomputeChunk : 0}};
+  // A time-split layer: state (gradient) in and out after the tensors.
+  if (spec.chainsState)
+    entry["chains_state"] = true;
+  return entry;
 }
 
 namespace {

@@ -94,6 +94,27 @@ private:
   Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
                        ValueRange args);
 
+  /// The chained-state arguments that follow the first `numFixed` ones:
+  /// state (or gradient) in, then out; empty unless spec.chainsState.
+  ValueRange chainedStateArgs(ValueRange args, unsigned numFixed) const {
+    if (!spec.chainsState)
+      return {};
+    return args.slice(numFixed, 2 * spec.getNumStateTensors());
+  }
+  /// The thread's lanes of state tensors in the op's order (i then v for
+  /// cuba_lif) as the scan's order (v, then i).
+  SmallVector<Value> loadState(ValueRange memrefs) {
+    SmallVector<Value> state;
+    for (Value m : llvm::reverse(memrefs))
+      state.push_back(load(m, base));
+    return state;
+  }
+  /// Stores the scan's state (v, then i) into tensors in the op's order.
+  void storeState(ValueRange state, ValueRange memrefs) {
+    for (auto [value, m] : llvm::zip(state, llvm::reverse(memrefs)))
+      store(value, m, base);
+  }
+
   /// Loads the tensor parameters once, before the time loop.
   void loadParams(ValueRange paramArgs);
   Value param(const NeuronParam &p) {
@@ -358,20 +379,28 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   Value vOut = record ? args[3] : Value();
   unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
-  loadParams(args.drop_front(numOutputs));
+  ValueRange stateArgs = chainedStateArgs(args, numOutputs);
+  loadParams(args.drop_front(numOutputs + stateArgs.size()));
 
-  SmallVector<Value> init{
-      param(spec.vInitFromReset ? spec.vReset : spec.vInit)};
-  if (spec.hasSynapse())
-    init.push_back(param(spec.iInit));
+  SmallVector<Value> init;
+  if (spec.chainsState) {
+    init = loadState(stateArgs.take_front(spec.getNumStateTensors()));
+  } else {
+    init.push_back(param(spec.vInitFromReset ? spec.vReset : spec.vInit));
+    if (spec.hasSynapse())
+      init.push_back(param(spec.iInit));
+  }
   if (!spec.packsSpikes()) {
-    scf::ForOp::create(b, loc, index(0), index(spec.numSteps), index(1), init,
-                       [&](OpBuilder &, Location, Value t, ValueRange state) {
-                         SmallVector<Value> next;
-                         forwardStep(t, state, x, s, h, iSaved, ckpt, next,
-                                     vOut);
-                         scf::YieldOp::create(b, loc, next);
-                       });
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(spec.numSteps), index(1), init,
+        [&](OpBuilder &, Location, Value t, ValueRange state) {
+          SmallVector<Value> next;
+          forwardStep(t, state, x, s, h, iSaved, ckpt, next, vOut);
+          scf::YieldOp::create(b, loc, next);
+        });
+    if (spec.chainsState)
+      storeState(loop.getResults(),
+                 stateArgs.drop_front(spec.getNumStateTensors()));
     return;
   }
 
@@ -383,7 +412,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
       b, loc, DenseElementsAttr::get(wordType, APInt(bits, 0)));
   Value oneWord = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(wordType, APInt(bits, 1)));
-  scf::ForOp::create(
+  auto words = scf::ForOp::create(
       b, loc, index(0), index(spec.getNumSpikeWords()), index(1), init,
       [&](OpBuilder &, Location, Value w, ValueRange outerState) {
         Value first = arith::MulIOp::create(b, loc, w, index(bits));
@@ -413,11 +442,16 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
               arith::AddIOp::create(b, loc, row, base));
         scf::YieldOp::create(b, loc, steps.getResults().drop_back());
       });
+  if (spec.chainsState)
+    storeState(words.getResults(),
+               stateArgs.drop_front(spec.getNumStateTensors()));
 }
 
 void ThreadEmitter::emitBackward(ValueRange args) {
   Value gs = args[0], h = args[1], gx = args[2];
-  loadParams(args.drop_front(spec.hasSynapse() ? 4 : 3));
+  unsigned numFixed = spec.hasSynapse() ? 4 : 3;
+  ValueRange stateArgs = chainedStateArgs(args, numFixed);
+  loadParams(args.drop_front(numFixed + stateArgs.size()));
 
   Value one = splat(1.0), zero = splat(0.0);
   Value decay = sub(one, param(spec.k));
@@ -425,8 +459,11 @@ void ThreadEmitter::emitBackward(ValueRange args) {
   SmallVector<Value> init{zero};
   if (spec.hasSynapse())
     init.push_back(zero);
+  // A chained layer's scan starts from the gradient of its final state.
+  if (spec.chainsState)
+    init = loadState(stateArgs.take_front(spec.getNumStateTensors()));
   Value last = index(spec.numSteps - 1);
-  scf::ForOp::create(
+  auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(1), init,
       [&](OpBuilder &, Location, Value r, ValueRange grads) {
         // Reverse-time scan: t = T-1 .. 0.
@@ -451,6 +488,10 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         store(gin, gx, at);
         scf::YieldOp::create(b, loc, next);
       });
+  // What the scan carries past step 0 is the initial state's gradient.
+  if (spec.chainsState)
+    storeState(loop.getResults(),
+               stateArgs.drop_front(spec.getNumStateTensors()));
 }
 
 void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,

@@ -61,6 +61,11 @@ struct NeuronSpec {
   /// σ' = 0 where |H - v_th| > gradBand (absent or inf: no band).
   std::optional<double> gradBand;
   NeuronStorage storage;
+  /// A time split (--snn-split-time) chains the layer's state between ranks:
+  /// the forward reads its initial state and writes its final state, the
+  /// backward reads the final state's gradient and writes the initial
+  /// state's (each [N] f32 per state tensor, in the op's state order).
+  bool chainsState = false;
 
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
@@ -92,6 +97,8 @@ struct NeuronSpec {
   int64_t getCheckpointSize() const {
     return std::max<int64_t>(getNumChunks() - 1, 1) * numNeurons;
   }
+  /// State tensors of a chained layer: v, or i then v for cuba_lif.
+  int64_t getNumStateTensors() const { return hasSynapse() ? 2 : 1; }
   /// The parameters that are kernel arguments, in ABI order.
   SmallVector<const NeuronParam *> getTensorParams() const;
 };

@@ -129,6 +129,7 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     why = "no kernel generator for this neuron model";
     return std::nullopt;
   }
+  spec.chainsState = !getInitState(op).empty() || !getFinalState(op).empty();
   return spec;
 }
 
@@ -142,6 +143,13 @@ LogicalResult kernelgen::checkStorageSupported(func::FuncOp func,
           op->emitError()
               << "recompute-chunk supports lif, if and li layers; a cuba_lif "
                  "layer would need its synaptic current checkpointed too";
+          supported = false;
+        }
+        if (spec.storage.recomputeChunk > 0 && spec.chainsState) {
+          op->emitError()
+              << "recompute-chunk does not support a layer split in time "
+                 "(init/final state): its first chunk would need the "
+                 "initial state; compile without recompute-chunk";
           supported = false;
         }
       },
@@ -192,6 +200,11 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if ((kind == KernelKind::ForwardSaveH || kind == KernelKind::Backward) &&
       spec.hasSynapse())
     types.push_back(flat);
+  // Chained state: initial state (forward) or final-state gradient
+  // (backward) in, then final state or initial-state gradient out.
+  if (spec.chainsState)
+    types.append(2 * spec.getNumStateTensors(),
+                 MemRefType::get({spec.numNeurons}, f32));
   types.append(spec.getTensorParams().size(), param);
   return types;
 }

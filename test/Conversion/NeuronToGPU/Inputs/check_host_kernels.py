@@ -63,6 +63,11 @@ STORAGE = {
     "if_recompute_soft_T12": dict(recompute_chunk=4, steps=12),
     "lif_recompute_bits_T20": dict(recompute_chunk=8, spike_bits=True, steps=20),
     "lif_band_recompute_T13": dict(recompute_chunk=4, steps=13),
+    # A time split (--snn-split-time): the layer starts from a given state,
+    # returns its final one, and the backward chains the state's gradient.
+    "lif_chained": dict(chain=True),
+    "cuba_chained_bits_T12": dict(chain=True, spike_bits=True, steps=12),
+    "li_chained": dict(chain=True),
 }
 CONFIGS += [
     ("lif_bf16h_bits_T5", "lif", 2, 8,
@@ -85,7 +90,17 @@ CONFIGS += [
      dict(k=0.2, c=0.9, reset="soft", surrogate=("atan", 2.0, 0.5, 0.4))),
     ("lif_band_recompute_T13", "lif", 2, 8,
      dict(k=0.3, c=0.7, v_reset="per", surrogate=("fast_sigmoid", 3.0, None, 0.25))),
+    ("lif_chained", "lif", 2, 8,
+     dict(k=0.3, c=0.7, v_th="per", surrogate=("atan", 2.0, None))),
+    ("cuba_chained_bits_T12", "cuba_lif", 3, 4,
+     dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per", reset="soft")),
+    ("li_chained", "li", 2, 6, dict(k=0.25, c="per")),
 ]
+
+
+def state_names(model):
+    """A chained layer's state tensors in the op's order."""
+    return ["i", "v"] if model == "cuba_lif" else ["v"]
 
 
 def storage_options(name):
@@ -199,11 +214,14 @@ def _layer(model, attrs, p, n, dtype):
     return [tile(p[name]) for name in PARAM_ORDER]
 
 
-def forward(model, attrs, p, x, dtype=np.float64, resets=None):
+def forward(model, attrs, p, x, dtype=np.float64, resets=None, init=None,
+            final=None):
     """DESIGN §2 forward in `dtype`, in the order of its formulas: S, H, I.
     `resets` ([T, n] 0/1) replaces the spike decisions of the resets, so that
     a float64 run follows a float32 run whose H came within rounding of the
-    threshold instead of diverging from it."""
+    threshold instead of diverging from it. `init` ({"v", "i"}) replaces
+    v_init and i_init; `final`, a dict, receives the state after the last
+    step."""
     x = x.astype(dtype)
     steps, n = x.shape
     k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = _layer(
@@ -212,6 +230,8 @@ def forward(model, attrs, p, x, dtype=np.float64, resets=None):
     strict = attrs.get("strict", False)
     S, H, I = (np.zeros_like(x) for _ in range(3))
     v, i = v_init.copy(), i_init.copy()
+    if init is not None:
+        v, i = init["v"].astype(dtype), init.get("i", i).astype(dtype)
     for t in range(steps):
         inp = x[t]
         if model == "cuba_lif":
@@ -228,11 +248,15 @@ def forward(model, attrs, p, x, dtype=np.float64, resets=None):
         if resets is not None:
             s = resets[t].astype(dtype)
         v = h - v_th * s if soft else h * (1 - s) + v_reset * s
+    if final is not None:
+        final.update(v=v, i=i)
     return S, H, I
 
 
-def backward(model, attrs, p, H, gs):
-    """DESIGN §2 BPTT in float64 from the charged membranes H: gX."""
+def backward(model, attrs, p, H, gs, gfinal=None, ginit=None):
+    """DESIGN §2 BPTT in float64 from the charged membranes H: gX. The scan
+    starts from `gfinal` ({"v", "i"}) when given; `ginit`, a dict, receives
+    the gradient of the initial state."""
     H, gs = H.astype(np.float64), gs.astype(np.float64)
     steps, n = H.shape
     k, c, v_leak, v_th, v_reset, v_init, k_syn, c_syn, i_init = _layer(
@@ -244,6 +268,9 @@ def backward(model, attrs, p, H, gs):
                                 + (None,))[:4]
     gX = np.zeros_like(H)
     gv, gi = np.zeros(n), np.zeros(n)
+    if gfinal is not None:
+        gv, gi = gfinal["v"].astype(np.float64), \
+            gfinal.get("i", gi).astype(np.float64)
     for t in reversed(range(steps)):
         if model != "li":
             h = H[t]
@@ -270,7 +297,37 @@ def backward(model, attrs, p, H, gs):
             gin = c_syn * gi_total
             gi = gi_total * (1.0 - k_syn)
         gX[t] = gin
+    if ginit is not None:
+        ginit.update(v=gv, i=gi)
     return gX
+
+
+def random_chain(model, n, rng):
+    """Inputs of a chained layer: initial state ("v0", "i0") and the final
+    state's gradient ("gvT", "giT")."""
+    return {key: rng.normal(0.2, 0.5, size=n).astype(F32)
+            for k in state_names(model) for key in (k + "0", "g" + k + "T")}
+
+
+def layer_module(model, attrs, per_neuron, steps, batch, features, chained,
+                 private=False):
+    """@net: one multi-step layer; a chained one takes its initial state as
+    arguments and returns its final state too (as --snn-split-time writes)."""
+    ttype = f"tensor<{steps}x{batch}x{features}xf32>"
+    init, results, state_types, state_args = "", "%s", "", ""
+    if chained:
+        names = state_names(model)
+        stype = f"tensor<{batch}x{features}xf32>"
+        init = (f" init({', '.join('%' + k + '0' for k in names)} : "
+                f"{', '.join([stype] * len(names))})")
+        results = ", ".join(["%s"] + ["%" + k + "T" for k in names])
+        state_types = " -> " + ", ".join([stype] * len(names))
+        state_args = "".join(f", %{k}0: {stype}" for k in names)
+    return (f"func.func {'private ' if private else ''}@net(%x: {ttype}"
+            f"{state_args}) -> {ttype} {{\n"
+            f"  {results} = snn.{model} %x{init} "
+            f"{mlir_attrs(model, attrs, per_neuron)}"
+            f" : {ttype}{state_types}\n  return %s : {ttype}\n}}\n")
 
 
 def global_decl(name, arr):
@@ -279,7 +336,7 @@ def global_decl(name, arr):
             f"memref<{arr.size}xf32> = dense<[{body}]>\n")
 
 
-def build_main(prefix, model, steps, n, x, gs, params, storage):
+def build_main(prefix, model, steps, n, x, gs, params, storage, chain=None):
     """A main that runs forward-with-H and backward and prints raw bits."""
     size = steps * n
     cuba = model == "cuba_lif"
@@ -294,15 +351,29 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
     if chunk:
         types["ckpt"] = f"memref<{max(-(-steps // chunk) - 1, 1) * n}xf32>"
     decls = global_decl("g_x", x) + global_decl("g_gs", gs)
+    # Chained state: the initial state and the final state's gradient in,
+    # the final state and the initial state's gradient out ([n] each).
+    names = state_names(model) if chain else []
+    state_in = [f"{k}0" for k in names]
+    grad_in = [f"g{k}T" for k in names]
+    state_out = [f"{k}T" for k in names]
+    grad_out = [f"g{k}0" for k in names]
+    for key in state_in + grad_in:
+        decls += global_decl(f"g_{key}", chain[key])
+    for key in state_in + grad_in + state_out + grad_out:
+        types[key] = f"memref<{n}xf32>"
     for name, arr in params:
         decls += global_decl(f"g_{name}", arr)
     body = [f"    %x = memref.get_global @g_x : {flat}",
             f"    %gs = memref.get_global @g_gs : {flat}"]
+    for key in state_in + grad_in:
+        body.append(f"    %{key} = memref.get_global @g_{key} : {types[key]}")
     for name, arr in params:
         body.append(f"    %p_{name} = memref.get_global @g_{name} : "
                     f"memref<{arr.size}xf32>")
     saved = "ckpt" if chunk else "h"
-    outs = ["s", saved] + (["i"] if cuba else []) + ["gx"]
+    outs = ["s", saved] + (["i"] if cuba else []) + ["gx"] + state_out + \
+        grad_out
     for name in outs:
         body.append(f"    %{name} = memref.alloc() : {types[name]}")
     pnames = [f"%p_{n}" for n, _ in params]
@@ -311,6 +382,8 @@ def build_main(prefix, model, steps, n, x, gs, params, storage):
     bwd_args = (["%gs", "%x", "%ckpt", "%gx"] if chunk else
                 ["%gs", "%h", "%gx"] + (["%i"] if cuba else []))
     types["x"] = flat
+    fwd_args += ["%" + k for k in state_in + state_out]
+    bwd_args += ["%" + k for k in grad_in + grad_out]
     fwd_types = [flat] + [types[a[1:]] for a in fwd_args[1:]] + ptypes
     bwd_types = [flat] + [types[a[1:]] for a in bwd_args[1:]] + ptypes
     body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args + pnames)}) : "
@@ -369,16 +442,17 @@ def check_config(cfg, args, rng, workdir):
     x = rng.normal(0.4, 0.8, size=(steps, n)).astype(F32)
     gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(F32)
 
-    ttype = f"tensor<{steps}x{batch}x{features}xf32>"
-    module = (f"func.func private @net(%x: {ttype}) -> {ttype} {{\n"
-              f"  %s = snn.{model} %x {mlir_attrs(model, attrs, per_neuron)}"
-              f" : {ttype}\n  return %s : {ttype}\n}}\n")
+    chain = None
+    if storage.get("chain"):
+        chain = random_chain(model, n, rng)
+    module = layer_module(model, attrs, per_neuron, steps, batch, features,
+                          bool(chain), private=True)
     kernels = run([args.snn_opt,
                    f"--snn-neuron-to-host={storage_options(name)}",
                    "--symbol-dce"], module)
     params = [(p, per_neuron[p]) for p in PARAM_ORDER if p in per_neuron]
     main, outs = build_main(f"snn_net_0_{model}", model, steps, n, x, gs,
-                            params, storage)
+                            params, storage, chain)
     program = kernels.rstrip()
     assert program.endswith("}"), "unexpected snn-opt output"
     program = program[:-1] + main + "}\n"
@@ -401,6 +475,8 @@ def check_config(cfg, args, rng, workdir):
                         dtype=np.int64).astype(np.uint32)
         if key == "s" and packed:
             got[key] = unpack_spikes(bits.reshape(-1, n), steps)
+        elif key in ("vT", "iT", "gv0", "gi0"):
+            got[key] = bits.view(np.float32).astype(np.float64)
         elif key == "ckpt":
             got[key] = bits.view(np.float32).astype(np.float64).reshape(-1, n)
         else:
@@ -409,9 +485,10 @@ def check_config(cfg, args, rng, workdir):
     # The float64 reference resets where the float32 forward spiked: over
     # many steps a spike decided by rounding (H within 1 ulp of v_th) would
     # otherwise send the two runs apart for the rest of the sequence.
-    resets = forward(model, attrs, values, x, dtype=np.float32)[0]
+    init = {k: chain[k + "0"] for k in state_names(model)} if chain else None
+    resets = forward(model, attrs, values, x, dtype=np.float32, init=init)[0]
     S, H, I = forward(model, attrs, values, x.astype(np.float64),
-                      resets=resets)
+                      resets=resets, init=init)
     # The backward's surrogate is evaluated at the kernel's own (float32) H:
     # at a float64 H a kink of the surrogate (triangle, theta_grad) or the
     # spike decision may fall on the other side, which is rounding, not a
@@ -421,7 +498,11 @@ def check_config(cfg, args, rng, workdir):
         # The backward recomputes H in float32 exactly as the forward did.
         got["h"] = forward(model, attrs, values, x, dtype=np.float32)[1] \
             .astype(np.float64)
-    gX = backward(model, attrs, values, got["h"], gs.astype(np.float64))
+    gfinal = {k: chain["g" + k + "T"] for k in state_names(model)} \
+        if chain else None
+    ginit = {}
+    gX = backward(model, attrs, values, got["h"], gs.astype(np.float64),
+                  gfinal=gfinal, ginit=ginit)
     failures = []
     # Spikes: equal to float64 except where H is within rounding of v_th.
     v_th = _layer(model, attrs, values, n, np.float64)[3]
@@ -445,7 +526,9 @@ def check_config(cfg, args, rng, workdir):
         failures.append(("gx", got["gx"], gX))
     # The kernels evaluate the formulas in their order without contraction:
     # the forward is bit-exact against the same formulas in float32.
-    S32, H32, I32 = forward(model, attrs, values, x, dtype=np.float32)
+    final32 = {}
+    S32, H32, I32 = forward(model, attrs, values, x, dtype=np.float32,
+                            init=init, final=final32)
     if bf16:
         H32 = round_bf16(H32)
     if not (np.array_equal(got["s"], S32) and np.array_equal(got["h"], H32)
@@ -476,6 +559,18 @@ def check_config(cfg, args, rng, workdir):
         if starts and not np.array_equal(got["ckpt"][:len(starts)],
                                          np.array(want, dtype=np.float64)):
             failures.append(("checkpoints", got["ckpt"], np.array(want)))
+    for k in state_names(model) if chain else []:
+        # The final state is bit-exact; the initial state's gradient is the
+        # reverse scan carried past step 0.
+        if not np.array_equal(got[k + "T"], final32[k].astype(np.float64)):
+            failures.append((f"final state {k}", got[k + "T"], final32[k]))
+        if not np.allclose(got["g" + k + "0"], ginit[k], rtol=rtol,
+                           atol=rtol / 10):
+            failures.append((f"initial state gradient {k}",
+                             got["g" + k + "0"], ginit[k]))
+        if not np.any(ginit[k]):
+            failures.append(("input coverage: zero state gradient",
+                             ginit[k], ginit[k]))
     for what, a, b in failures:
         print(f"FAIL {name}: {what}\n kernel:\n{a}\n reference:\n{b}")
     if not failures:

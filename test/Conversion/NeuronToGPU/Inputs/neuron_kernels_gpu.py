@@ -59,11 +59,8 @@ def build(args):
         out = os.path.join(args.dir, name)
         os.makedirs(out, exist_ok=True)
         _, per_neuron = ref.resolve_params(model, attrs, features, rng)
-        ttype = f"tensor<{steps}x{batch}x{features}xf32>"
-        module = (f"func.func @net(%x: {ttype}) -> {ttype} {{\n"
-                  f"  %s = snn.{model} %x "
-                  f"{ref.mlir_attrs(model, attrs, per_neuron)} : {ttype}\n"
-                  f"  return %s : {ttype}\n}}\n")
+        module = ref.layer_module(model, attrs, per_neuron, steps, batch,
+                                  features, storage.get("chain", False))
         subprocess.run([args.snn_opt, "-o", os.devnull,
                         "--snn-dump-neuron-kernels=output-dir=" + out +
                         storage_flags(storage)],
@@ -135,9 +132,21 @@ def run_one(cp, kdir, rng, check_neurons):
     di = cp.empty_like(dx) if cuba else None
     dparams = [cp.asarray(params[p]) for p in ref.PARAM_ORDER if p in params]
     grid, block = (layer["grid"],), (layer["block"],)
-    fwd_args = [dx, ds, dh] + ([di] if cuba else []) + dparams
+    # A chained layer (time split): initial state in, final state out; the
+    # final state's gradient in, the initial state's out.
+    names = ref.state_names(model) if layer.get("chains_state") else []
+    chain = ref.random_chain(model, n, rng) if names else {}
+    dchain = {k: cp.asarray(a) for k, a in chain.items()}
+    for k in names:
+        dchain[k + "T"] = cp.empty(n, dtype=cp.float32)
+        dchain["g" + k + "0"] = cp.empty(n, dtype=cp.float32)
+    fwd_state = [dchain[k + "0"] for k in names] + \
+        [dchain[k + "T"] for k in names]
+    bwd_state = [dchain["g" + k + "T"] for k in names] + \
+        [dchain["g" + k + "0"] for k in names]
+    fwd_args = [dx, ds, dh] + ([di] if cuba else []) + fwd_state + dparams
     bwd_args = ([dgs, dx, dh, dgx] if chunk else
-                [dgs, dh, dgx] + ([di] if cuba else [])) + dparams
+                [dgs, dh, dgx] + ([di] if cuba else [])) + bwd_state + dparams
     run_fwd = lambda: fwd(grid, block, tuple(fwd_args))
     run_bwd = lambda: bwd(grid, block, tuple(bwd_args))
     run_fwd()
@@ -151,7 +160,10 @@ def run_one(cp, kdir, rng, check_neurons):
     # float32 (no contraction on either side), the backward in float64 from
     # the kernel's own H.
     m = min(n, max(check_neurons // cfg["features"], 1) * cfg["features"])
-    S, H, I = ref.forward(model, attrs, values, x[:, :m], dtype=np.float32)
+    init = {k: chain[k + "0"][:m] for k in names} if names else None
+    final = {}
+    S, H, I = ref.forward(model, attrs, values, x[:, :m], dtype=np.float32,
+                          init=init, final=final)
     got_s, got_h, got_gx = (cp.asnumpy(a)[:, :m] for a in (ds, dh, dgx))
     if word_bits:
         got_s = ref.unpack_spikes(got_s, steps).astype(np.float32)
@@ -162,7 +174,10 @@ def run_one(cp, kdir, rng, check_neurons):
     if chunk:
         # No H saved: the backward recomputed the forward's float32 H.
         got_h = H
-    gX = ref.backward(model, attrs, values, got_h, gs[:, :m])
+    gfinal = {k: chain["g" + k + "T"][:m] for k in names} if names else None
+    ginit = {}
+    gX = ref.backward(model, attrs, values, got_h, gs[:, :m], gfinal=gfinal,
+                      ginit=ginit)
     checks = dict(
         spikes=bool(np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
                     else np.array_equal(got_s, S)),
@@ -170,6 +185,12 @@ def run_one(cp, kdir, rng, check_neurons):
         gx=bool(np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)))
     if cuba:
         checks["i"] = bool(np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-6, atol=1e-7))
+    for k in names:
+        checks["final_" + k] = bool(np.array_equal(
+            cp.asnumpy(dchain[k + "T"])[:m], final[k]))
+        checks["grad_init_" + k] = bool(np.allclose(
+            cp.asnumpy(dchain["g" + k + "0"])[:m], ginit[k], rtol=1e-5,
+            atol=1e-6))
     ok = all(checks.values())
     result = dict(name=cfg["name"], loaded=loaded, ok=bool(ok), checks=checks,
                   max_abs_err_h=float(np.max(np.abs(got_h - H))),
