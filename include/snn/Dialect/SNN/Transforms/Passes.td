@@ -62,6 +62,39 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
   ];
 }
 
+def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
+  let summary = "Select the layers that fused kernels can compute together";
+  let description = [{
+    Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
+    `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
+    windows tile the input (kernel == stride, no padding, the window divides
+    H and W). Such a layer and its pooling can run as one kernel: a thread per
+    window scans T for the window's neurons and writes the pooled spikes
+    only, and in training the neuron backward reads the gradient of the
+    pooled spikes and spreads it over the window (average: divided by
+    `KH KW`), so neither the spike tensor nor its gradient is written.
+    Uses of the spikes by `snn.neuron_bwd` (which reads the layer's saved
+    membrane, not its spikes) do not count.
+
+    Every pair gets a remark: `fusable`, with the bytes of the spike tensor
+    the fusion would not write and read back, or the reason it is left
+    unfused (max pooling, overlapping or padded windows, windows that do not
+    tile the input, other users of the spikes, a neuron without a generated
+    kernel, a non-f32 tensor).
+
+    Status: the pass selects and reports; it does not rewrite the IR yet (the
+    fused op, its generated kernels and their manifest form are not
+    implemented).
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let statistics = [
+    Statistic<"numFusable", "fusable-neuron-pools",
+              "Neuron layers whose pooling can be fused into them">,
+    Statistic<"numUnfused", "unfused-neuron-pools",
+              "Neuron layers followed by a pooling that cannot be fused">,
+  ];
+}
+
 def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
   let summary = "Merge consecutive snn.scale ops into one";
   let description = [{
