@@ -115,10 +115,9 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       auto type = cast<RankedTensorType>(spikes.getType());
       double mib = type.getNumElements() * 4.0 / (1 << 20);
       op->emitRemark() << "fusable with the following " << pool->getName()
-                       << ": the spike tensor ("
-                       << llvm::formatv("{0:F1}", mib)
-                       << " MiB) is neither written nor read back"
-                       << (trained ? ", nor its gradient in the backward"
+                       << ": fusing would save writing and reading back the "
+                       << llvm::formatv("{0:F1}", mib) << " MiB spike tensor"
+                       << (trained ? " and its gradient in the backward"
                                    : "");
       ++numFusable;
     });

@@ -8,7 +8,7 @@
 // CHECK: snn.lif
 // CHECK-NEXT: snn.avg_pool2d
 func.func @fusable(%x: tensor<4x2x3x8x8xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x2x2xf32>) {
-  // expected-remark @+1 {{fusable with the following snn.avg_pool2d: the spike tensor (0.0 MiB) is neither written nor read back}}
+  // expected-remark @+1 {{fusable with the following snn.avg_pool2d: fusing would save writing and reading back the 0.0 MiB spike tensor}}
   %s = snn.lif %x : tensor<4x2x3x8x8xf32>
   %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
   // expected-remark @+1 {{fusable with the following snn.sum_pool2d}}
@@ -27,7 +27,7 @@ func.func @fusable(%x: tensor<4x2x3x8x8xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<
 // saved too.
 // CHECK-LABEL: func.func @trained
 func.func @trained(%x: tensor<4x2x3x8x8xf32>, %gp: tensor<4x2x3x4x4xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>) {
-  // expected-remark @+1 {{fusable with the following snn.avg_pool2d: the spike tensor (0.0 MiB) is neither written nor read back, nor its gradient in the backward}}
+  // expected-remark @+1 {{fusable with the following snn.avg_pool2d: fusing would save writing and reading back the 0.0 MiB spike tensor and its gradient in the backward}}
   %s = snn.lif %x : tensor<4x2x3x8x8xf32>
   %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
   %gs = snn.avg_pool2d_bwd %gp {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x4x4xf32> -> tensor<4x2x3x8x8xf32>
