@@ -11,10 +11,16 @@
 // unpooled spikes to find each window's maximum.
 //
 // This pass selects those pairs and says, as a remark on each neuron layer
-// followed by a pooling, whether it is fusable and why not.
+// followed by a pooling, whether it is fused and why not. A fused layer
+// carries `snn.fused_pool = {kind = "avg" | "sum", kernel = [KH, KW]}`: the
+// IR keeps both ops (so every other pass reads it unchanged), and the module
+// emitter writes the pair as one manifest `neuron` op whose output is the
+// pooled tensor. Layers whose spikes feed the backward (snn.neuron_bwd) stay
+// unfused until the fused backward exists.
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -83,6 +89,18 @@ std::string getFusionFailure(Operation *op, Operation *pool,
       .Default([](Operation *) { return "not a pooling op"; });
 }
 
+/// {kind = "avg" | "sum", kernel = [KH, KW]} of a tiling pooling.
+DictionaryAttr getFusedPoolAttr(Operation *pool) {
+  Builder b(pool->getContext());
+  ArrayRef<int64_t> kernel =
+      isa<AvgPool2DOp>(pool) ? cast<AvgPool2DOp>(pool).getKernelSize()
+                             : cast<SumPool2DOp>(pool).getKernelSize();
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("kind",
+                      b.getStringAttr(isa<AvgPool2DOp>(pool) ? "avg" : "sum")),
+       b.getNamedAttr("kernel", b.getDenseI64ArrayAttr(kernel))});
+}
+
 struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
   void runOnOperation() override {
     getOperation().walk([&](NeuronOpInterface neuron) {
@@ -114,12 +132,20 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       }
       auto type = cast<RankedTensorType>(spikes.getType());
       double mib = type.getNumElements() * 4.0 / (1 << 20);
-      op->emitRemark() << "fusable with the following " << pool->getName()
-                       << ": fusing would save writing and reading back the "
-                       << llvm::formatv("{0:F1}", mib) << " MiB spike tensor"
-                       << (trained ? " and its gradient in the backward"
-                                   : "");
-      ++numFusable;
+      if (trained) {
+        op->emitRemark() << "fusable with the following " << pool->getName()
+                         << " but left unfused: the fused backward is not "
+                            "built yet (it would save the "
+                         << llvm::formatv("{0:F1}", mib)
+                         << " MiB spike tensor and its gradient)";
+        ++numFusable;
+        return;
+      }
+      op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
+      op->emitRemark() << "fused with the following " << pool->getName()
+                       << ": the " << llvm::formatv("{0:F1}", mib)
+                       << " MiB spike tensor is not written";
+      ++numFused;
     });
   }
 };

@@ -63,7 +63,7 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
 }
 
 def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
-  let summary = "Select the layers that fused kernels can compute together";
+  let summary = "Fuse spiking layers with the average/sum pooling after them";
   let description = [{
     Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
     `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
@@ -82,14 +82,19 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     tile the input, other users of the spikes, a neuron without a generated
     kernel, a non-f32 tensor).
 
-    Status: the pass selects and reports; it does not rewrite the IR yet (the
-    fused op, its generated kernels and their manifest form are not
-    implemented).
+    A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
+    kernel = array<i64: KH, KW>}`; the IR keeps both ops, and `--snn-compile`
+    writes the pair as one manifest `neuron` op with a `pool` attribute whose
+    generated kernel writes the pooled spikes only. Status: inference
+    (forward) only; a layer whose spikes feed `snn.neuron_bwd` (the training
+    step) stays unfused, with a remark, until the fused backward exists.
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let statistics = [
+    Statistic<"numFused", "fused-neuron-pools",
+              "Neuron layers fused with their pooling">,
     Statistic<"numFusable", "fusable-neuron-pools",
-              "Neuron layers whose pooling can be fused into them">,
+              "Training-step neuron layers whose pooling could be fused">,
     Statistic<"numUnfused", "unfused-neuron-pools",
               "Neuron layers followed by a pooling that cannot be fused">,
   ];
