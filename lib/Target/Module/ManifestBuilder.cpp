@@ -632,6 +632,13 @@ static FailureOr<Operation *> getFusedPoolOp(Operation *op) {
     return static_cast<Operation *>(nullptr);
   std::optional<FusedPool> pool = getFusedPool(op);
   Value spikes = op->getResult(0);
+  if (llvm::any_of(spikes.getUsers(),
+                   [](Operation *user) { return isa<NeuronBwdOp>(user); }))
+    return op->emitError()
+           << "'" << kFusedPoolAttrName
+           << "' on a layer of a training step: the fused backward is not "
+              "built yet; run --snn-fuse after --snn-autodiff (it leaves the "
+              "training step unfused)";
   Operation *user =
       spikes.hasOneUse() ? *spikes.getUsers().begin() : nullptr;
   bool matches = false;
@@ -694,9 +701,10 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (*fusedPool) {
     if (saveH)
       return op->emitError()
-             << "snn.fused_pool in the training step: the fused backward is "
-                "not built yet; run --snn-fuse after --snn-autodiff (it "
-                "leaves the training step unfused)";
+             << "'" << kFusedPoolAttrName
+             << "' in the training program: the fused backward is not built "
+                "yet; run --snn-fuse after --snn-autodiff (it leaves the "
+                "training step unfused)";
     spikes = (*fusedPool)->getResult(0);
     std::optional<FusedPool> pool = getFusedPool(op);
     record.attrs["pool"] =
