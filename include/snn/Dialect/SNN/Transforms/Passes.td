@@ -68,19 +68,18 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
     `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
     windows tile the input (kernel == stride, no padding, the window divides
-    H and W). Such a layer and its pooling can run as one kernel: a thread per
+    H and W). Such a layer and its pooling run as one kernel: a thread per
     window scans T for the window's neurons and writes the pooled spikes
-    only, and in training the neuron backward reads the gradient of the
-    pooled spikes and spreads it over the window (average: divided by
-    `KH KW`), so neither the spike tensor nor its gradient is written.
-    Uses of the spikes by `snn.neuron_bwd` (which reads the layer's saved
-    membrane, not its spikes) do not count.
+    only. In training the neuron backward could likewise read the gradient
+    of the pooled spikes and spread it over the window (average: divided by
+    `KH KW`); uses of the spikes by `snn.neuron_bwd` (which reads the
+    layer's saved membrane, not its spikes) would not prevent that.
 
-    Every pair gets a remark: `fusable`, with the bytes of the spike tensor
-    the fusion would not write and read back, or the reason it is left
-    unfused (max pooling, overlapping or padded windows, windows that do not
-    tile the input, other users of the spikes, a neuron without a generated
-    kernel, a non-f32 tensor).
+    Every pair gets a remark: `fused`, with the size of the spike tensor that
+    is no longer written, or the reason it is left unfused (max pooling,
+    overlapping or padded windows, windows that do not tile the input, other
+    users of the spikes, a neuron without a generated kernel, a non-f32
+    tensor, a layer of the training step).
 
     A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
     kernel = array<i64: KH, KW>}`; the IR keeps both ops, and `--snn-compile`
