@@ -4,11 +4,13 @@
 #
 #   bench/gpu-fuse.sh prepare   (here, snn-opt built) compiles the VGG-11
 #       inference module with and without --snn-fuse into .gpu/fuse/
-#       (target=all), the small VGG-like test model fused, and random weights
-#       and inputs for both (test/Runtime/Inputs/infer_reference.py).
+#       (target=all), the small VGG-like test model fused, the layer variants
+#       of test/Runtime/Inputs/fuse-pool with and without --snn-fuse, and
+#       random weights and inputs (test/Runtime/Inputs/infer_reference.py).
 #   bench/gpu-fuse.sh run       (GPU machine) builds the runtime, checks on
-#       cuda:0 that the fused VGG-11 gives outputs identical to the unfused
-#       one and that the fused small model matches the float64 reference,
+#       cuda:0 that the fused VGG-11 and the fused layer variants of
+#       test/Runtime/Inputs/fuse-pool give outputs identical to the unfused
+#       ones and that the fused small model matches the float64 reference,
 #       then alternates `snn-run bench` forward times of the two VGG-11
 #       modules (3 rounds, SNNRT_CUDA_TF32=1) and one per-op profile each.
 #       Results in $OUT/fuse-bench.txt.
@@ -31,6 +33,14 @@ if [ "$mode" = prepare ]; then
   "$opt" "$root/test/Runtime/Inputs/vgg-small.mlir" --snn-fuse \
     --snn-compile="output=$g/small.snnmod target=all" -o /dev/null 2>/dev/null
   python3 "$ref" make-inputs "$g/small.snnmod" "$g/small"
+  mkdir -p "$g/variants"
+  python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng().uniform(0.0, 1.2, (8, 3, 4, 6)).astype(np.float32))" "$g/variants/x.npy"
+  for m in lif-per-neuron-2x3 cuba-soft-sum-2x2 if-4x2; do
+    "$opt" "$root/test/Runtime/Inputs/fuse-pool/$m.mlir" --snn-fuse \
+      --snn-compile="output=$g/variants/$m-fused.snnmod target=all" -o /dev/null 2>/dev/null
+    "$opt" "$root/test/Runtime/Inputs/fuse-pool/$m.mlir" \
+      --snn-compile="output=$g/variants/$m.snnmod target=all" -o /dev/null
+  done
   exit 0
 fi
 
@@ -56,6 +66,15 @@ run="$b/snn-run"
   $run "$g/small.snnmod" infer --device cuda:0 --data "$g/small/x.npy" \
     --weights "$g/small/w.safetensors" --output "$g/small/y.npy" 2>&1 | head -1
   python3 "$ref" compare "$g/small.snnmod" "$g/small" 2>&1 | tail -2
+  echo "== fused vs unfused layer kinds and windows on cuda:0 (must be identical)"
+  for m in lif-per-neuron-2x3 cuba-soft-sum-2x2 if-4x2; do
+    for v in "$m" "$m-fused"; do
+      $run "$g/variants/$v.snnmod" infer --device cuda:0 --data "$g/variants/x.npy" \
+        --output "$g/variants/$v.npy" > /dev/null 2>&1 || echo "$v: snn-run failed"
+    done
+    python3 -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); d = int((a != b).sum()); print(sys.argv[3], f'{float(a.sum())} spikes, {d} differences', 'IDENTICAL' if d == 0 and a.sum() > 0 else 'FAIL')" \
+      "$g/variants/$m.npy" "$g/variants/$m-fused.npy" "$m"
+  done
   echo "== VGG-11 inference forward (TF32, snn-run bench): unfused vs fused"
   for i in 1 2 3; do
     echo "unfused: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-unfused.snnmod" bench --device cuda:0 --iterations 50)"
