@@ -268,7 +268,40 @@ void runForwardRecord(CudaDevice &device, OpCall &call) {
                  {x.ptr, call.out[0].ptr, call.out[1].ptr, call.out[2].ptr}, 1);
 }
 
+/// A layer fused with its pooling (--snn-fuse, `"pool"`): only its generated
+/// kernel computes the pooled spikes.
+void runPooledForward(CudaDevice &device, OpCall &call) {
+  const json &pool = call.op["pool"];
+  const json *kernel =
+      pool.is_object() && pool.contains("kernel") ? &pool["kernel"] : nullptr;
+  if (!kernel || !kernel->is_array() || kernel->size() != 2 ||
+      !(*kernel)[0].is_number_integer() || !(*kernel)[1].is_number_integer() ||
+      (*kernel)[0].get<long long>() <= 0 || (*kernel)[1].get<long long>() <= 0)
+    opError(call, "'pool' must be {\"kind\": \"avg\"|\"sum\", \"kernel\": "
+                  "[KH, KW]}, got " + pool.dump());
+  long long area = (*kernel)[0].get<long long>() * (*kernel)[1].get<long long>();
+  if (attrBool(call, "record", false) || attrBool(call, "save_h", false))
+    opError(call, "a layer fused with its pooling has neither recorded nor "
+                  "saved state; compile the module without --snn-fuse to "
+                  "record or train it");
+  expectArity(call, 1, 64, 1, 1);
+  const DeviceTensor &x = call.in[0], &pooled = call.out[0];
+  if (x.numel() % area || pooled.numel() != x.numel() / area)
+    opError(call, "tensor " + pooled.name + " has " +
+                      std::to_string(pooled.numel()) + " elements; expected " +
+                      x.name + "'s " + std::to_string(x.numel()) + " / " +
+                      std::to_string(area) + " (one per pooling window)");
+  std::string name;
+  if (!compiledKernelFor(device, call, "fwd", name))
+    opError(call, "a layer fused with its pooling runs only as its generated "
+                  "kernel, which this module or device lacks; recompile the "
+                  "module with target=cuda|all, or without --snn-fuse");
+  launchCompiled(device, call, name, {x.ptr, pooled.ptr}, 1);
+}
+
 void runForward(CudaDevice &device, OpCall &call) {
+  if (call.op.contains("pool"))
+    return runPooledForward(device, call);
   if (attrBool(call, "record", false))
     return runForwardRecord(device, call);
   expectArity(call, 1, 64, 1, 3);

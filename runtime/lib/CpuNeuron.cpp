@@ -317,8 +317,41 @@ static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
               c.outPtr(2));
 }
 
+/// A layer fused with its pooling (--snn-fuse, `"pool"`): only its generated
+/// kernel computes the pooled spikes.
+void runPooledNeuron(const Ctx &c, const NeuronSpec &s) {
+  const nlohmann::json &pool = c.op.attrs.at("pool");
+  const nlohmann::json *kernel =
+      pool.is_object() && pool.contains("kernel") ? &pool.at("kernel") : nullptr;
+  if (!kernel || !kernel->is_array() || kernel->size() != 2 ||
+      !(*kernel)[0].is_number_integer() || !(*kernel)[1].is_number_integer() ||
+      (*kernel)[0].get<int64_t>() <= 0 || (*kernel)[1].get<int64_t>() <= 0)
+    c.fail("'pool' must be {\"kind\": \"avg\"|\"sum\", \"kernel\": [KH, KW]}, "
+           "got " + pool.dump());
+  int64_t area = (*kernel)[0].get<int64_t>() * (*kernel)[1].get<int64_t>();
+  if (c.attr("record", false) || c.attr("save_h", false))
+    c.fail("a layer fused with its pooling has neither recorded nor saved "
+           "state; compile the module without --snn-fuse to record or train "
+           "it");
+  c.arity(1, c.op.in.size(), 1, 1);
+  if (s.N % area)
+    c.fail("the " + std::to_string(s.N) + " neurons of a step do not fill " +
+           std::to_string(area) + "-neuron pooling windows");
+  c.expectElements(c.out(0), static_cast<size_t>(s.T * s.N / area),
+                   "the pooled spikes, T x N / (KH KW)");
+  HostKernelFn fn = generatedKernel(c, "fwd");
+  if (!fn)
+    c.fail("a layer fused with its pooling runs only as its generated "
+           "kernel, which this module lacks for this machine; recompile it "
+           "(snn-opt --snn-fuse --snn-compile=\"target=cpu\") or without "
+           "--snn-fuse");
+  callGenerated(c, fn, {c.inPtr(0), c.outPtr(0)}, 1);
+}
+
 void runNeuron(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (c.op.attrs.contains("pool"))
+    return runPooledNeuron(c, s);
   if (c.attr("record", false))
     return runNeuronRecord(c, s);
   bool saveH = c.attr("save_h", false);

@@ -238,6 +238,8 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
         kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(),
                                                  kNeuronKernelBlockSize);
         for (KernelKind kind : kinds) {
+          if (!spec.hasKernel(kind))
+            continue;
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);
           buildHostKernel(b, op->getLoc(), name, spec, kind);

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include <optional>
@@ -66,12 +67,34 @@ struct NeuronSpec {
   /// backward reads the final state's gradient and writes the initial
   /// state's (each [N] f32 per state tensor, in the op's state order).
   bool chainsState = false;
+  /// The average/sum pooling the forward kernel computes (--snn-fuse): a
+  /// thread per window of the [.., rows, cols] feature map.
+  std::optional<FusedPool> pool;
+  int64_t rows = 0, cols = 0;
+
+  /// Pooled layers have the inference forward only (the fused backward is
+  /// not built yet).
+  bool hasKernel(KernelKind kind) const {
+    return !pool || kind == KernelKind::Forward;
+  }
+  /// Windows of a pooled layer (its pooled outputs per step).
+  int64_t getNumWindows() const {
+    return pool ? numNeurons / (pool->kh * pool->kw) : numNeurons;
+  }
 
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
-  /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4.
-  int64_t getWidth() const { return numNeurons % 4 == 0 ? 4 : 1; }
-  int64_t getNumThreads() const { return numNeurons / getWidth(); }
+  /// Neurons per thread and access: 4 (16-byte accesses) when N is a
+  /// multiple of 4; a pooled layer's thread reads its window a row of KW
+  /// neurons at a time.
+  int64_t getWidth() const {
+    if (pool)
+      return pool->kw;
+    return numNeurons % 4 == 0 ? 4 : 1;
+  }
+  int64_t getNumThreads() const {
+    return pool ? getNumWindows() : numNeurons / getWidth();
+  }
   /// The forward writes its spikes as packed bits.
   bool packsSpikes() const { return storage.spikeBits && spikes(); }
   /// Bits per spike word: the smallest of 8, 16, 32 that holds T steps (32
@@ -119,6 +142,13 @@ std::string getKernelName(StringRef funcName, unsigned index,
 /// insertion point of `b`; `args` are the kernel's memref arguments.
 void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
                        KernelKind kind, Value thread, ValueRange args);
+
+/// Emits the work of thread `thread` of a pooled layer (spec.pool): the
+/// window's KH x KW neurons scanned over T, the pooled spikes written
+/// (NeuronPoolKernels.cpp).
+void buildPooledNeuronThread(OpBuilder &b, Location loc,
+                             const NeuronSpec &spec, Value thread,
+                             ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
 /// arguments, a loop over its threads, each running the per-thread code.

@@ -215,14 +215,16 @@ snn::getNeuronKernelNames(func::FuncOp func) {
     NeuronKernel kernel;
     kernel.blockSize = kBlockSize;
     kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(), kBlockSize);
-    kernel.fwdName =
-        getKernelName(func.getSymName(), index, spec, KernelKind::ForwardSaveH);
-    kernel.fwdInferName =
-        getKernelName(func.getSymName(), index, spec, KernelKind::Forward);
-    kernel.fwdRecordName = getKernelName(func.getSymName(), index, spec,
-                                         KernelKind::ForwardRecord);
-    kernel.bwdName =
-        getKernelName(func.getSymName(), index, spec, KernelKind::Backward);
+    // Kinds a layer has no kernel of (a pooled layer's) keep an empty name.
+    auto name = [&](KernelKind kind) {
+      return spec.hasKernel(kind)
+                 ? getKernelName(func.getSymName(), index, spec, kind)
+                 : std::string();
+    };
+    kernel.fwdName = name(KernelKind::ForwardSaveH);
+    kernel.fwdInferName = name(KernelKind::Forward);
+    kernel.fwdRecordName = name(KernelKind::ForwardRecord);
+    kernel.bwdName = name(KernelKind::Backward);
     kernels[op] = std::move(kernel);
   });
   return kernels;

@@ -130,6 +130,20 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     return std::nullopt;
   }
   spec.chainsState = !getInitState(op).empty() || !getFinalState(op).empty();
+  if (op->hasAttr(kFusedPoolAttrName)) {
+    spec.pool = getFusedPool(op);
+    int64_t rank = type.getRank();
+    spec.rows = rank >= 4 ? type.getDimSize(rank - 2) : 0;
+    spec.cols = type.getDimSize(rank - 1);
+    if (!spec.pool || !spec.spikes() || spec.rows <= 0 ||
+        spec.rows % spec.pool->kh != 0 ||
+        spec.cols % spec.pool->kw != 0) {
+      why = "its snn.fused_pool is not {kind = avg|sum, kernel = [KH, KW]} "
+            "with windows that tile the spiking [.., H, W] map (rerun "
+            "--snn-fuse)";
+      return std::nullopt;
+    }
+  }
   return spec;
 }
 
@@ -183,8 +197,10 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   SmallVector<Type> types;
   Type ckpt = MemRefType::get({spec.getCheckpointSize()}, f32);
   switch (kind) {
-  case KernelKind::Forward: // x, s
-    types = {flat, s};
+  case KernelKind::Forward: // x, s (pooled: x, p)
+    types = {flat, spec.pool ? MemRefType::get(
+                                   {spec.numSteps * spec.getNumWindows()}, f32)
+                             : s};
     break;
   case KernelKind::ForwardSaveH: // x, s, h | checkpoints, i_saved
     types = {flat, s, spec.recomputes() ? ckpt : h};

@@ -94,6 +94,8 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
     NeuronOpKernels kernels{op, spec, {},
                             llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
     for (KernelKind kind : kinds) {
+      if (!spec.hasKernel(kind))
+        continue;
       std::string name = getKernelName(func.getSymName(), index, spec, kind);
       if (symbols.lookup(name)) {
         op->emitError() << "gpu.module @" << gpuModule.getSymName()

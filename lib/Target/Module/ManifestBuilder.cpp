@@ -12,6 +12,7 @@
 
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -404,6 +405,12 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   if (auto linear = dyn_cast<LinearOp>(op);
       linear && linear.getEventDriven() && forwardPhase)
     return serializeEventLinear(linear, phase);
+  // The pooling of a fused layer is computed by its neuron op.
+  if (isa<AvgPool2DOp, SumPool2DOp>(op))
+    if (Operation *neuron = op->getOperand(0).getDefiningOp();
+        neuron && neuron->hasAttr(kFusedPoolAttrName))
+      return success();
+
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
                    TimeStackOp>(op);
@@ -623,6 +630,43 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
                       Array{std::move(op)});
 }
 
+/// The pooling that the neuron layer `op` computes (snn.fused_pool), null
+/// when it has none; fails, with an error, on an attribute that does not
+/// describe the one tiling average or sum pooling of the layer's spikes.
+static FailureOr<Operation *> getFusedPoolOp(Operation *op) {
+  if (!op->hasAttr(kFusedPoolAttrName))
+    return static_cast<Operation *>(nullptr);
+  std::optional<FusedPool> pool = getFusedPool(op);
+  Value spikes = op->getResult(0);
+  if (llvm::any_of(spikes.getUsers(),
+                   [](Operation *user) { return isa<NeuronBwdOp>(user); }))
+    return op->emitError()
+           << "'" << kFusedPoolAttrName
+           << "' on a layer of a training step: the fused backward is not "
+              "built yet; run --snn-fuse after --snn-autodiff (it leaves the "
+              "training step unfused)";
+  Operation *user =
+      spikes.hasOneUse() ? *spikes.getUsers().begin() : nullptr;
+  bool matches = false;
+  if (pool && user)
+    llvm::TypeSwitch<Operation *>(user).Case<AvgPool2DOp, SumPool2DOp>(
+        [&](auto p) {
+          ArrayRef<int64_t> kernel = p.getKernelSize();
+          SmallVector<int64_t, 2> stride = p.getEffectiveStride();
+          matches = isa<AvgPool2DOp>(user) == pool->average &&
+                    kernel[0] == pool->kh && kernel[1] == pool->kw &&
+                    stride[0] == pool->kh && stride[1] == pool->kw &&
+                    p.getPadding()[0] == 0 && p.getPadding()[1] == 0;
+        });
+  if (!matches)
+    return op->emitError()
+           << "'" << kFusedPoolAttrName
+           << "' must be {kind = \"avg\" | \"sum\", kernel = array<i64: KH, "
+              "KW>} and name the one tiling pooling that reads the spikes; "
+              "let --snn-fuse set it";
+  return user;
+}
+
 LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   auto neuron = cast<NeuronOpInterface>(op);
   StringRef model = getNeuronModelName(op);
@@ -653,12 +697,31 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   for (int64_t id : record.paramInputs)
     in.push_back(id);
 
-  FailureOr<int64_t> s = addValueTensor(op, op->getResult(0), "activation",
+  // A layer fused with its pooling (--snn-fuse) writes the pooled spikes:
+  // its output is the pooling's result, and the pooling writes nothing.
+  Value spikes = op->getResult(0);
+  FailureOr<Operation *> fusedPool = getFusedPoolOp(op);
+  if (failed(fusedPool))
+    return failure();
+  bool saveH = phase == Phase::TrainForward;
+  if (*fusedPool) {
+    if (saveH)
+      return op->emitError()
+             << "'" << kFusedPoolAttrName
+             << "' in the training program: the fused backward is not built "
+                "yet; run --snn-fuse after --snn-autodiff (it leaves the "
+                "training step unfused)";
+    spikes = (*fusedPool)->getResult(0);
+    std::optional<FusedPool> pool = getFusedPool(op);
+    record.attrs["pool"] =
+        Object{{"kind", pool->average ? "avg" : "sum"},
+               {"kernel", Array{pool->kh, pool->kw}}};
+  }
+  FailureOr<int64_t> s = addValueTensor(op, spikes, "activation",
                                         phase == Phase::Infer ? layer : "");
   if (failed(s))
     return failure();
   Array out{*s};
-  bool saveH = phase == Phase::TrainForward;
   if (saveH && recomputeChunk > 0 && isa<LIFOp, IFOp>(op)) {
     // The backward recomputes H from the input: only the membrane before
     // steps C, 2C, ... is saved (at least one row, so never empty).
@@ -686,7 +749,10 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     }
   }
   forwardActivations.insert(*s);
-  if (phase == Phase::Infer && model != "li")
+  // The mean of an average pooling's output is the layer's spike rate; a
+  // sum pooling's is not.
+  bool ratesSpikes = !*fusedPool || isa<AvgPool2DOp>(*fusedPool);
+  if (phase == Phase::Infer && model != "li" && ratesSpikes)
     spikeLayers.push_back(Object{{"name", layer}, {"tensor", *s}});
 
   Object json{{"op", "neuron"}, {"in", std::move(in)}, {"out", std::move(out)}};

@@ -149,6 +149,12 @@ def run_infer(m, values):
                 near.append(np.abs(h - op["v_th"]) < 1e-4)
                 v = h * (1 - s) + op["v_reset"] * s
                 y[t] = s
+            if "pool" in op:
+                # Fused with its pooling (--snn-fuse): the neuron op, then a
+                # pooling whose windows tile the map.
+                k = op["pool"]["kernel"]
+                y = y.reshape((-1,) + x.shape[-3:])
+                y = pool(y, op["pool"]["kind"], k, k, [0, 0])
         else:
             raise SystemExit(f"reference: op {kind} not covered")
         values[outs[0]] = np.asarray(y, dtype=np.float64).reshape(shape)

@@ -62,6 +62,43 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
   ];
 }
 
+def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
+  let summary = "Fuse spiking layers with the average/sum pooling after them";
+  let description = [{
+    Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
+    `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
+    windows tile the input (kernel == stride, no padding, the window divides
+    H and W). Such a layer and its pooling run as one kernel: a thread per
+    window scans T for the window's neurons and writes the pooled spikes
+    only. In training the neuron backward could likewise read the gradient
+    of the pooled spikes and spread it over the window (average: divided by
+    `KH KW`); uses of the spikes by `snn.neuron_bwd` (which reads the
+    layer's saved membrane, not its spikes) would not prevent that.
+
+    Every pair gets a remark: `fused`, with the size of the spike tensor that
+    is no longer written, or the reason it is left unfused (max pooling,
+    overlapping or padded windows, windows that do not tile the input, other
+    users of the spikes, a neuron without a generated kernel, a non-f32
+    tensor, a layer of the training step).
+
+    A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
+    kernel = array<i64: KH, KW>}`; the IR keeps both ops, and `--snn-compile`
+    writes the pair as one manifest `neuron` op with a `pool` attribute whose
+    generated kernel writes the pooled spikes only. Status: inference
+    (forward) only; a layer whose spikes feed `snn.neuron_bwd` (the training
+    step) stays unfused, with a remark, until the fused backward exists.
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-neuron-pools",
+              "Neuron layers fused with their pooling">,
+    Statistic<"numFusable", "fusable-neuron-pools",
+              "Training-step neuron layers whose pooling could be fused">,
+    Statistic<"numUnfused", "unfused-neuron-pools",
+              "Neuron layers followed by a pooling that cannot be fused">,
+  ];
+}
+
 def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
   let summary = "Merge consecutive snn.scale ops into one";
   let description = [{

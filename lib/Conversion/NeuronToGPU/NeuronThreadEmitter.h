@@ -1,0 +1,167 @@
+//===- NeuronThreadEmitter.h - emits one neuron-kernel thread ---*- C++ -*-===//
+//
+// The per-thread code of the neuron kernels (NeuronKernelBody.cpp), shared
+// by the pooled kernels of fused layers (NeuronPoolKernels.cpp) so that both
+// run the same step arithmetic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_LIB_CONVERSION_NEURONTOGPU_NEURONTHREADEMITTER_H
+#define SNN_LIB_CONVERSION_NEURONTOGPU_NEURONTHREADEMITTER_H
+
+#include "NeuronKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::snn::kernelgen {
+
+/// Emits the per-thread code on vectors of W lanes, one lane per neuron.
+class ThreadEmitter {
+public:
+  /// `base`: the thread's first neuron; its W = spec.getWidth() neurons
+  /// are [base, base + W).
+  ThreadEmitter(OpBuilder &b, Location loc, const NeuronSpec &spec,
+                Value base)
+      : b(b), loc(loc), spec(spec), width(spec.getWidth()),
+        vecType(VectorType::get({width}, b.getF32Type())), base(base) {}
+
+  /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
+  void emitForward(ValueRange args, bool saveH, bool record = false);
+  void emitBackward(ValueRange args);
+  /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
+  void emitBackwardRecompute(ValueRange args);
+
+  /// Runs one forward step at `t` from `state`: stores what the step
+  /// writes except packed spikes (the spikes only when `s` is given; the
+  /// membrane before the step at a chunk start when `ckpt`), and returns
+  /// the next state and the spike mask (null for li).
+  Value forwardStep(Value t, ValueRange state, Value x, Value s, Value h,
+                    Value iSaved, Value ckpt, SmallVectorImpl<Value> &next,
+                    Value vOut = Value());
+  /// The state before the first step: V (and I for cuba_lif).
+  SmallVector<Value> initialState() {
+    SmallVector<Value> init{
+        param(spec.vInitFromReset ? spec.vReset : spec.vInit)};
+    if (spec.hasSynapse())
+      init.push_back(param(spec.iInit));
+    return init;
+  }
+  /// The chained-state arguments that follow the first `numFixed` ones:
+  /// state (or gradient) in, then out; empty unless spec.chainsState.
+  ValueRange chainedStateArgs(ValueRange args, unsigned numFixed) const {
+    if (!spec.chainsState)
+      return {};
+    return args.slice(numFixed, 2 * spec.getNumStateTensors());
+  }
+  /// The thread's lanes of state tensors in the op's order (i then v for
+  /// cuba_lif) as the scan's order (v, then i).
+  SmallVector<Value> loadState(ValueRange memrefs) {
+    SmallVector<Value> state;
+    for (Value m : llvm::reverse(memrefs))
+      state.push_back(load(m, base));
+    return state;
+  }
+  /// Stores the scan's state (v, then i) into tensors in the op's order.
+  void storeState(ValueRange state, ValueRange memrefs) {
+    for (auto [value, m] : llvm::zip(state, llvm::reverse(memrefs)))
+      store(value, m, base);
+  }
+
+  /// Loads the tensor parameters once, before the time loop.
+  void loadParams(ValueRange paramArgs);
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, static_cast<float>(v)));
+  }
+  VectorType getVectorType() const { return vecType; }
+
+private:
+  /// Offset of this thread's first neuron at step `t`.
+  Value offset(Value t) {
+    Value row = arith::MulIOp::create(b, loc, t, index(spec.numNeurons));
+    return arith::AddIOp::create(b, loc, row, base);
+  }
+  /// W lanes of `memref` (f32 or bf16) at `at`, as f32.
+  Value load(Value memref, Value at) {
+    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    Value lanes = vector::LoadOp::create(
+        b, loc, VectorType::get({width}, elem), memref, ValueRange{at},
+        /*nontemporal=*/false, alignment(elem));
+    return elem.isF32() ? lanes : arith::ExtFOp::create(b, loc, vecType, lanes);
+  }
+  /// Stores W f32 lanes, rounded to the element type of `memref`.
+  void store(Value value, Value memref, Value at) {
+    Type elem = cast<MemRefType>(memref.getType()).getElementType();
+    auto type = cast<VectorType>(value.getType());
+    if (type.getElementType() != elem && isa<FloatType>(elem))
+      value = arith::TruncFOp::create(b, loc, type.clone(elem), value);
+    vector::StoreOp::create(b, loc, value, memref, ValueRange{at},
+                            /*nontemporal=*/false, alignment(elem));
+  }
+  /// W elements when that is a power of two (a pooled layer's window rows
+  /// can be 3 wide), else one element.
+  llvm::MaybeAlign alignment(Type elem) const {
+    int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+    return llvm::MaybeAlign(llvm::isPowerOf2_64(width) ? width * bytes : bytes);
+  }
+
+  /// The membrane after the step that charged `hv`.
+  Value afterReset(Value hv, Value spike) {
+    return spec.softReset ? select(spike, sub(hv, param(spec.vTh)), hv)
+                          : select(spike, param(spec.vReset), hv);
+  }
+  /// gH of a spiking layer from the output's and the next membrane's
+  /// gradients: gOut σ'(H - v_th) + gv dV/dH.
+  Value gradH(Value gOut, Value gv, Value hv);
+  /// Recomputes steps [first, first + len) from the membrane `v` (reading X),
+  /// then runs their backward in reverse from `gv`; returns the gradient of
+  /// the membrane before `first`.
+  Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
+                       ValueRange args);
+
+  Value param(const NeuronParam &p) {
+    return p.isTensor() ? params.lookup(&p) : splat(p.scalar);
+  }
+  Value paramVector(Value memref);
+
+  Value add(Value a, Value c) { return arith::AddFOp::create(b, loc, a, c); }
+  Value sub(Value a, Value c) { return arith::SubFOp::create(b, loc, a, c); }
+  Value mul(Value a, Value c) { return arith::MulFOp::create(b, loc, a, c); }
+  Value div(Value a, Value c) { return arith::DivFOp::create(b, loc, a, c); }
+  Value select(Value cond, Value a, Value c) {
+    return arith::SelectOp::create(b, loc, cond, a, c);
+  }
+  Value isScalar(const NeuronParam &p, double v) {
+    return (!p.isTensor() && p.scalar == v) ? Value() : param(p);
+  }
+
+  /// H = V + k (v_leak - V) + c X.
+  Value charge(Value v, Value x);
+  /// S[t] = H >= v_th (H > v_th when strict).
+  Value fires(Value h) {
+    return arith::CmpFOp::create(b, loc,
+                                 spec.strict ? arith::CmpFPredicate::OGT
+                                             : arith::CmpFPredicate::OGE,
+                                 h, param(spec.vTh));
+  }
+  /// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B.
+  Value surrogate(Value h);
+
+  OpBuilder &b;
+  Location loc;
+  const NeuronSpec &spec;
+  int64_t width;
+  VectorType vecType;
+  Value base;
+  /// The feature index of the thread's first neuron.
+  Value firstFeature;
+  llvm::DenseMap<const NeuronParam *, Value> params;
+};
+
+} // namespace mlir::snn::kernelgen
+
+#endif // SNN_LIB_CONVERSION_NEURONTOGPU_NEURONTHREADEMITTER_H

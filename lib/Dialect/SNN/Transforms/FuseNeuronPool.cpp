@@ -1,0 +1,153 @@
+//===- FuseNeuronPool.cpp - select neuron layers fusable with their pooling -===//
+//
+// A spiking layer followed by an average or sum pooling writes the whole
+// spike tensor [T, B, C, H, W] only for the pooling to read it back; in
+// training the pooling's gradient writes the whole dL/dS only for the neuron
+// backward to read it back. When the windows tile the input (kernel ==
+// stride, no padding, the window divides H and W), one kernel with a thread
+// per window can scan T for the window's neurons and write the pooled spikes
+// only, and the neuron backward can spread the pooled gradient over the
+// window itself. Max pooling is not a candidate: its backward needs the
+// unpooled spikes to find each window's maximum.
+//
+// This pass selects those pairs and says, as a remark on each neuron layer
+// followed by a pooling, whether it is fused and why not. A fused layer
+// carries `snn.fused_pool = {kind = "avg" | "sum", kernel = [KH, KW]}`: the
+// IR keeps both ops (so every other pass reads it unchanged), and the module
+// emitter writes the pair as one manifest `neuron` op whose output is the
+// pooled tensor. Layers whose spikes feed the backward (snn.neuron_bwd) stay
+// unfused until the fused backward exists.
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Dialect/SNN/IR/FusedPool.h"
+#include "snn/Dialect/SNN/Transforms/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::snn {
+#define GEN_PASS_DEF_SNNFUSEPASS
+#include "snn/Dialect/SNN/Transforms/Passes.h.inc"
+} // namespace mlir::snn
+
+using namespace mlir;
+using namespace mlir::snn;
+
+namespace {
+
+bool isPool(Operation *op) {
+  return isa<AvgPool2DOp, SumPool2DOp, MaxPool2DOp>(op);
+}
+
+/// Why `pool`'s windows do not tile its input, or an empty string.
+template <typename PoolOp>
+std::string getTilingFailure(PoolOp pool) {
+  ArrayRef<int64_t> kernel = pool.getKernelSize();
+  SmallVector<int64_t, 2> stride = pool.getEffectiveStride();
+  ArrayRef<int64_t> padding = pool.getPadding();
+  if (padding[0] != 0 || padding[1] != 0)
+    return llvm::formatv("its windows are padded ({0}x{1})", padding[0],
+                         padding[1]);
+  if (kernel[0] != stride[0] || kernel[1] != stride[1])
+    return llvm::formatv("its windows overlap or leave gaps (kernel {0}x{1}, "
+                         "stride {2}x{3})",
+                         kernel[0], kernel[1], stride[0], stride[1]);
+  auto type = cast<RankedTensorType>(pool.getInput().getType());
+  int64_t h = type.getDimSize(type.getRank() - 2);
+  int64_t w = type.getDimSize(type.getRank() - 1);
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(w) ||
+      h % kernel[0] != 0 || w % kernel[1] != 0)
+    return llvm::formatv("its {0}x{1} windows do not tile the {2}x{3} input",
+                         kernel[0], kernel[1], h, w);
+  return "";
+}
+
+/// Why the neuron layer `op` and the pooling `pool` that reads its spikes
+/// cannot be fused, or an empty string when they can.
+std::string getFusionFailure(Operation *op, Operation *pool,
+                             unsigned numOtherUsers) {
+  if (isa<PLIFOp>(op))
+    return "snn.plif has no generated neuron kernel to fuse into";
+  if (isa<LIOp>(op))
+    return "snn.li outputs its membrane, not spikes";
+  if (numOtherUsers > 0)
+    return llvm::formatv("the spikes have {0} other user(s) besides the "
+                         "pooling",
+                         numOtherUsers);
+  if (isa<MaxPool2DOp>(pool))
+    return "max pooling's backward needs the unpooled spikes to find each "
+           "window's maximum";
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type.getElementType().isF32())
+    return "generated neuron kernels are f32 only";
+  if (!type.hasStaticShape())
+    return "the spike tensor has a dynamic shape";
+  return TypeSwitch<Operation *, std::string>(pool)
+      .Case<AvgPool2DOp, SumPool2DOp>(
+          [](auto p) { return getTilingFailure(p); })
+      .Default([](Operation *) { return "not a pooling op"; });
+}
+
+/// {kind = "avg" | "sum", kernel = [KH, KW]} of a tiling pooling.
+DictionaryAttr getFusedPoolAttr(Operation *pool) {
+  Builder b(pool->getContext());
+  ArrayRef<int64_t> kernel =
+      isa<AvgPool2DOp>(pool) ? cast<AvgPool2DOp>(pool).getKernelSize()
+                             : cast<SumPool2DOp>(pool).getKernelSize();
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("kind",
+                      b.getStringAttr(isa<AvgPool2DOp>(pool) ? "avg" : "sum")),
+       b.getNamedAttr("kernel", b.getDenseI64ArrayAttr(kernel))});
+}
+
+struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
+  void runOnOperation() override {
+    getOperation().walk([&](NeuronOpInterface neuron) {
+      if (neuron.isStepForm())
+        return;
+      Operation *op = neuron.getOperation();
+      Value spikes = op->getResult(0);
+      // The neuron backward reads the saved membrane, not the spikes: its
+      // use stays valid when the spikes are never written.
+      Operation *pool = nullptr;
+      unsigned numOtherUsers = 0;
+      bool trained = false;
+      for (Operation *user : spikes.getUsers()) {
+        if (isa<NeuronBwdOp>(user))
+          trained = true;
+        else if (!pool && isPool(user))
+          pool = user;
+        else
+          ++numOtherUsers;
+      }
+      if (!pool)
+        return;
+      std::string failure = getFusionFailure(op, pool, numOtherUsers);
+      if (!failure.empty()) {
+        op->emitRemark() << "not fused with the following "
+                         << pool->getName() << ": " << failure;
+        ++numUnfused;
+        return;
+      }
+      auto type = cast<RankedTensorType>(spikes.getType());
+      double mib = type.getNumElements() * 4.0 / (1 << 20);
+      if (trained) {
+        op->emitRemark() << "fusable with the following " << pool->getName()
+                         << " but left unfused: the fused backward is not "
+                            "built yet (it would save the "
+                         << llvm::formatv("{0:F1}", mib)
+                         << " MiB spike tensor and its gradient)";
+        ++numFusable;
+        return;
+      }
+      op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
+      op->emitRemark() << "fused with the following " << pool->getName()
+                       << ": the " << llvm::formatv("{0:F1}", mib)
+                       << " MiB spike tensor is not written";
+      ++numFused;
+    });
+  }
+};
+
+} // namespace

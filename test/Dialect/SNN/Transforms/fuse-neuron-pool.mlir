@@ -1,0 +1,85 @@
+// RUN: snn-opt %s --snn-fuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: snn-opt --help | FileCheck %s --check-prefix=HELP
+// HELP: --snn-fuse - Fuse spiking layers with the average/sum pooling
+
+// Tiling average and sum poolings of lif, if and cuba_lif spikes are
+// fused: each layer names its pooling's kind and window in snn.fused_pool,
+// and both ops stay (the module emitter writes them as one neuron op).
+// CHECK-LABEL: func.func @fusable
+// CHECK: snn.lif %{{.*}} {snn.fused_pool = {kernel = array<i64: 2, 2>, kind = "avg"}}
+// CHECK-NEXT: snn.avg_pool2d
+// CHECK: snn.if %{{.*}} {snn.fused_pool = {kernel = array<i64: 2, 2>, kind = "sum"}}
+// CHECK-NEXT: snn.sum_pool2d
+// CHECK: snn.cuba_lif %{{.*}} {snn.fused_pool = {kernel = array<i64: 4, 4>, kind = "avg"}}
+// CHECK-NEXT: snn.avg_pool2d
+func.func @fusable(%x: tensor<4x2x3x8x8xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x2x2xf32>) {
+  // expected-remark @+1 {{fused with the following snn.avg_pool2d: the 0.0 MiB spike tensor is not written}}
+  %s = snn.lif %x : tensor<4x2x3x8x8xf32>
+  %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  // expected-remark @+1 {{fused with the following snn.sum_pool2d}}
+  %i = snn.if %x : tensor<4x2x3x8x8xf32>
+  %q = snn.sum_pool2d %i {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  // expected-remark @+1 {{fused with the following snn.avg_pool2d}}
+  %c = snn.cuba_lif %x : tensor<4x2x3x8x8xf32>
+  %r = snn.avg_pool2d %c {kernel_size = array<i64: 4, 4>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x2x2xf32>
+  return %p, %q, %r : tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x2x2xf32>
+}
+
+// -----
+
+// In training the neuron backward reads the saved membrane, not the spikes:
+// its use would not prevent the fusion, which would save the gradient of the
+// spikes too; until the fused backward exists the layer stays unfused.
+// CHECK-LABEL: func.func @trained
+// CHECK-NOT: snn.fused_pool
+func.func @trained(%x: tensor<4x2x3x8x8xf32>, %gp: tensor<4x2x3x4x4xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>) {
+  // expected-remark @+1 {{fusable with the following snn.avg_pool2d but left unfused: the fused backward is not built yet (it would save the 0.0 MiB spike tensor and its gradient)}}
+  %s = snn.lif %x : tensor<4x2x3x8x8xf32>
+  %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  %gs = snn.avg_pool2d_bwd %gp {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x4x4xf32> -> tensor<4x2x3x8x8xf32>
+  %gx = snn.neuron_bwd %gs, %s : tensor<4x2x3x8x8xf32>
+  return %p, %gx : tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>
+}
+
+// -----
+
+// Windows that overlap, are padded, or leave part of the input out.
+// CHECK-LABEL: func.func @not_tiling
+// CHECK-NOT: snn.fused_pool
+func.func @not_tiling(%x: tensor<4x2x3x5x5xf32>) -> (tensor<4x2x3x2x2xf32>, tensor<4x2x3x3x3xf32>, tensor<4x2x3x2x2xf32>) {
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: its windows overlap or leave gaps (kernel 3x3, stride 2x2)}}
+  %a = snn.lif %x : tensor<4x2x3x5x5xf32>
+  %pa = snn.avg_pool2d %a {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>} : tensor<4x2x3x5x5xf32> -> tensor<4x2x3x2x2xf32>
+  // expected-remark @+1 {{not fused with the following snn.sum_pool2d: its windows are padded (1x1)}}
+  %b = snn.lif %x : tensor<4x2x3x5x5xf32>
+  %pb = snn.sum_pool2d %b {kernel_size = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<4x2x3x5x5xf32> -> tensor<4x2x3x3x3xf32>
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: its 2x2 windows do not tile the 5x5 input}}
+  %c = snn.lif %x : tensor<4x2x3x5x5xf32>
+  %pc = snn.avg_pool2d %c {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x5x5xf32> -> tensor<4x2x3x2x2xf32>
+  return %pa, %pb, %pc : tensor<4x2x3x2x2xf32>, tensor<4x2x3x3x3xf32>, tensor<4x2x3x2x2xf32>
+}
+
+// -----
+
+// Max pooling, spikes read elsewhere too, and neurons without spikes or
+// without a generated kernel stay unfused; a neuron without a pooling gets
+// no remark.
+// CHECK-LABEL: func.func @other_cases
+// CHECK-NOT: snn.fused_pool
+func.func @other_cases(%x: tensor<4x2x3x8x8xf32>, %w: tensor<1xf32>)
+    -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>) {
+  // expected-remark @+1 {{not fused with the following snn.max_pool2d: max pooling's backward needs the unpooled spikes to find each window's maximum}}
+  %a = snn.lif %x : tensor<4x2x3x8x8xf32>
+  %pa = snn.max_pool2d %a {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: the spikes have 1 other user(s) besides the pooling}}
+  %b = snn.lif %x : tensor<4x2x3x8x8xf32>
+  %pb = snn.avg_pool2d %b {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: snn.li outputs its membrane, not spikes}}
+  %c = snn.li %x : tensor<4x2x3x8x8xf32>
+  %pc = snn.avg_pool2d %c {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: snn.plif has no generated neuron kernel to fuse into}}
+  %d = snn.plif %x, %w : tensor<4x2x3x8x8xf32>, tensor<1xf32>
+  %pd = snn.avg_pool2d %d {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  %e = snn.lif %x : tensor<4x2x3x8x8xf32>
+  return %pa, %pb, %b, %pc, %pd, %e : tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>
+}
