@@ -60,6 +60,10 @@ public:
       : batch(batch), kernels(kernels), opKernels(opKernels),
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk) {}
 
+  /// Batch norm and its gradient become `kernel` ops too (else the
+  /// runtime's `batch_norm` and `batch_norm_bwd` run them).
+  void setGeneratedBatchNorm(bool generated) { generatedBatchNorm = generated; }
+
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
 
@@ -134,6 +138,7 @@ private:
   /// lif/if layers save membrane checkpoints every this many steps instead
   /// of H, and their backward reads their input (0: save H).
   int64_t recomputeChunk;
+  bool generatedBatchNorm = false;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

@@ -142,6 +142,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   OpKernelRegistry opKernels;
   ManifestBuilder builder(options.batch, kernels, opKernels,
                           options.savedHBf16, options.recomputeChunk);
+  builder.setGeneratedBatchNorm(options.generatedBatchNorm);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();

@@ -48,6 +48,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.recomputeChunk = recompute;
+    options.generatedBatchNorm = batchNormKernels;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

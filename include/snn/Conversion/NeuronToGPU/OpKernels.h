@@ -1,8 +1,8 @@
 //===- OpKernels.h - generated kernels of the non-neuron ops ----*- C++ -*-===//
 //
 // The elementwise ops (add, accumulate, scale), dropout, pooling
-// (PoolKernels.h) and the optimizer updates (SGD, Adam/AdamW) as
-// compiler-generated kernels: one description
+// (PoolKernels.h), batch norm (BatchNormKernels.h) and the optimizer
+// updates (SGD, Adam/AdamW) as compiler-generated kernels: one description
 // (OpKernelSpec) gives a `gpu.func` (lowered with the neuron kernels to NVVM,
 // cubin and PTX) and a host function (lowered with them through LLVM into
 // the module's CPU kernel library). The runtime launches them by name
@@ -38,6 +38,9 @@ enum class OpKernelKind {
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
   Pool,       ///< avg/sum/max pooling of x[planes, H, W] (PoolKernels.cpp)
   PoolBwd,    ///< its gradient (gx += ... with accumulate)
+  BatchNorm,     ///< training batch norm of x[M, C, S] (BatchNormKernels.cpp)
+  BatchNormEval, ///< eval batch norm: the running statistics' affine
+  BatchNormBwd,  ///< training batch norm's gradient (+= with accumulate)
 };
 
 /// The reduction of a pooling window.
@@ -59,8 +62,21 @@ struct PoolGeometry {
   }
 };
 
+/// x of a batch norm viewed as [rows, channels, spatial]; statistics per
+/// channel over rows * spatial.
+struct BatchNormGeometry {
+  int64_t rows = 0, channels = 0, spatial = 0;
+  double eps = 1e-5, momentum = 0.1;
+
+  int64_t getElements() const { return rows * channels * spatial; }
+  /// Elements per channel.
+  int64_t getCount() const { return rows * spatial; }
+};
+
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
+/// Threads per block of the batch norm reductions (one block per channel).
+inline constexpr int64_t kBatchNormBlockSize = 1024;
 
 /// One generated kernel: the same elementwise computation over one or more
 /// segments (an optimizer kernel updates every parameter of a group in one
@@ -87,14 +103,20 @@ struct OpKernelSpec {
   // pool and its backward (accumulate shared with scale)
   PoolMode poolMode = PoolMode::Avg;
   PoolGeometry pool;
+  // batch norm and its backward (accumulate shared with scale)
+  BatchNormGeometry batchNorm;
 
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
-  /// dropout_bwd gy, mask, gx; pool x, y; pool_bwd gy (, x for max), gx.
+  /// dropout_bwd gy, mask, gx; pool x, y; pool_bwd gy (, x for max), gx;
+  /// batch_norm x, gamma, beta, running_mean, running_var, y, saved_mean,
+  /// saved_invstd (eval: up to y); batch_norm_bwd gy, x, gamma, saved_mean,
+  /// saved_invstd, gx, ggamma, gbeta.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
-  /// size (the segment's size is its number of threads).
+  /// size (the segment's size is its number of threads), and batch norm,
+  /// whose per-channel tensors have C elements.
   int64_t getTensorSize(unsigned segment, unsigned tensor) const;
   /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
   /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
@@ -109,12 +131,17 @@ struct OpKernelSpec {
            kind == OpKernelKind::Dropout;
   }
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
-  /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd".
+  /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
+  /// "batch_norm", "batch_norm_eval", "batch_norm_bwd".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
-  /// Blocks of kOpKernelBlockSize threads: each segment starts a block.
+  /// Blocks of getBlockSize() threads: each segment starts a block; batch
+  /// norm's reductions run a block per channel.
   int64_t getGridSize() const;
+  /// Threads per block: kOpKernelBlockSize, or kBatchNormBlockSize for
+  /// batch norm's reductions (a block per channel needs many threads).
+  int64_t getBlockSize() const;
 };
 
 /// A spec with the name the kernel gets.

@@ -41,6 +41,9 @@ struct ModuleCompileOptions {
   /// backward, with a membrane checkpoint every this many steps, instead of
   /// saving it (0: save H).
   int64_t recomputeChunk = 0;
+  /// Batch norm runs compiler-generated kernels (kernel ops) instead of the
+  /// runtime's batch_norm ops.
+  bool generatedBatchNorm = false;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -191,6 +191,11 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "Training recomputes the H of lif and if layers in the backward "
            "from their input and a membrane checkpoint every this many steps "
            "instead of saving H (0: save H; 8 is a good choice)">,
+    Option<"batchNormKernels", "batch-norm-kernels", "bool",
+           /*default=*/"false",
+           "Batch norm and its gradient as compiler-generated kernels "
+           "(kernel ops, GPU and CPU); false leaves them to the runtime's "
+           "batch_norm ops">,
   ];
 }
 
