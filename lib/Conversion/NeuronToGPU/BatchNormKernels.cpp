@@ -57,6 +57,34 @@ bool mlir::snn::isBatchNormReduction(const OpKernelSpec &spec) {
          spec.kind == OpKernelKind::BatchNormBwd;
 }
 
+bool mlir::snn::isBatchNorm(const OpKernelSpec &spec) {
+  return isBatchNormReduction(spec) ||
+         spec.kind == OpKernelKind::BatchNormEval;
+}
+
+/// The eval affine of `channel`, y = x scale + shift, in f32 from the
+/// running statistics.
+static std::pair<Value, Value> emitEvalAffine(OpBuilder &b, Location loc,
+                                              const OpKernelSpec &spec,
+                                              ValueRange args, Value channel) {
+  auto load = [&](Value memref) {
+    return memref::LoadOp::create(b, loc, memref, ValueRange{channel})
+        .getResult();
+  };
+  Value var = load(args[4]);
+  Value eps = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(float(spec.batchNorm.eps)));
+  Value root = math::SqrtOp::create(
+      b, loc, arith::AddFOp::create(b, loc, var, eps));
+  Value gamma = load(args[1]);
+  Value scale = arith::DivFOp::create(b, loc, gamma, root);
+  Value mean = load(args[3]);
+  Value beta = load(args[2]);
+  Value shifted = arith::MulFOp::create(b, loc, mean, scale);
+  Value shift = arith::SubFOp::create(b, loc, beta, shifted);
+  return {scale, shift};
+}
+
 MemRefType mlir::snn::getBatchNormScratchType(MLIRContext *ctx) {
   auto workgroup = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -87,6 +115,8 @@ private:
   /// The block's totals of the partial sums (the host: the sums).
   std::pair<Value, Value> emitBlockSums(Value first, Value second);
   void emitForwardEnd(Value sumShifted, Value sumSquares);
+  /// Eval on the host: the channel's affine once, then its elements.
+  void emitEval();
   void emitBackwardEnd(Value sumGy, Value sumGyXhat);
   /// Runs `body(at, valid, state)` for each element of this thread's share:
   /// `at` is the element's index in x. Past the channel's end (the last
@@ -316,7 +346,20 @@ void ChannelEmitter::emitBackwardEnd(Value sumGy, Value sumGyXhat) {
   });
 }
 
+void ChannelEmitter::emitEval() {
+  auto [scale, shift] = emitEvalAffine(b, loc, spec, args, channel);
+  forEachElement(ValueRange{}, [&](Value at, Value valid, ValueRange) {
+    Value v = load(args[0], at);
+    Value scaled = mul(v, scale);
+    Value result = add(scaled, shift);
+    storeValid(valid, [&] { store(result, args[5], at); });
+    return SmallVector<Value>{};
+  });
+}
+
 void ChannelEmitter::emit() {
+  if (spec.kind == OpKernelKind::BatchNormEval)
+    return emitEval();
   auto [first, second] = emitPartialSums();
   auto [total1, total2] = emitBlockSums(first, second);
   if (spec.kind == OpKernelKind::BatchNorm)
@@ -354,26 +397,15 @@ void mlir::snn::emitBatchNormEvalElement(OpBuilder &b, Location loc,
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto load = [&](Value memref, Value at) {
-    return memref::LoadOp::create(b, loc, memref, ValueRange{at}).getResult();
-  };
   Value rows = g.spatial == 1 ? i
                               : Value(arith::DivUIOp::create(b, loc, i,
                                                              idx(g.spatial)));
   Value channel = arith::RemUIOp::create(b, loc, rows, idx(g.channels));
-  // In f32: the per-channel constants are recomputed by every element.
-  Value var = load(args[4], channel);
-  Value eps = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(g.eps)));
-  Value root = math::SqrtOp::create(
-      b, loc, arith::AddFOp::create(b, loc, var, eps));
-  Value gamma = load(args[1], channel);
-  Value scale = arith::DivFOp::create(b, loc, gamma, root);
-  Value mean = load(args[3], channel);
-  Value beta = load(args[2], channel);
-  Value shifted = arith::MulFOp::create(b, loc, mean, scale);
-  Value offset = arith::SubFOp::create(b, loc, beta, shifted);
-  Value x = load(args[0], i);
+  // Every element recomputes its channel's affine: cheaper on the GPU than
+  // a pass of its own.
+  auto [scale, shift] = emitEvalAffine(b, loc, spec, args, channel);
+  Value x = memref::LoadOp::create(b, loc, args[0], ValueRange{i});
   Value scaled = arith::MulFOp::create(b, loc, x, scale);
-  Value y = arith::AddFOp::create(b, loc, scaled, offset);
+  Value y = arith::AddFOp::create(b, loc, scaled, shift);
   memref::StoreOp::create(b, loc, y, args[5], ValueRange{i});
 }

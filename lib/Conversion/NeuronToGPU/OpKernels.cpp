@@ -514,7 +514,7 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   ValueRange args = fn.getArguments();
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
-  if (isBatchNormReduction(spec)) {
+  if (isBatchNorm(spec)) {
     emitBatchNormHostChannels(b, loc, spec, args);
     func::ReturnOp::create(b, loc);
     return fn;

@@ -112,7 +112,19 @@ func.func @bn(%x: tensor<2x3x5xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>,
 // HOST-NOT: arith.select
 // HOST: memref.store %{{.*}}, %{{.*}}[%[[CH]]] : memref<3xf32>
 // HOST-LABEL: func.func @snn_op1_batch_norm_bwd(
+// Eval on the host: the channel's affine once (one square root per
+// channel), then the channel's elements x[m, c] = x[6 m + c].
 // HOST-LABEL: func.func @snn_op2_batch_norm_eval(
+// HOST: scf.for %[[EC:.*]] = %c0 to %c6 step %c1 {
+// HOST: %[[ROOT:.*]] = math.sqrt %{{.*}} : f32
+// HOST: %[[SCALE:.*]] = arith.divf %{{.*}}, %[[ROOT]] : f32
+// HOST: scf.for %{{.*}} = %c0{{.*}} to %c4 step %c1
+// HOST-NOT: math.sqrt
+// HOST: %[[EX:.*]] = memref.load
+// HOST: arith.mulf %[[EX]], %[[SCALE]] : f32
+// HOST: memref.store
+// HOST-NOT: math.sqrt
+// HOST: return
 
 // The NVVM lowering keeps the block's sums in static shared memory, a barrier
 // between the tree's levels.

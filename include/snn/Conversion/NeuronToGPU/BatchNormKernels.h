@@ -6,7 +6,8 @@
 // M*S elements in f64 (unrolled: several loads in flight), the block
 // reduces the sums in shared memory, then
 // every thread writes its share of the output. The host function runs the
-// same per-element code in a loop per channel. Eval is elementwise.
+// same per-element code in a loop per channel. Eval is elementwise on the
+// GPU, a loop per channel on the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,13 @@ void emitBatchNormGPUChannel(OpBuilder &b, Location loc,
                              const OpKernelSpec &spec, ValueRange args,
                              Value scratch, Value channel, Value lane);
 
+/// Whether the kernel is one of batch norm's (the host function runs it a
+/// channel at a time).
+bool isBatchNorm(const OpKernelSpec &spec);
+
 /// Emits, at the insertion point of a host function, the loop over the
-/// channels of a reducing batch norm kernel.
+/// channels of a batch norm kernel (eval: the channel's affine computed
+/// once).
 void emitBatchNormHostChannels(OpBuilder &b, Location loc,
                                const OpKernelSpec &spec, ValueRange args);
 
