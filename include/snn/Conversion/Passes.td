@@ -130,14 +130,17 @@ def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
 }
 
 def SNNOpKernels : Pass<"snn-op-kernels", "ModuleOp"> {
-  let summary = "generate the kernels of the elementwise, pooling and optimizer ops";
+  let summary = "generate the kernels of the elementwise, pooling, batch norm and optimizer ops";
   let description = [{
     Adds the kernels that `--snn-compile` generates for the non-neuron ops it
     does not leave to a vendor library (include/snn/Conversion/NeuronToGPU/
     OpKernels.h): one kernel per `snn.add`, `snn.accumulate`, `snn.scale`,
     `snn.dropout` (as in training: it draws the mask), `snn.dropout_bwd`,
     pooling op (`snn.avg_pool2d`, `snn.sum_pool2d`, `snn.max_pool2d`) and
-    pooling gradient (equal ones share it), and one multi-tensor kernel per
+    pooling gradient, `snn.batch_norm` (training mode when an
+    `snn.batch_norm_bwd` takes its gradient, else eval) and
+    `snn.batch_norm_bwd` (equal ones share a kernel), and one multi-tensor
+    kernel per
     group of `snn.sgd` / `snn.adam` ops of a function with equal hyperparameters,
     which updates every parameter of the group in one launch (one segment
     per parameter). With `host=false` they are `gpu.func`s of

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
+#include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+#include "snn/Conversion/NeuronToGPU/KernelArith.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "SpikeBitsKernels.h"
@@ -52,6 +54,11 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
+  case OpKernelKind::BatchNorm:
+  case OpKernelKind::BatchNormBwd:
+    return 8;
+  case OpKernelKind::BatchNormEval:
+    return 6;
   }
   return 0;
 }
@@ -61,6 +68,12 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
     return tensor == 0 ? pool.getInputElements() : pool.getOutputElements();
   if (kind == OpKernelKind::PoolBwd)
     return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
+  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval)
+    return tensor == 0 || tensor == 5 ? batchNorm.getElements()
+                                      : batchNorm.channels;
+  if (kind == OpKernelKind::BatchNormBwd)
+    return tensor <= 1 || tensor == 5 ? batchNorm.getElements()
+                                      : batchNorm.channels;
   return sizes[segment];
 }
 
@@ -95,6 +108,12 @@ StringRef OpKernelSpec::getKindName() const {
     return "pack_bits";
   case OpKernelKind::UnpackBits:
     return "unpack_bits";
+  case OpKernelKind::BatchNorm:
+    return "batch_norm";
+  case OpKernelKind::BatchNormEval:
+    return "batch_norm_eval";
+  case OpKernelKind::BatchNormBwd:
+    return "batch_norm_bwd";
   }
   return "";
 }
@@ -120,12 +139,27 @@ std::string OpKernelSpec::getKey() const {
                          outFeatures, hasBias, crossover)
                .str();
   key += ";" + std::to_string(packedElements);
+  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval ||
+      kind == OpKernelKind::BatchNormBwd) {
+    const BatchNormGeometry &g = batchNorm;
+    key += llvm::formatv(";{0},{1},{2},{3:e17},{4:e17}", g.rows, g.channels,
+                         g.spatial, g.eps, g.momentum)
+               .str();
+  }
   return key;
+}
+
+int64_t OpKernelSpec::getBlockSize() const {
+  return kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd
+             ? kBatchNormBlockSize
+             : kOpKernelBlockSize;
 }
 
 int64_t OpKernelSpec::getGridSize() const {
   if (isEventKernel(kind))
     return getEventKernelGridSize(*this);
+  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd)
+    return batchNorm.channels;
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -165,10 +199,10 @@ std::string OpKernelRegistry::request(const OpKernelSpec &spec) {
 
 namespace {
 /// Emits the per-element code of one kernel.
-class ElementEmitter {
+class ElementEmitter : KernelArith {
 public:
   ElementEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
-      : b(b), loc(loc), spec(spec) {}
+      : KernelArith(b, loc), spec(spec) {}
 
   /// Reads the run values (learning rate, step) and derives what every
   /// element uses; call once, before the segments.
@@ -177,22 +211,6 @@ public:
   void emitElement(ValueRange args, Value i);
 
 private:
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
-  }
-  Value f64(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value load(Value memref, Value i) {
-    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
-  }
-  void store(Value v, Value memref, Value i) {
-    memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
-  }
   /// base^e for e >= 0 in f64, by squaring.
   Value powInt(Value base, Value e);
 
@@ -207,8 +225,6 @@ private:
   Value loadMask(Value mask, Value i);
   void storeMask(Value keep, Value mask, Value i);
 
-  OpBuilder &b;
-  Location loc;
   const OpKernelSpec &spec;
   Value lr, first, stepSize, root2, seed;
 };
@@ -436,6 +452,11 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return emitSpikeBitsWord(b, loc, spec, args, i);
+  case OpKernelKind::BatchNormEval:
+    return emitBatchNormEvalElement(b, loc, spec, args, i);
+  case OpKernelKind::BatchNorm:
+  case OpKernelKind::BatchNormBwd:
+    llvm_unreachable("batch norm reductions are not elementwise");
   }
 }
 
@@ -495,11 +516,13 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
+  bool reduction = isBatchNormReduction(spec);
   auto kernel = gpu::GPUFuncOp::create(
-      b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}));
+      b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
+      reduction ? TypeRange{getBatchNormScratchType(ctx)} : TypeRange{});
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(kOpKernelBlockSize), 1, 1}));
+      {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
   return kernel;
 }
 
@@ -508,15 +531,21 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
                                            const OpKernelSpec &spec) {
   if (isEventKernel(spec.kind))
     return buildEventGPUKernel(b, loc, name, spec);
+  bool reduction = isBatchNormReduction(spec);
   gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
-  ValueRange args = kernel.getArguments();
+  // The block's arguments end with the workgroup memory.
+  ValueRange args = kernel.getArguments().take_front(
+      kernel.getFunctionType().getNumInputs());
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  if (!spec.sizes.empty())
+  if (reduction)
+    emitBatchNormGPUChannel(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
+                            block, lane);
+  else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
   return kernel;
@@ -536,6 +565,11 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   ValueRange args = fn.getArguments();
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
+  if (isBatchNorm(spec)) {
+    emitBatchNormHostChannels(b, loc, spec, args);
+    func::ReturnOp::create(b, loc);
+    return fn;
+  }
   for (auto [s, n] : llvm::enumerate(spec.sizes)) {
     auto loop = scf::ForOp::create(b, loc,
                                    arith::ConstantIndexOp::create(b, loc, 0),

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/Passes.h"
@@ -49,6 +50,31 @@ static std::optional<OpKernelSpec> getPoolSpec(Operation *op) {
   return spec;
 }
 
+/// The batch norm kernel of a batch norm op or of its gradient, or nullopt:
+/// a batch norm whose gradient is taken runs in training mode.
+static std::optional<OpKernelSpec> getBatchNormSpec(Operation *op) {
+  auto shape = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  if (auto bn = dyn_cast<BatchNormOp>(op)) {
+    bool training = llvm::any_of(bn->getUsers(), [&](Operation *user) {
+      auto bwd = dyn_cast<BatchNormBwdOp>(user);
+      return bwd && bwd.getForward() == bn.getOutput();
+    });
+    return makeBatchNormKernelSpec(
+        shape(bn.getInput()), bn.getSpatialRank(), training,
+        /*backward=*/false, bn.getEps().convertToDouble(),
+        bn.getMomentum().convertToDouble());
+  }
+  auto bwd = dyn_cast<BatchNormBwdOp>(op);
+  auto forward = bwd ? bwd.getForward().getDefiningOp<BatchNormOp>() : nullptr;
+  if (!forward)
+    return std::nullopt;
+  return makeBatchNormKernelSpec(shape(bwd.getInput()),
+                                 forward.getSpatialRank(), /*training=*/true,
+                                 /*backward=*/true);
+}
+
 /// Elements of a static tensor type, or nullopt.
 static std::optional<int64_t> getNumElements(Type type) {
   auto ranked = dyn_cast<RankedTensorType>(type);
@@ -81,6 +107,8 @@ struct SNNOpKernelsPass
         spec.sizes = {*n};
         if (std::optional<OpKernelSpec> pool = getPoolSpec(op)) {
           spec = *pool;
+        } else if (std::optional<OpKernelSpec> bn = getBatchNormSpec(op)) {
+          spec = *bn;
         } else if (isa<AddOp, AccumulateOp>(op)) {
           spec.kind = OpKernelKind::Add;
         } else if (auto scale = dyn_cast<ScaleOp>(op)) {

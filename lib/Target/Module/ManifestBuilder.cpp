@@ -12,6 +12,7 @@
 
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
+#include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
@@ -431,8 +432,12 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   // batch_norm_bwd and dropout_bwd name the forward op's result; they read
   // what it saved (the batch statistics, the mask), not the result itself.
   Value forwardResult;
-  if (auto bn = dyn_cast<BatchNormBwdOp>(op))
+  if (auto bn = dyn_cast<BatchNormBwdOp>(op)) {
     forwardResult = bn.getForward();
+    // The layout of x is the forward's.
+    if (auto forward = bn.getForward().getDefiningOp<BatchNormOp>())
+      json["spatial_rank"] = forward.getSpatialRank();
+  }
   if (auto dropout = dyn_cast<DropoutBwdOp>(op)) {
     forwardResult = dropout.getForward();
     json["p"] = dropout.getForward().getDefiningOp<DropoutOp>().getP().convertToDouble();
@@ -541,7 +546,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
               "for all steps)";
   if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp, SumPool2DOp,
           MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp, MaxPool2DBwdOp>(op) ||
-      (isa<DropoutOp>(op) && training))
+      (isa<DropoutOp>(op) && training) ||
+      (isa<BatchNormOp, BatchNormBwdOp>(op) && generatedBatchNorm))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
   return success();
@@ -555,7 +561,7 @@ Object ManifestBuilder::makeKernelOp(const OpKernelSpec &spec, Array args,
               {"out", std::move(out)},
               {"args", std::move(args)},
               {"grid", spec.getGridSize()},
-              {"block", kOpKernelBlockSize},
+              {"block", spec.getBlockSize()},
               {"of", std::move(of)}};
   if (spec.usesRunValues())
     json["run_values"] = true;
@@ -601,7 +607,15 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     return toInts(*tensor(*id.getAsInteger()).getArray("shape"));
   };
   OpKernelSpec spec;
-  if (kind.ends_with("_pool2d")) {
+  if (kind == "batch_norm" || kind == "batch_norm_bwd") {
+    bool backward = kind == "batch_norm_bwd";
+    spec = makeBatchNormKernelSpec(
+        shape(in[backward ? 1 : 0]), *op.getInteger("spatial_rank"),
+        op.getBoolean("training").value_or(true), backward,
+        op.getNumber("eps").value_or(1e-5),
+        op.getNumber("momentum").value_or(0.1),
+        op.getBoolean("accumulate").value_or(false));
+  } else if (kind.ends_with("_pool2d")) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));

@@ -61,6 +61,10 @@ public:
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
         spikeBits(spikeBits) {}
 
+  /// Batch norm and its gradient become `kernel` ops too (else the
+  /// runtime's `batch_norm` and `batch_norm_bwd` run them).
+  void setGeneratedBatchNorm(bool generated) { generatedBatchNorm = generated; }
+
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
 
@@ -161,6 +165,7 @@ private:
   /// Adds to each spike_layers entry the train_forward tensor the host can
   /// read after that program (spikes kept for backward, or their bits).
   void addTrainSpikeTensors();
+  bool generatedBatchNorm = false;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

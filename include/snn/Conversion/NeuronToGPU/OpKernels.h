@@ -1,8 +1,8 @@
 //===- OpKernels.h - generated kernels of the non-neuron ops ----*- C++ -*-===//
 //
 // The elementwise ops (add, accumulate, scale), dropout, pooling
-// (PoolKernels.h) and the optimizer updates (SGD, Adam/AdamW) as
-// compiler-generated kernels: one description
+// (PoolKernels.h), batch norm (BatchNormKernels.h) and the optimizer
+// updates (SGD, Adam/AdamW) as compiler-generated kernels: one description
 // (OpKernelSpec) gives a `gpu.func` (lowered with the neuron kernels to NVVM,
 // cubin and PTX) and a host function (lowered with them through LLVM into
 // the module's CPU kernel library). The runtime launches them by name
@@ -44,6 +44,9 @@ enum class OpKernelKind {
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
+  BatchNorm,     ///< training batch norm of x[M, C, S] (BatchNormKernels.cpp)
+  BatchNormEval, ///< eval batch norm: the running statistics' affine
+  BatchNormBwd,  ///< training batch norm's gradient (+= with accumulate)
 };
 
 /// The reduction of a pooling window.
@@ -72,9 +75,21 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::TransposeWeight ||
          kind == OpKernelKind::EventLinear;
 }
+/// x of a batch norm viewed as [rows, channels, spatial]; statistics per
+/// channel over rows * spatial.
+struct BatchNormGeometry {
+  int64_t rows = 0, channels = 0, spatial = 0;
+  double eps = 1e-5, momentum = 0.1;
+
+  int64_t getElements() const { return rows * channels * spatial; }
+  /// Elements per channel.
+  int64_t getCount() const { return rows * spatial; }
+};
 
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
+/// Threads per block of the batch norm reductions (one block per channel).
+inline constexpr int64_t kBatchNormBlockSize = 1024;
 
 /// One generated kernel: the same elementwise computation over one or more
 /// segments (an optimizer kernel updates every parameter of a group in one
@@ -101,6 +116,8 @@ struct OpKernelSpec {
   // pool and its backward (accumulate shared with scale)
   PoolMode poolMode = PoolMode::Avg;
   PoolGeometry pool;
+  // batch norm and its backward (accumulate shared with scale)
+  BatchNormGeometry batchNorm;
 
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
@@ -117,11 +134,14 @@ struct OpKernelSpec {
   /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
   /// w, wt; event_linear x, wt, b (has_bias), flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
-  /// words, spikes.
+  /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
+  /// saved_mean, saved_invstd (eval: up to y); batch_norm_bwd gy, x, gamma,
+  /// saved_mean, saved_invstd, gx, ggamma, gbeta.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
-  /// size (the segment's size is its number of threads).
+  /// size (the segment's size is its number of threads), and batch norm,
+  /// whose per-channel tensors have C elements.
   int64_t getTensorSize(unsigned segment, unsigned tensor) const;
   /// Which tensor of a segment is a u8 mask (-1: none): an i8 memref on the
   /// GPU, a float slot holding 0/1 in the CPU runtime's storage.
@@ -138,12 +158,16 @@ struct OpKernelSpec {
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
-  /// "unpack_bits".
+  /// "unpack_bits", "batch_norm", "batch_norm_eval", "batch_norm_bwd".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
-  /// Blocks of kOpKernelBlockSize threads: each segment starts a block.
+  /// Blocks of getBlockSize() threads: each segment starts a block; batch
+  /// norm's reductions run a block per channel.
   int64_t getGridSize() const;
+  /// Threads per block: kOpKernelBlockSize, or kBatchNormBlockSize for
+  /// batch norm's reductions (a block per channel needs many threads).
+  int64_t getBlockSize() const;
 };
 
 /// A spec with the name the kernel gets.

@@ -1,0 +1,46 @@
+//===- KernelArith.h - short builders for op kernel code --------*- C++ -*-===//
+//
+// The float arithmetic, constants and 1-d memref accesses that the op kernel
+// emitters (OpKernels.cpp, BatchNormKernels.cpp) write, one op per call at
+// one location.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_CONVERSION_NEURONTOGPU_KERNELARITH_H
+#define SNN_CONVERSION_NEURONTOGPU_KERNELARITH_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::snn {
+
+/// A base of the kernel emitters: `b` and `loc` are where the ops go.
+class KernelArith {
+protected:
+  KernelArith(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value f64(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value load(Value memref, Value i) {
+    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
+  }
+  void store(Value v, Value memref, Value i) {
+    memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::snn
+
+#endif // SNN_CONVERSION_NEURONTOGPU_KERNELARITH_H

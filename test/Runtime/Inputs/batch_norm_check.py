@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The batch norm kernels of a compiled module against the float64 reference.
+
+  batch_norm_check.py MODULE
+
+Calls every batch norm `kernel` op's kernel of MODULE/kernels.host.so (an
+array of one float* per argument, as the CPU runtime calls it) on fresh
+random inputs and compares each output with python/snnref.layers in float64:
+y, the running statistics, the saved statistics (training), gx, ggamma and
+gbeta (gradient). Normwise relative error below 1e-6 for every output; x has
+a mean of several standard deviations (the variance must not cancel). Prints
+one line per kernel and exits non-zero on a mismatch.
+"""
+import ctypes
+import json
+import sys
+
+import numpy as np
+
+from snnref import layers
+
+TOLERANCE = 1e-6
+
+
+def rel(ours, ref):
+    ref = np.asarray(ref, dtype=np.float64)
+    ours = np.asarray(ours, dtype=np.float64).reshape(ref.shape)
+    return float(np.linalg.norm(ours - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def call(lib, name, arrays):
+    """The host kernel's entry takes an array of the argument pointers."""
+    fn = getattr(lib, name)
+    fn.restype = None
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    pointers = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    fn(pointers)
+
+
+def check(lib, shapes, op, rng):
+    sub = op["of"][0]
+    rank = int(sub["spatial_rank"])
+    kind = sub["op"]
+    if kind == "batch_norm":
+        x_shape = shapes[sub["in"][0]]
+        C = shapes[sub["in"][1]][0]
+        x = rng.normal(4.0, 1.5, x_shape).astype(np.float32)
+        gamma, beta, rm = (rng.normal(0, 1, C).astype(np.float32) for _ in range(3))
+        rv = rng.uniform(0.5, 1.5, C).astype(np.float32)
+        training = bool(sub["training"])
+        args = [x, gamma, beta, rm.copy(), rv.copy(), np.zeros(x_shape, np.float32)]
+        if training:
+            args += [np.zeros(C, np.float32), np.zeros(C, np.float32)]
+        call(lib, op["kernel"], args)
+        ref = layers.batch_norm(*(a.astype(np.float64) for a in (x, gamma, beta, rm, rv)),
+                                eps=sub["eps"], momentum=sub["momentum"],
+                                training=training, spatial_rank=rank)
+        names = ["y", "running_mean", "running_var"] + (
+            ["saved_mean", "saved_invstd"] if training else [])
+        errors = {n: rel(a, r) for n, a, r in
+                  zip(names, [args[5], args[3], args[4]] + args[6:], ref)}
+    else:
+        x_shape = shapes[sub["in"][1]]
+        C = shapes[sub["in"][2]][0]
+        gy = rng.normal(0.0, 1.0, x_shape).astype(np.float32)
+        x = rng.normal(4.0, 1.5, x_shape).astype(np.float32)
+        gamma = rng.normal(0, 1, C).astype(np.float32)
+        mean = rng.normal(4.0, 0.1, C).astype(np.float32)
+        invstd = rng.uniform(0.5, 0.8, C).astype(np.float32)
+        gx, gg, gb = (np.zeros(x_shape, np.float32), np.zeros(C, np.float32),
+                      np.zeros(C, np.float32))
+        call(lib, op["kernel"], [gy, x, gamma, mean, invstd, gx, gg, gb])
+        ref = layers.batch_norm_bwd(*(a.astype(np.float64) for a in (gy, x, gamma, mean, invstd)),
+                                    spatial_rank=rank)
+        errors = {n: rel(a, r) for n, a, r in zip(["gx", "ggamma", "gbeta"], [gx, gg, gb], ref)}
+    failed = [f"{n} (rel {e:.1e})" for n, e in errors.items() if not e < TOLERANCE]
+    S = int(np.prod(x_shape[len(x_shape) - rank:], dtype=np.int64))
+    print(f"{op['kernel']} C={C} S={S} M*S={int(np.prod(x_shape)) // C} "
+          f"max_rel={max(errors.values()):.1e} "
+          + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
+    return not failed
+
+
+def main(module):
+    manifest = json.load(open(f"{module}/manifest.json"))
+    shapes = {t["id"]: t["shape"] for t in manifest["tensors"]}
+    lib = ctypes.CDLL(f"{module}/kernels.host.so")
+    rng = np.random.default_rng()  # fresh every run
+    seen, ok = set(), True
+    for ops in manifest["programs"].values():
+        for op in ops:
+            if op["op"] != "kernel" or op["kernel"] in seen:
+                continue
+            if op["of"][0]["op"] in ("batch_norm", "batch_norm_bwd"):
+                seen.add(op["kernel"])
+                ok &= check(lib, shapes, op, rng)
+    if not seen:
+        sys.exit(f"{module}: no batch norm kernel op")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
