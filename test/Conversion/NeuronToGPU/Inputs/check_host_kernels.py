@@ -440,6 +440,18 @@ def check_config(cfg, args, rng, workdir):
     n = batch * features
     values, per_neuron = resolve_params(model, attrs, features, rng)
     x = rng.normal(0.4, 0.8, size=(steps, n)).astype(F32)
+    # A small layer can, by chance, draw an input under which no neuron (or
+    # every neuron) fires, which would leave the reset paths untested: draw
+    # again (still fresh random data) until the reference both fires and
+    # stays silent somewhere; the coverage check below reports a layer for
+    # which 50 draws never do.
+    for _ in range(50):
+        if model == "li":
+            break
+        S = forward(model, attrs, values, x.astype(np.float64))[0]
+        if S.any() and not S.all():
+            break
+        x = rng.normal(0.4, 0.8, size=(steps, n)).astype(F32)
     gs = rng.normal(0.0, 1.0, size=(steps, n)).astype(F32)
 
     chain = None
