@@ -41,9 +41,8 @@ set +e  # a failed check must not cost the measurements after it
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 log="$out/bn-bench.txt"
 b=/tmp/snnrt-bn
-cmake -S "$root/runtime" -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNN_ENABLE_CUDA=ON \
-  -DSNNRT_JSON_INCLUDE="$root/.gpu/include" > $b.log 2>&1 && ninja -C $b snn-run >> $b.log 2>&1 ||
-  { tail -30 $b.log; exit 1; }
+. "$root/bench/gpu-ab.sh"
+gpu_build_runtime "$root/runtime" $b
 run=$b/snn-run
 c="$g/check"
 {
@@ -57,12 +56,6 @@ c="$g/check"
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" compare \
     "$c/bn.snnmod" "$c" "$c/grads-cpu.safetensors" 2>&1 | tail -3
   echo "== VGG-11 (TF32, CUDA graphs) fwd_ms / step_ms: runtime batch norm vs generated batch norm"
-  for i in 1 2 3; do
-    echo "runtime-bn: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11.snnmod" bench --device cuda:0 --iterations 50)"
-    echo "generated:  $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-bn.snnmod" bench --device cuda:0 --iterations 50)"
-  done
-  echo "== per-op profile, runtime batch norm"
-  SNNRT_CUDA_TF32=1 $run "$g/vgg11.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
-  echo "== per-op profile, generated batch norm"
-  SNNRT_CUDA_TF32=1 $run "$g/vgg11-bn.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
+  gpu_ab_bench "runtime-bn:" "$run $g/vgg11.snnmod" \
+    "generated: " "$run $g/vgg11-bn.snnmod" "runtime batch norm" "generated batch norm"
 } 2>&1 | tee "$log"

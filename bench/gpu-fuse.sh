@@ -48,9 +48,8 @@ set +e  # a failed check must not cost the measurements after it
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 log="$out/fuse-bench.txt"
 b=/tmp/snnrt-fuse
-cmake -S "$root/runtime" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNN_ENABLE_CUDA=ON \
-  -DSNNRT_JSON_INCLUDE="$root/.gpu/include" > "$b.log" 2>&1 && ninja -C "$b" snn-run >> "$b.log" 2>&1 ||
-  { tail -30 "$b.log"; exit 1; }
+. "$root/bench/gpu-ab.sh"
+gpu_build_runtime "$root/runtime" "$b"
 run="$b/snn-run"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -76,12 +75,6 @@ run="$b/snn-run"
       "$g/variants/$m.npy" "$g/variants/$m-fused.npy" "$m"
   done
   echo "== VGG-11 inference forward (TF32, snn-run bench): unfused vs fused"
-  for i in 1 2 3; do
-    echo "unfused: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-unfused.snnmod" bench --device cuda:0 --iterations 50)"
-    echo "fused:   $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-fused.snnmod" bench --device cuda:0 --iterations 50)"
-  done
-  echo "== per-op profile, unfused"
-  SNNRT_CUDA_TF32=1 $run "$g/vgg11-unfused.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
-  echo "== per-op profile, fused"
-  SNNRT_CUDA_TF32=1 $run "$g/vgg11-fused.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
+  gpu_ab_bench "unfused:" "$run $g/vgg11-unfused.snnmod" \
+    "fused:  " "$run $g/vgg11-fused.snnmod" "unfused" "fused"
 } 2>&1 | tee "$log"

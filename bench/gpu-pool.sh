@@ -61,13 +61,9 @@ fi
 set +e  # a failed check must not cost the measurements after it
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 log="$out/pool-bench.txt"
-build() { # source-dir build-dir
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSNN_ENABLE_CUDA=ON \
-    -DSNNRT_JSON_INCLUDE="$root/.gpu/include" > "$2.log" 2>&1 && ninja -C "$2" snn-run >> "$2.log" 2>&1 ||
-    { tail -30 "$2.log"; exit 1; }
-}
-build "$root/runtime" /tmp/snnrt-pool-new
-build "$g/base/runtime" /tmp/snnrt-pool-base
+. "$root/bench/gpu-ab.sh"
+gpu_build_runtime "$root/runtime" /tmp/snnrt-pool-new
+gpu_build_runtime "$g/base/runtime" /tmp/snnrt-pool-base
 new=/tmp/snnrt-pool-new/snn-run
 base=/tmp/snnrt-pool-base/snn-run
 {
@@ -79,12 +75,6 @@ base=/tmp/snnrt-pool-base/snn-run
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" compare \
     "$g/check/rec.snnmod" "$g/check" 2>&1 | tail -3
   echo "== VGG-11 training step (TF32, CUDA graphs): runtime pooling vs generated pooling"
-  for i in 1 2 3; do
-    echo "runtime-pool: $(SNNRT_CUDA_TF32=1 $base "$g/vgg11-runtime-pool.snnmod" bench --device cuda:0 --iterations 50)"
-    echo "generated:    $(SNNRT_CUDA_TF32=1 $new "$g/vgg11.snnmod" bench --device cuda:0 --iterations 50)"
-  done
-  echo "== per-op profile, runtime pooling"
-  SNNRT_CUDA_TF32=1 $base "$g/vgg11-runtime-pool.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
-  echo "== per-op profile, generated pooling"
-  SNNRT_CUDA_TF32=1 $new "$g/vgg11.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
+  gpu_ab_bench "runtime-pool:" "$base $g/vgg11-runtime-pool.snnmod" \
+    "generated:   " "$new $g/vgg11.snnmod" "runtime pooling" "generated pooling"
 } 2>&1 | tee "$log"
