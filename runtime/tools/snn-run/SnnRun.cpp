@@ -70,8 +70,11 @@ data:
   --labels FILE              labels (.npy or IDX) of a --data file
   --spike-duration S         HDF5 spike files (.h5/.hdf5, the Spiking
                              Heidelberg Digits layout: /spikes/times,
-                             /spikes/units, /labels): seconds binned into the
-                             model's T steps (default 1.0)
+                             /spikes/units, /labels) and event-camera
+                             directories (N-MNIST's layout: class folders of
+                             5-byte-event .bin files, Train/ and Test/):
+                             seconds binned into the model's T steps
+                             (default 1.0)
   --test-data FILE           train: evaluation samples (a --data directory
   --test-labels FILE         uses its t10k split)
   --encoder direct|rate|latency
@@ -360,14 +363,20 @@ private:
 #endif
 
 /// The runner for --device; without --device, CUDA when a GPU answers.
-/// --data / --test-data: a spike file, or what loadDataset reads.
+/// --data / --test-data: a spike file, an event-camera directory (its
+/// `split` folder when it has Train/ and Test/), or what loadDataset reads.
 Dataset loadData(const std::string &path, const std::string &labels,
-                 size_t sample, int64_t steps, const Options &o) {
-  if (!isSpikeFile(path))
+                 size_t sample, int64_t steps, const Options &o,
+                 const std::string &split = "train") {
+  bool events = isDir(path) && isEventDirectory(path);
+  if (!events && !isSpikeFile(path))
     return loadDataset(path, labels, sample, steps);
   if (!labels.empty())
-    throw Error(labels + ": a spike file (" + path +
-                ") holds its own /labels; drop --labels/--test-labels");
+    throw Error(labels + ": " + path + " holds its own labels (" +
+                (events ? "its class folders" : "/labels") +
+                "); drop --labels/--test-labels");
+  if (events)
+    return loadEventDirectory(path, split, sample, steps, o.spikeDuration);
   return loadSpikeFile(path, sample, steps, o.spikeDuration);
 }
 
@@ -497,10 +506,10 @@ int infer(const Options &o) {
     std::cerr << "snn-run: no --data: running one batch of seeded random "
                  "input in [0, 1)\n";
     data = randomDataset(s.B, s.sample, o.seed);
-  } else if (isDir(o.data)) {
+  } else if (isDir(o.data) && !isEventDirectory(o.data)) {
     data = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
-    data = loadData(o.data, o.labels, s.sample, s.T, o);
+    data = loadData(o.data, o.labels, s.sample, s.T, o, "test");
   }
   limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
   std::vector<float> outputs;
@@ -588,7 +597,14 @@ int train(const Options &o) {
                 " ranks but --no-data-parallel: the module has nothing else "
                 "to split over them");
   Dataset trainData, testData;
-  if (isDir(o.data)) {
+  if (isDir(o.data) && isEventDirectory(o.data)) {
+    trainData = loadData(o.data, o.labels, s.sample, s.T, o, "train");
+    if (!o.testData.empty())
+      testData = loadData(o.testData, o.testLabels, s.sample, s.T, o, "test");
+    else if (isEventDirectory(o.data + "/Test") ||
+             isEventDirectory(o.data + "/test"))
+      testData = loadData(o.data, "", s.sample, s.T, o, "test");
+  } else if (isDir(o.data)) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
     testData = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
