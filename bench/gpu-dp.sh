@@ -88,6 +88,32 @@ check)
     --checkpoint $w/nccl1.st > $w/nccl1.log 2>&1
   stamp "1 rank (nccl) rc=$?"; tail -3 $w/nccl1.log
   cmp $w/nccl1.st $w/plain.st && echo "NCCL-1RANK IDENTICAL"
+  echo "== 2b. the all-reduces on a second stream inside the backward's graph (default) vs after it"
+  nccl1() { # name extra-options...
+    local n=$1; shift
+    WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29612 \
+      timeout 300 $run $g/mlp64.snnmod train --device cuda:0 --comm nccl --data-parallel $common \
+      --checkpoint $w/$n.st "$@" > $w/$n.log 2>&1
+    stamp "$n rc=$?"; grep -m2 "note:\|error" $w/$n.log
+  }
+  nccl1 nccl1-after --no-comm-overlap
+  nccl1 nccl1-buckets --bucket-mb 0.05
+  SNNRT_CUDA_GRAPHS=0 nccl1 nccl1-nograph --bucket-mb 0.05
+  for n in nccl1-after nccl1-buckets nccl1-nograph; do
+    cmp $w/$n.st $w/plain.st && echo "NCCL-1RANK $n IDENTICAL"
+  done
+  echo "== 2c. VGG-11 step, one NCCL rank: overlapped vs after the backward vs plain"
+  python3 -c "import numpy as np; r=np.random.default_rng(0); np.save('$w/v.npy', r.uniform(0,1,(64*24,3,32,32)).astype(np.float32)); np.save('$w/vy.npy', r.integers(0,10,64*24).astype(np.int32))"
+  vgg() { # name extra-options...
+    local n=$1; shift
+    SNNRT_CUDA_TF32=1 WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29613 \
+      timeout 300 $run $g/vgg11.snnmod train --device cuda:0 --data $w/v.npy --labels $w/vy.npy \
+      --epochs 3 --no-progress --metrics $w/$n.jsonl "$@" > $w/$n.log 2>&1
+    echo "$n rc=$? $(python3 -c "import json,sys; print('samples/s', json.loads(open(sys.argv[1]).readlines()[-1])['samples_per_s'])" $w/$n.jsonl 2>/dev/null) $(grep -m1 'note:' $w/$n.log)"
+  }
+  vgg vgg-plain
+  vgg vgg-overlap --comm nccl --data-parallel
+  vgg vgg-after --comm nccl --data-parallel --no-comm-overlap
   echo "== 3. two NCCL ranks on one GPU: a clear error, no hang"
   SNNRT_LAUNCHER=spawn timeout 120 $run $g/mlp32.snnmod train --device cuda:0 --comm nccl $common \
     --nproc 2 > $w/nccl-same-gpu.log 2>&1

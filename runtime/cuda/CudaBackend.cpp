@@ -153,3 +153,14 @@ void *CudaExecutor::devicePointer(int id) {
 }
 
 void *CudaExecutor::stream() { return device->stream(); }
+
+void CudaExecutor::enqueueAfterOps(
+    const std::string &program, std::vector<size_t> afterOps,
+    std::function<void(size_t, void *)> enqueue) {
+  cuda::SideWork work;
+  work.afterOps = std::move(afterOps);
+  work.enqueue = [enqueue = std::move(enqueue)](size_t op, CUstream s) {
+    enqueue(op, s);
+  };
+  module->setSideWork(program, std::move(work));
+}

@@ -14,6 +14,7 @@
 #include "snnrt/Executor.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,11 @@ public:
   /// (collectives on device buffers, NCCL).
   void *devicePointer(int id);
   void *stream();
+  /// Enqueues `enqueue(op, stream)` on a second stream after op `op` of
+  /// `program` for each op in `afterOps` (ascending), at every run, captured
+  /// with the program; the second stream joins the program's at its end.
+  void enqueueAfterOps(const std::string &program, std::vector<size_t> afterOps,
+                       std::function<void(size_t, void *)> enqueue);
 
 private:
   MemoryPlan plan;

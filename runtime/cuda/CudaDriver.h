@@ -56,6 +56,7 @@ namespace snnrt::cuda {
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
+  X(cuStreamWaitEvent)                                                         \
   X(cuEventQuery)                                                              \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)

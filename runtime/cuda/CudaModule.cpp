@@ -160,9 +160,22 @@ void CudaModule::run(const std::string &name, const StepValues &values) {
         device, name, programSources[name],
         [this](int64_t id) { return tensor(id); },
         [this](int64_t id) { return sharedStorage.count(id) > 0; });
+    auto work = sideWork.find(name);
+    if (work != sideWork.end())
+      program->setSideWork(std::move(work->second));
     it = programs.emplace(name, std::move(program)).first;
   }
   it->second->run(values);
+}
+
+void CudaModule::setSideWork(const std::string &name, SideWork work) {
+  if (!hasProgram(name))
+    throwError(device.name() + ": the module has no program '" + name + "'");
+  auto it = programs.find(name);
+  if (it != programs.end())
+    it->second->setSideWork(std::move(work));
+  else
+    sideWork[name] = std::move(work);
 }
 
 std::vector<std::string> CudaModule::kernelsUsed(const std::string &name) const {

@@ -45,6 +45,8 @@ public:
 
   /// Enqueues program `name` ("infer", "train_forward", ...).
   void run(const std::string &name, const StepValues &values);
+  /// Side work of program `name` (CudaProgram::setSideWork).
+  void setSideWork(const std::string &name, SideWork work);
   bool hasProgram(const std::string &name) const;
   /// The kernel each op of `name` ran (for snn-run --verbose).
   std::vector<std::string> kernelsUsed(const std::string &name) const;
@@ -68,6 +70,7 @@ private:
   std::set<int64_t> sharedStorage;
   nlohmann::json programSources;
   std::map<std::string, std::unique_ptr<CudaProgram>> programs;
+  std::map<std::string, SideWork> sideWork; ///< for programs not made yet
 };
 
 } // namespace snnrt::cuda

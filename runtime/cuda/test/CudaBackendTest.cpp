@@ -663,6 +663,52 @@ TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
   EXPECT_EQ(program.kernelsUsed()[1].rfind("built-in kernel", 0), 0u);
 }
 
+TEST(CudaBackend, SideWorkRunsAfterItsOpAndIsCapturedWithTheProgram) {
+  REQUIRE_GPU();
+  // linear y = x w^T, then linear z = y w2^T; after op 0, a copy of y on the
+  // side stream (as a gradient bucket's all-reduce is). The copy must see
+  // op 0's y of this run, be done when the program is, and replay with the
+  // graph: enqueued at the eager run and the capture only.
+  const int64_t M = 16, K = 24, N = 32, P = 8;
+  int64_t xi = hx.add("x", {M, K}, rnd.uniform(M * K, -1, 1));
+  std::vector<float> w = rnd.uniform(N * K, -0.5f, 0.5f);
+  int64_t wi = hx.add("w", {N, K}, w);
+  int64_t w2i = hx.add("w2", {P, N}, rnd.uniform(P * N, -0.5f, 0.5f));
+  int64_t yi = hx.addOutput("y", {M, N}), zi = hx.addOutput("z", {M, P});
+  int64_t ci = hx.addOutput("copy", {M, N});
+  json ops = json::array();
+  ops.push_back({{"op", "linear"}, {"has_bias", false},
+                 {"in", ids({xi, wi})}, {"out", ids({yi})}});
+  ops.push_back({{"op", "linear"}, {"has_bias", false},
+                 {"in", ids({yi, w2i})}, {"out", ids({zi})}});
+  CudaProgram program(*device, "backward", ops, [&](int64_t id) {
+    return hx.tensor(id);
+  });
+  int enqueued = 0;
+  SideWork work;
+  work.afterOps = {0};
+  work.enqueue = [&](size_t op, CUstream stream) {
+    EXPECT_EQ(op, 0u);
+    ++enqueued;
+    SNNRT_CU(driver().cuMemcpyDtoDAsync(hx.tensor(ci).ptr, hx.tensor(yi).ptr,
+                                        M * N * sizeof(float), stream),
+             "side copy");
+  };
+  program.setSideWork(work);
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    hx.write(xi, rnd.uniform(M * K, -1, 1));
+    program.run({});
+    device->synchronize("test");
+    std::vector<float> y = hx.read(yi);
+    EXPECT_TRUE(hx.read(ci) == y);
+    EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
+  }
+  EXPECT_EQ(enqueued, device->options().graphs ? 2 : 4);
+  work.afterOps = {2};
+  EXPECT_THROW(program.setSideWork(work), std::exception);
+}
+
 TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {
   REQUIRE_GPU();
   // x[2, 3, 4] -> reshape (alias) to [6, 1, 2, 2] -> a one-step time_stack

@@ -61,6 +61,16 @@ public:
   /// collectives on device buffers (NCCL); null on the CPU.
   virtual void *devicePointer(int) { return nullptr; }
   virtual void *stream() { return nullptr; }
+  /// Device runners: at every run of `program`, enqueues `enqueue(op,
+  /// stream)` on a second stream right after op `op` for each op in
+  /// `afterOps` (ascending), ordered after it on the device without a host
+  /// wait, and joins that stream back at the program's end (captured into
+  /// the program's CUDA graph with its ops). False where unsupported.
+  virtual bool enqueueAfterOps(const std::string & /*program*/,
+                               std::vector<size_t> /*afterOps*/,
+                               std::function<void(size_t, void *)>) {
+    return false;
+  }
   /// Adds, per spiking layer (`layers` in module().spikeLayers order), the
   /// calls of its consumers since the last call of this and those that
   /// took the sparse path (LayerStats::calls, sparseCalls). No backend

@@ -356,6 +356,11 @@ public:
   std::string describe() const override { return gpu.describe(); }
   void *devicePointer(int id) override { return gpu.devicePointer(id); }
   void *stream() override { return gpu.stream(); }
+  bool enqueueAfterOps(const std::string &program, std::vector<size_t> ops,
+                       std::function<void(size_t, void *)> enqueue) override {
+    gpu.enqueueAfterOps(program, std::move(ops), std::move(enqueue));
+    return true;
+  }
 
 private:
   CudaExecutor gpu;
