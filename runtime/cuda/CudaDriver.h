@@ -57,6 +57,7 @@ namespace snnrt::cuda {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuStreamWaitEvent)                                                         \
+  X(cuStreamIsCapturing)                                                       \
   X(cuEventQuery)                                                              \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)

@@ -118,6 +118,7 @@ void GradientReducer::backward(const RunContext &ctx, bool overlap) {
   // Device buffers: the all-reduces are part of the backward program.
   if (overlap && comm.deviceBuffers() && attachToBackward()) {
     runner.run("backward", ctx);
+    comm.watchStream(runner.stream()); // a replayed graph's collectives
     return;
   }
   // Host buffers: overlap on the CPU runner only (a GPU runner runs the
