@@ -118,8 +118,12 @@ many processes (train; docs/user-guide.md, "Many GPUs"):
   --comm-timeout SECONDS     a collective blocked this long ends every rank
                              with an error (default 300)
   --bucket-mb MB             gradient all-reduce bucket size (default 25)
-  --no-comm-overlap          all-reduce the gradients after the backward, not
-                             during it (the results are the same bits)
+  --comm-overlap, --no-comm-overlap
+                             all-reduce each gradient bucket during the
+                             backward, as soon as it is final, or after the
+                             backward (the same bits either way); default:
+                             during on host buffers (MPI, TCP), after with
+                             NCCL (2 NVLink H100s: VGG-11 1.92x vs 1.87x)
   (started by `mpirun -np N snn-run ...`, or with the torchrun variables
   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; --device cuda
   gives rank r its local GPU r)
@@ -162,7 +166,7 @@ struct Options {
   int dataParallel = -1; ///< -1: on when the job has several ranks
   double commTimeout = 300.0, bucketMB = 25.0;
   std::string comm; ///< --comm: "" picks from the job
-  bool overlap = true;
+  int overlap = -1; ///< -1: per backend (host buffers yes, NCCL no)
   /// bench: spikes with this probability instead of uniform input (< 0: off).
   double benchDensity = -1.0;
 };
@@ -293,7 +297,9 @@ Options parse(int argc, char **argv) {
       if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
         throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
     } else if (a == "--no-comm-overlap") {
-      o.overlap = false;
+      o.overlap = 0;
+    } else if (a == "--comm-overlap") {
+      o.overlap = 1;
     } else if (a == "--data-parallel") {
       o.dataParallel = 1;
     } else if (a == "--no-data-parallel") {
@@ -651,7 +657,8 @@ int train(const Options &o) {
   if (dataParallel) {
     config.comm = &comm;
     config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
-    config.overlap = o.overlap;
+    config.overlap =
+        o.overlap < 0 ? !comm.deviceBuffers() : static_cast<bool>(o.overlap);
   }
   if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
     config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
