@@ -37,7 +37,7 @@ def main():
         for label in range(classes):
             os.makedirs(f"{out}/{split}/{label}", exist_ok=True)
             for n in range(per_class):
-                count = int(rng.integers(20, 200))
+                count = int(rng.integers(300, 600))
                 # class structure: each class prefers one quadrant and polarity
                 x = np.clip(rng.normal(side * (0.25 + 0.5 * (label % 2)), side / 5, count), 0, side - 1).astype(np.int64)
                 y = np.clip(rng.normal(side * (0.25 + 0.5 * (label // 2 % 2)), side / 5, count), 0, side - 1).astype(np.int64)
