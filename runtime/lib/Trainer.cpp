@@ -428,13 +428,19 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     auto start = Clock::now();
     std::vector<double> densitySum(layers, 0.0);
     int64_t densityBatches = 0;
-    for (int64_t b = 0; b < batches; ++b) {
+    // Batch b + 1 is encoded while the device runs step b: the input's host
+    // buffer is free once its upload has been enqueued (staged copies) and,
+    // on the CPU, once the step has run.
+    auto encode = [&](int64_t b) {
       int64_t first = b * G + rank() * s.B;
       encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
                   mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x, G,
                   rank() * s.B);
       for (int64_t i = 0; i < s.B; ++i)
         labels[i] = train.labels[order[first + i]];
+    };
+    encode(0);
+    for (int64_t b = 0; b < batches; ++b) {
       exec.setLabels(labels.data(), labels.size());
       runner.upload(m.input);
       runner.upload(m.labels);
@@ -464,6 +470,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       runner.run("update", ctx);
       if (reducer)
         reducer->averageBuffers();
+      if (b + 1 < batches)
+        encode(b + 1);
       runner.download(m.loss);
       // The step's loss (mean over the global batch) and correct count.
       float stats[2] = {*exec.data(m.loss), 0.0f};
