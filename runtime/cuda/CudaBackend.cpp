@@ -109,6 +109,17 @@ void CudaExecutor::download(int id) {
   module->download(id, slots, t.bytes());
 }
 
+void CudaExecutor::downloadWindow(int id, size_t first, size_t count) {
+  const TensorInfo &t = host.module().tensor(id);
+  if (t.dtype != DType::F32 && t.dtype != DType::I32)
+    return download(id);
+  if (first + count > t.numel())
+    throw Error("download of elements [" + std::to_string(first) + ", " +
+                std::to_string(first + count) + ") of tensor '" + t.name +
+                "' of " + std::to_string(t.numel()));
+  module->downloadBytes(id, first * 4, host.data(id) + first, count * 4);
+}
+
 void CudaExecutor::uploadLabels(const std::vector<int32_t> &labels) {
   int id = host.module().labels;
   if (id < 0)

@@ -50,6 +50,8 @@ public:
   /// bits); u8 tensors are converted from/to the host's float values.
   void upload(int id);
   void download(int id);
+  /// Elements [first, first + count) of an f32/i32 tensor (4-byte slots).
+  void downloadWindow(int id, size_t first, size_t count);
   /// Uploads labels (module().labels) given as integers.
   void uploadLabels(const std::vector<int32_t> &labels);
   /// Copies every persisted tensor (params, buffers, optimizer state) back

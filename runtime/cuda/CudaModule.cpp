@@ -132,6 +132,18 @@ void CudaModule::upload(int64_t id, const void *data, std::size_t n) {
   device.copyToDevice(t.ptr, data, n, device.name() + ": upload " + t.name);
 }
 
+void CudaModule::downloadBytes(int64_t id, std::size_t offset, void *data,
+                               std::size_t n) {
+  const DeviceTensor &t = tensor(id);
+  if (offset + n > bytes(id))
+    throwError(device.name() + ": download of bytes [" +
+               std::to_string(offset) + ", " + std::to_string(offset + n) +
+               ") from tensor " + t.name + " of " + std::to_string(bytes(id)) +
+               " bytes");
+  device.copyToHost(data, t.ptr + offset, n,
+                    device.name() + ": download " + t.name);
+}
+
 void CudaModule::download(int64_t id, void *data, std::size_t n) {
   const DeviceTensor &t = tensor(id);
   if (n != bytes(id))

@@ -41,6 +41,9 @@ public:
   /// Host <-> device copies of a whole tensor (`bytes` must match).
   void upload(int64_t id, const void *data, std::size_t bytes);
   void download(int64_t id, void *data, std::size_t bytes);
+  /// `bytes` from byte `offset` of tensor `id`.
+  void downloadBytes(int64_t id, std::size_t offset, void *data,
+                     std::size_t bytes);
   void fillZero(int64_t id);
 
   /// Enqueues program `name` ("infer", "train_forward", ...).

@@ -36,6 +36,11 @@ public:
   /// Host -> device and back for one tensor (no-ops on the CPU).
   virtual void upload(int id) = 0;
   virtual void download(int id) = 0;
+  /// Elements [first, first + count) of tensor `id` only, into the same
+  /// place of its host storage (the rest of the host copy is left as is).
+  virtual void downloadWindow(int id, size_t /*first*/, size_t /*count*/) {
+    download(id);
+  }
   /// Brings params, buffers and optimizer state back to the host.
   virtual void downloadState() = 0;
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
@@ -84,6 +89,7 @@ public:
   explicit CpuRunner(Executor &exec) : exec(exec) {}
   void upload(int) override {}
   void download(int) override {}
+  void downloadWindow(int, size_t, size_t) override {}
   void downloadState() override {}
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);

@@ -352,6 +352,9 @@ public:
   using ProgramRunner::run; // the per-op hook: once, after the program
   void upload(int id) override { gpu.upload(id); }
   void download(int id) override { gpu.download(id); }
+  void downloadWindow(int id, size_t first, size_t count) override {
+    gpu.downloadWindow(id, first, count);
+  }
   void downloadState() override { gpu.downloadState(); }
   void run(const std::string &program, const RunContext &ctx) override {
     gpu.run(program, ctx.learningRate, ctx.step, ctx.seed);
