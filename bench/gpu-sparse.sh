@@ -10,7 +10,11 @@
 #       crossover = the dispatch), plus a batch-16 copy of the network for
 #       the CPU; and the correctness cases of test/Runtime/sparsify.test
 #       (modules with cubin/PTX, spikes at densities 0..100%) in
-#       .gpu/sparse/check*.
+#       .gpu/sparse/check*. The weight scales at which the SHD network's
+#       hidden layers fire at 1, 5, 10, 20, 50% are in
+#       bench/inputs/shd-activity.json; `bench/gpu-sparse.sh calibrate`
+#       (snn-run built here) measures them again (bench/sparse_activity.py,
+#       on the CPU at batch 16, a few minutes).
 #   bench/gpu-sparse.sh check SNN_RUN
 #       GPU machine: those cases on cuda:0 with the memory plan poisoned:
 #       dense vs dispatch vs always event-driven (the generated GPU kernels,
@@ -25,7 +29,13 @@
 #       eager, no graphs) of each SHD module at 5%; torch.sparse / dense
 #       torch on the same layers (bench/sparse_torch.py); then a CSV, a
 #       summary (speedups, measured crossover per N) and a time-vs-density
-#       PNG (bench/sparse_report.py). Files: sparse-gpu-raw.txt,
+#       PNG (bench/sparse_report.py). The SHD network runs twice: with its
+#       initial weights (input density forced, hidden layers at whatever rate
+#       they fire: shd128-*) and with the calibrated weights, every layer's
+#       input at about the density (shd128act-*; `snn-run infer` of the
+#       dispatch module on such input reports the spike rates and the path
+#       each layer took, "== activity" in the raw file). Files:
+#       sparse-gpu-raw.txt,
 #       sparse-torch.json, sparse-gpu-results.csv, sparse-gpu-summary.txt,
 #       sparse-gpu-layer.png.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
@@ -98,6 +108,11 @@ prepare)
     "$g/check1" 8 32 700 300 0.01 0.05 0.2
   echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
   ;;
+calibrate)
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" calibrate \
+    "${SNN_RUN:-$root/build/runtime/snn-run}" "$g/shd16-dense.snnmod" "0.01 0.05 0.1 0.2 0.5" \
+    "$root/bench/inputs/shd-activity.json"
+  ;;
 check)
   run=$2
   export SNNRT_MEMORY_PLAN=poison PYTHONPATH="$root/python"
@@ -131,8 +146,25 @@ gpu)
     echo "== $(basename "$m" .snnmod) density=0.05" >>"$raw"
     "$run" "$m" bench --device cuda:0 --density 0.05 --iterations 5 --profile >>"$raw" 2>&1
   done
+  act="$(mktemp -d)"
+  for d in 0.01 0.05 0.1 0.2 0.5; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" input \
+      "$d" 100 128 700 "$act/x.npy"
+    echo "== activity shd128act density=$d" >>"$raw"
+    "$run" "$g/shd128-dispatch.snnmod" infer --device cuda:0 --weights "$act/w.safetensors" \
+      --data "$act/x.npy" 2>&1 | grep -E "spike rate|event path" >>"$raw"
+    for v in dense event dispatch; do
+      echo "== graphs shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1
+    done
+  done
+  rm -rf "$act"
   python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
   python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
+  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
   ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
@@ -147,7 +179,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

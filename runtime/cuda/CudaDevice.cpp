@@ -66,20 +66,11 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
 
   blas = &loadCublas(deviceName);
   SNNRT_CUBLAS(blas->cublasCreate(&handle), deviceName);
-  SNNRT_CUBLAS(blas->cublasSetStream(handle, cuStream), deviceName);
   SNNRT_CUBLAS(blas->cublasSetMathMode(handle, opts.tf32
                                                    ? CUBLAS_TF32_TENSOR_OP_MATH
                                                    : CUBLAS_DEFAULT_MATH),
                deviceName);
-  // A fixed workspace: cuBLAS then allocates nothing while a graph is
-  // captured.
-  constexpr std::size_t workspaceBytes = 32u << 20;
-  CUdeviceptr workspace =
-      scratch("cublas.workspace", workspaceBytes, deviceName);
-  SNNRT_CUBLAS(blas->cublasSetWorkspace(handle,
-                                        reinterpret_cast<void *>(workspace),
-                                        workspaceBytes),
-               deviceName);
+  bindBlasStream(deviceName);
   if (opts.cudnn)
     cudnnConv = CudnnConv::create(*this, opts.tf32 || opts.bf16);
 }
@@ -217,6 +208,18 @@ void CudaDevice::abortCapture() {
     driver().cuGraphDestroy(graph);
 }
 
+void CudaDevice::bindBlasStream(const std::string &where) {
+  SNNRT_CUBLAS(blas->cublasSetStream(handle, cuStream), where);
+  // A fixed workspace: cuBLAS then allocates nothing while a graph is
+  // captured. Set after the stream: cublasSetStream resets the workspace.
+  constexpr std::size_t workspaceBytes = 32u << 20;
+  CUdeviceptr workspace = scratch("cublas.workspace", workspaceBytes, where);
+  SNNRT_CUBLAS(blas->cublasSetWorkspace(handle,
+                                        reinterpret_cast<void *>(workspace),
+                                        workspaceBytes),
+               where);
+}
+
 void CudaDevice::runUnlessEventPath(CUdeviceptr decision,
                                     const std::function<void()> &dense,
                                     const std::string &where) {
@@ -271,7 +274,7 @@ void CudaDevice::runUnlessEventPath(CUdeviceptr decision,
   CUstream mainStream = cuStream;
   auto useStream = [&](CUstream s) {
     cuStream = s;
-    blas->cublasSetStream(handle, s);
+    bindBlasStream(where);
   };
   useStream(bodyStream);
   try {

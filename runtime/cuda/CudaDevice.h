@@ -153,6 +153,8 @@ public:
                   double ms);
 
 private:
+  /// Points cuBLAS at the device's current stream and its fixed workspace.
+  void bindBlasStream(const std::string &where);
   ProfileTable profileTable;
   struct Scratch {
     CUdeviceptr ptr = 0;

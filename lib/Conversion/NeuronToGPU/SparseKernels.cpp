@@ -268,12 +268,14 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
     OpBuilder::InsertionGuard g(b);
     e.openIf(eq(arith::RemUIOp::create(b, loc, lane, e.idx(32)), e.idx(0)));
     atomicAdd(warpSum, 0);
+    // Release the count before the block's ticket below.
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
   }
   gpu::BarrierOp::create(b, loc);
   OpBuilder::InsertionGuard g(b);
   e.openIf(eq(lane, e.idx(0)));
-  // Release this block's counts before taking a ticket; the last block
-  // acquires everyone's before reading the total.
+  // The barrier and this fence order the block's counts before its ticket;
+  // the last block's fence orders everyone's before its read of the total.
   NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
   Value ticket = atomicAdd(e.i32(1), 1);
   e.openIf(eq(ticket, e.i32(grid - 1)));
