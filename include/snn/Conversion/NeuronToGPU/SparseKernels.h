@@ -4,7 +4,9 @@
 // nonzeros, writes the decision), transpose_weight and event_linear (both
 // return at once unless the decision is the event-driven path), next to the
 // dense GEMM (which the runtime skips when the decision is the event-driven
-// path). The decision lives in device memory: no host synchronisation.
+// path: the CPU runtime by reading it, the CUDA runtime with a conditional
+// graph node). The decision lives in device memory: no host
+// synchronisation.
 // The decision tensor is two i32 words: the nonzero count, then 1 for the
 // event-driven path, 0 for the dense one.
 //
