@@ -290,6 +290,14 @@ void CudaDevice::runUnlessEventPath(CUdeviceptr decision,
   SNNRT_CU(d.cuStreamEndCapture(bodyStream, &body), where);
 }
 
+void CudaDevice::disableConditionalNodes(const std::string &why) {
+  opts.conditional = false;
+  std::fprintf(stderr,
+               "snnrt: %s: a CUDA graph with conditional nodes failed (%s); "
+               "the dense GEMMs of event-driven layers now run every call\n",
+               deviceName.c_str(), why.c_str());
+}
+
 void CudaDevice::replay(CUgraphExec graph, const std::string &where) {
   SNNRT_CU(driver().cuGraphLaunch(graph, cuStream), where);
 }

@@ -147,6 +147,11 @@ public:
   void runUnlessEventPath(CUdeviceptr decision,
                           const std::function<void()> &dense,
                           const std::string &where);
+  /// Whether runUnlessEventPath still builds conditional nodes; a capture
+  /// that failed with them turns them off for the device (with a warning
+  /// naming `why`), so that programs are captured again without them.
+  bool conditionalNodes() const { return opts.conditional; }
+  void disableConditionalNodes(const std::string &why);
 
   /// SNNRT_CUDA_PROFILE: adds `ms` to the op kind `key` of `program`.
   void addProfile(const std::string &program, const std::string &key,
