@@ -128,14 +128,14 @@ gpu)
   for m in "$g"/layer*.snnmod; do
     for d in $densities; do
       echo "== graphs $(basename "$m" .snnmod) density=$d" >>"$raw"
-      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 50 >>"$raw" 2>&1
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 30 >>"$raw" 2>&1
     done
   done
   for m in "$g"/layer*-dispatch.snnmod; do
     for d in 0.01 0.5; do
       echo "== graphs $(basename "$m" .snnmod)-nocond density=$d" >>"$raw"
       SNNRT_CUDA_CONDITIONAL=0 "$run" "$m" bench --device cuda:0 --density "$d" \
-        --iterations 50 >>"$raw" 2>&1
+        --iterations 30 >>"$raw" 2>&1
     done
   done
   for m in "$g"/shd128-*.snnmod; do

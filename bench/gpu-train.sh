@@ -25,10 +25,11 @@
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
 #   sparse event-driven linear layers (--snn-sparsify; bench/gpu-sparse.sh,
-#          after `bench/gpu-sparse.sh prepare` here): the GPU kernels against
-#          the dense path and the float64 reference (and the CUDA op tests,
-#          among them the dense GEMM in a conditional graph node), then the
-#          layer and SHD-network benchmarks (GPU, torch.sparse, plot); the
+#          after `bench/gpu-sparse.sh prepare` here): the CUDA op tests (among
+#          them the dense GEMM in a conditional graph node), then the GPU
+#          kernels against the dense path and the float64 reference
+#   sparsebench  the layer and SHD-network benchmarks of event-driven
+#          layers (GPU, torch.sparse, summary, plot; about 8 minutes); the
 #          CPU step too with SPARSE_CPU=1 (more than 8 output files then)
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
@@ -128,7 +129,8 @@ sparse)
   stamp "snnrt-cuda-tests rc=$?"
   grep -E "ConditionalGraphNode|FAILED|PASSED|tests ran" "$out/sparse-check.log" | tail -6
   bench/gpu-sparse.sh check $run 2>&1 | tee -a "$out/sparse-check.log" | tail -12
-  stamp "sparse check rc=${PIPESTATUS[0]}"
+  stamp "sparse check rc=${PIPESTATUS[0]}";;
+sparsebench)
   bench/gpu-sparse.sh gpu $run "$out" 2>&1 | tail -60
   stamp "sparse gpu benchmarks done"
   if [ -n "${SPARSE_CPU:-}" ]; then
