@@ -119,7 +119,8 @@ check)
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check" cuda:0 0 0.001 0.01 0.1 0.5 1
   a=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check1" cuda:0 0.01 0.05 0.2
-  [ $a = 0 ] && [ $? = 0 ]
+  c=$?
+  [ $a = 0 ] && [ $c = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}
