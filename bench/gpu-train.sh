@@ -25,9 +25,12 @@
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
 #   sparse event-driven linear layers (--snn-sparsify; bench/gpu-sparse.sh,
-#          after `bench/gpu-sparse.sh prepare` here): the GPU kernels against
-#          the dense path and the float64 reference, then the layer and
-#          SHD-network benchmarks (GPU, torch.sparse, plot) and the CPU step
+#          after `bench/gpu-sparse.sh prepare` here): the CUDA op tests (among
+#          them the dense GEMM in a conditional graph node), then the GPU
+#          kernels against the dense path and the float64 reference
+#   sparsebench  the layer and SHD-network benchmarks of event-driven
+#          layers (GPU, torch.sparse, summary, plot; about 8 minutes); the
+#          CPU step too with SPARSE_CPU=1 (more than 8 output files then)
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
 #   gradband  the sparse backward (grad-threshold=B) against the reference
@@ -122,12 +125,18 @@ opkernels)
   bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
   stamp "op kernels done";;
 sparse)
-  bench/gpu-sparse.sh check $run 2>&1 | tee "$out/sparse-check.log" | tail -12
-  stamp "sparse check rc=${PIPESTATUS[0]}"
+  $b/cuda/test/snnrt-cuda-tests > "$out/sparse-check.log" 2>&1
+  stamp "snnrt-cuda-tests rc=$?"
+  grep -E "ConditionalGraphNode|FAILED|PASSED|tests ran" "$out/sparse-check.log" | tail -6
+  bench/gpu-sparse.sh check $run 2>&1 | tee -a "$out/sparse-check.log" | tail -12
+  stamp "sparse check rc=${PIPESTATUS[0]}";;
+sparsebench)
   bench/gpu-sparse.sh gpu $run "$out" 2>&1 | tail -60
   stamp "sparse gpu benchmarks done"
-  bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
-  stamp "sparse cpu benchmark done";;
+  if [ -n "${SPARSE_CPU:-}" ]; then
+    bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
+    stamp "sparse cpu benchmark done"
+  fi;;
 kernels)
   python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
   stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"

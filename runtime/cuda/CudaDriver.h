@@ -53,6 +53,11 @@ namespace snnrt::cuda {
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphDestroy)                                                            \
+  X(cuGraphConditionalHandleCreate)                                            \
+  X(cuGraphAddNode)                                                            \
+  X(cuStreamGetCaptureInfo)                                                    \
+  X(cuStreamUpdateCaptureDependencies)                                         \
+  X(cuStreamBeginCaptureToGraph)                                               \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \

@@ -11,13 +11,14 @@
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-/// Whether an op of `ops` (or of a time loop's body) reads the run values.
-static bool readsRunValues(const json &ops) {
+/// Whether an op of `ops` (or of a time loop's body) has the attribute
+/// `key` set to true.
+static bool hasOpWith(const json &ops, const char *key) {
   for (const json &op : ops) {
-    if (op.is_object() && op.value("run_values", false))
+    if (op.is_object() && op.value(key, false))
       return true;
     if (op.is_object() && op.contains("body") && op["body"].is_array() &&
-        readsRunValues(op["body"]))
+        hasOpWith(op["body"], key))
       return true;
   }
   return false;
@@ -36,7 +37,7 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   // Kernel arguments are the same at every step: what changes (learning
   // rate, step, seed) is read from the run values.
   capturable = device.options().graphs && !device.options().profile;
-  runValues = readsRunValues(this->ops);
+  runValues = hasOpWith(this->ops, "run_values");
   kernels.resize(this->ops.size());
 }
 
@@ -321,9 +322,16 @@ void CudaProgram::run(const StepValues &values) {
     runEagerly(values);
     graph = device.endCapture(where);
   } catch (const std::exception &e) {
+    device.abortCapture();
+    if (device.conditionalNodes() && hasOpWith(ops, "unless_event_path")) {
+      // Conditional graph nodes (CudaDevice::runUnlessEventPath) are the
+      // newest thing in the capture: without them, capture again next run.
+      device.disableConditionalNodes(e.what());
+      runEagerly(values);
+      return;
+    }
     // A library call that cannot be captured: run this program eagerly from
     // now on (a real error of an op shows again in the eager run).
-    device.abortCapture();
     capturable = false;
     if (!side.afterOps.empty()) // its collectives then cost a launch each
       std::cerr << "snn-run: note: " << where

@@ -150,6 +150,8 @@ std::string OpKernelSpec::getKey() const {
 }
 
 int64_t OpKernelSpec::getBlockSize() const {
+  if (isEventKernel(kind))
+    return getEventKernelBlockSize(*this);
   return kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd
              ? kBatchNormBlockSize
              : kOpKernelBlockSize;

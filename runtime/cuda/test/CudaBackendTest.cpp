@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 using namespace snnrt::cuda;
@@ -707,6 +708,52 @@ TEST(CudaBackend, SideWorkRunsAfterItsOpAndIsCapturedWithTheProgram) {
   EXPECT_EQ(enqueued, device->options().graphs ? 2 : 4);
   work.afterOps = {2};
   EXPECT_THROW(program.setSideWork(work), std::exception);
+}
+
+TEST(CudaBackend, DensePathOfAnEventLayerIsAConditionalGraphNode) {
+  REQUIRE_GPU();
+  // The dense linear of an event-driven layer (unless_event_path) reads the
+  // decision on the device: captured, it runs only when decision[1] is 0.
+  // Eager runs (the first) run it always. y is refilled with a sentinel
+  // before each run, standing in for the event-driven kernel's output.
+  const int64_t M = 24, K = 40, N = 36;
+  std::vector<float> x = rnd.uniform(M * K, -1, 1), w = rnd.uniform(N * K, -1, 1);
+  std::vector<float> b = rnd.uniform(N, -1, 1);
+  int64_t xi = hx.add("x", {M, K}, x), wi = hx.add("w", {N, K}, w);
+  int64_t bi = hx.add("b", {N}, b), yi = hx.addOutput("y", {M, N});
+  int64_t di = hx.addInts("decision", {2}, {0, 0});
+  json ops = json::array();
+  ops.push_back({{"op", "linear"}, {"has_bias", true}, {"unless_event_path", true},
+                 {"in", ids({xi, wi, bi, di})}, {"out", ids({yi})}});
+  CudaProgram program(*device, "infer", ops,
+                      [&](int64_t id) { return hx.tensor(id); });
+  std::vector<double> dense(M * N);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = b[n];
+      for (int64_t k = 0; k < K; ++k)
+        acc += (double)x[m * K + k] * w[n * K + k];
+      dense[m * N + n] = acc;
+    }
+  bool conditional = device->options().graphs && device->options().conditional &&
+                     device->kernels().findBuiltin("snnrt_set_dense_condition");
+  const int eventPath[] = {1, 1, 0, 1, 0};
+  for (int run = 0; run < 5; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run) + ", decision[1] " +
+                 std::to_string(eventPath[run]));
+    float words[2];
+    int32_t decision[2] = {0, eventPath[run]};
+    std::memcpy(words, decision, sizeof words);
+    hx.write(di, {words[0], words[1]});
+    hx.write(yi, std::vector<float>(M * N, 7.0f));
+    program.run({});
+    device->synchronize("test");
+    EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
+    if (conditional && run >= 1 && eventPath[run])
+      EXPECT_TRUE(hx.read(yi) == std::vector<float>(M * N, 7.0f));
+    else
+      EXPECT_CLOSE(hx.read(yi), dense, 1e-5, 1e-5);
+  }
 }
 
 TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {

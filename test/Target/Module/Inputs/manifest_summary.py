@@ -174,6 +174,7 @@ def walk_kernel(op, where, program, indent, shape):
                 any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
     extra = " run_values" if op.get("run_values") else ""
+    extra += " zero_outputs" if op.get("zero_outputs") else ""
     print(f"{program}: {indent}kernel {op['kernel']} grid={op['grid']} block={op['block']}{extra}")
     for sub in of:
         attrs = {k: v for k, v in sub.items() if k not in ("op", "in", "out")}
