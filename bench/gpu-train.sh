@@ -154,7 +154,7 @@ cputrain)
   # CPU training step against PyTorch on the CPU at 1, 2 and all threads, and
   # the SHD-layout network dense vs event-driven (bench/cpu-train.sh; needs
   # `bench/cpu-train.sh prepare` run here first).
-  bench/cpu-train.sh run $run "$out" "$(nproc)-core CPU of the GPU machine" 1 2 $(nproc) 2>&1 | tail -30
+  bench/cpu-train.sh run $run "$out" "$(nproc)-core CPU of the GPU machine" 1 2 $(nproc) 2>&1 | tail -40
   stamp "cputrain done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1

@@ -4,7 +4,7 @@
 // (docs/artifact-format.md, "CPU kernels and threads"); the runtime splits
 // the items into contiguous ranges, one per thread of a small persistent
 // pool. Items never share an output, so every thread count gives the same
-// bits.
+// bits (OpenBLAS's GEMMs do only at a fixed OPENBLAS_NUM_THREADS).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +16,9 @@
 
 namespace snnrt {
 
-/// Sets the number of CPU threads (>= 1) of the generated kernels and of
-/// the BLAS library when it can be told (OpenBLAS). 1 runs everything on
-/// the calling thread.
+/// Sets the number of CPU threads (>= 1) of the generated kernels and, unless
+/// OPENBLAS_NUM_THREADS is set, of OpenBLAS. 1 runs every kernel on the
+/// calling thread.
 void setCpuThreads(int threads);
 
 /// The number of CPU threads: setCpuThreads's, else SNN_NUM_THREADS, else

@@ -53,10 +53,12 @@ Runs a module compiled by `snn-opt --snn-compile`.
 common options:
   --device cpu|cuda|cuda:N   where to run (default: cuda:0 when this build has
                              CUDA and a GPU answers, else cpu)
-  --threads N                CPU threads of the generated kernels and of
-                             OpenBLAS (default: SNN_NUM_THREADS, else every
-                             core this process may use; results are the
-                             same bits for every N)
+  --threads N                CPU threads of the generated kernels, and of
+                             OpenBLAS unless OPENBLAS_NUM_THREADS is set
+                             (default: SNN_NUM_THREADS, else every core this
+                             process may use); the kernels give the same
+                             bits for every N, OpenBLAS at a fixed
+                             OPENBLAS_NUM_THREADS
   --seed N                   seed of initialization, data order, encoders and
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file

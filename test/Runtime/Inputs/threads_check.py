@@ -8,8 +8,10 @@ sparse_check.py prepare). Runs `snn-run infer --output` and `snn-run grads
 --update-steps 2 --output` (loss, every gradient, the parameters and the
 optimizer state after two updates) with --threads 1, then with each of
 THREADS; SNNRT_CPU_GRAIN=1 lets even the smallest kernel split its work
-items over the threads (uneven ranges when the items do not divide). Every
-tensor must equal the one-thread run bit for bit. One line per thread count.
+items over the threads (uneven ranges when the items do not divide).
+OPENBLAS_NUM_THREADS=1 keeps the GEMMs' rounding fixed (OpenBLAS may round
+differently on another thread count). Every tensor must equal the one-thread
+run bit for bit. One line per thread count.
 """
 import os
 import subprocess
@@ -28,7 +30,9 @@ def run(cmd, env):
 
 
 def outputs(snn_run, module, d, threads, grain):
-    env = dict(os.environ)
+    # OpenBLAS's own thread count fixed: its GEMMs may round differently on
+    # another one; the check is about the generated kernels.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     env.pop("SNN_NUM_THREADS", None)
     if grain:
         env["SNNRT_CPU_GRAIN"] = str(grain)
