@@ -17,7 +17,9 @@
 #   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
 #   cputrain  the Fashion-MNIST MLP and conv net training step on the CPU:
-#          snn-run vs PyTorch (eager, torch.compile), 1 thread and all cores
+#          snn-run vs PyTorch (eager, torch.compile), 1, 2 threads and all
+#          cores, and the SHD-layout network dense vs event-driven
+#          (bench/cpu-train.sh; `bench/cpu-train.sh prepare` here first)
 #   record membrane outputs, recorded layer state (snn-run --record) and the
 #          max-over-time membrane loss against python/snnref
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
@@ -158,9 +160,10 @@ gradband)
   bench/gpu-gradband.sh run $run "$out" 2>&1 | tee "$out/gradband.log" | tail -40
   stamp "gradband done";;
 cputrain)
-  # CPU training step against PyTorch on the CPU (this machine's cores).
-  python3 bench/cpu_train.py --snn-run $run --mlp $g/mods/fmnist-mlp.snnmod \
-    --convnet $g/mods/fmnist-convnet.snnmod --threads 1 $(nproc) --out "$out" 2>&1 | tail -12
+  # CPU training step against PyTorch on the CPU at 1, 2 and all threads, and
+  # the SHD-layout network dense vs event-driven (bench/cpu-train.sh; needs
+  # `bench/cpu-train.sh prepare` run here first).
+  bench/cpu-train.sh run $run "$out" "$(nproc)-core CPU of the GPU machine" 1 2 $(nproc) 2>&1 | tail -40
   stamp "cputrain done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1

@@ -196,16 +196,16 @@ inline float surrogateGrad(const NeuronSpec &s, float h, float vth) {
 
 /// The op's generated CPU kernel `which` ("fwd"/"bwd"), if the op names one
 /// and the module has a library for this machine.
-HostKernelFn generatedKernel(const Ctx &c, const char *which) {
+HostKernel generatedKernel(const Ctx &c, const char *which) {
   auto it = c.op.attrs.find("kernel");
   if (it == c.op.attrs.end() || !it->is_object() || !it->contains(which) ||
       !(*it)[which].is_string())
-    return nullptr;
+    return {};
   return findHostKernel(c.m, (*it)[which].get<std::string>());
 }
 
 /// Runs `fn` on the kernel ABI's tensors: `first`, then in[firstParam..].
-void callGenerated(const Ctx &c, HostKernelFn fn, std::vector<void *> args,
+void callGenerated(const Ctx &c, HostKernel fn, std::vector<void *> args,
                    size_t firstParam) {
   for (size_t i = firstParam; i < c.op.in.size(); ++i)
     args.push_back(c.inPtr(i));
@@ -308,7 +308,7 @@ static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
   for (size_t i = 0; i < 3; ++i)
     c.expectElements(c.out(i), total, "like the input (S, H, V)");
   if (!s.plif)
-    if (HostKernelFn fn = generatedKernel(c, "fwd_record")) {
+    if (HostKernel fn = generatedKernel(c, "fwd_record")) {
       callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
                     1);
       return;
@@ -339,7 +339,7 @@ void runPooledNeuron(const Ctx &c, const NeuronSpec &s) {
            std::to_string(area) + "-neuron pooling windows");
   c.expectElements(c.out(0), static_cast<size_t>(s.T * s.N / area),
                    "the pooled spikes, T x N / (KH KW)");
-  HostKernelFn fn = generatedKernel(c, "fwd");
+  HostKernel fn = generatedKernel(c, "fwd");
   if (!fn)
     c.fail("a layer fused with its pooling runs only as its generated "
            "kernel, which this module lacks for this machine; recompile it "
@@ -374,7 +374,7 @@ void runNeuron(const Ctx &c) {
     c.expectElements(c.out(2), total, "saved I, like the input");
   // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
   if (!s.plif && !hBf16)
-    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
+    if (HostKernel fn = generatedKernel(c, "fwd")) {
       std::vector<void *> args{c.inPtr(0)};
       for (size_t i = 0; i < c.op.out.size(); ++i)
         args.push_back(c.outPtr(i));
@@ -413,7 +413,7 @@ void runNeuronBackward(const Ctx &c) {
     c.expectElements(c.in(2), checkpointSize(s, chunk),
                      "membrane checkpoints, max(ceil(T/C) - 1, 1) x N");
     if (!c.accumulate())
-      if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+      if (HostKernel fn = generatedKernel(c, "bwd")) {
         callGenerated(c, fn, {c.inPtr(0), c.inPtr(1), c.inPtr(2), c.outPtr(0)},
                       3);
         return;
@@ -431,7 +431,7 @@ void runNeuronBackward(const Ctx &c) {
   }
   // The generated kernel overwrites gx and reads an f32 H.
   if (chunk == 0 && !s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
-    if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+    if (HostKernel fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {
         if (c.op.in.size() < 3)

@@ -320,7 +320,7 @@ void generatedKernel(const Ctx &c) {
   auto args = c.op.attrs.find("args");
   if (name.empty() || args == c.op.attrs.end() || !args->is_array())
     c.fail("a kernel op needs \"kernel\" (a name) and \"args\" (tensor ids)");
-  HostKernelFn fn = findOpKernel(c.m, name);
+  HostKernel fn = findOpKernel(c.m, name);
   std::vector<void *> pointers;
   for (const json &id : *args) {
     if (!id.is_number_integer())

@@ -374,20 +374,11 @@ void mlir::snn::emitBatchNormGPUChannel(OpBuilder &b, Location loc,
   ChannelEmitter(b, loc, spec, args, scratch, channel, lane).emit();
 }
 
-void mlir::snn::emitBatchNormHostChannels(OpBuilder &b, Location loc,
-                                          const OpKernelSpec &spec,
-                                          ValueRange args) {
+void mlir::snn::emitBatchNormHostChannel(OpBuilder &b, Location loc,
+                                         const OpKernelSpec &spec,
+                                         ValueRange args, Value channel) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value channels =
-      arith::ConstantIndexOp::create(b, loc, spec.batchNorm.channels);
-  scf::ForOp::create(b, loc, zero, channels, one, ValueRange{},
-                     [&](OpBuilder &, Location, Value channel, ValueRange) {
-                       ChannelEmitter(b, loc, spec, args, Value(), channel,
-                                      zero)
-                           .emit();
-                       scf::YieldOp::create(b, loc);
-                     });
+  ChannelEmitter(b, loc, spec, args, Value(), channel, zero).emit();
 }
 
 void mlir::snn::emitBatchNormEvalElement(OpBuilder &b, Location loc,

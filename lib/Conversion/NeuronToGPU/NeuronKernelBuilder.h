@@ -151,7 +151,8 @@ void buildPooledNeuronThread(OpBuilder &b, Location loc,
                              ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
-/// arguments, a loop over its threads, each running the per-thread code.
+/// arguments then a range (HostKernelRange.h), a loop over the threads of
+/// the range, each running the per-thread code.
 func::FuncOp buildHostKernel(OpBuilder &b, Location loc, StringRef name,
                              const NeuronSpec &spec, KernelKind kind);
 

@@ -13,6 +13,7 @@
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
@@ -553,33 +554,53 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   return kernel;
 }
 
+/// Work worth a CPU thread of its own (tens of microseconds): elements of
+/// an elementwise kernel; a pooling element costs its window's taps, a
+/// spike word its 32 bits, a batch norm channel a pass over its elements.
+static int64_t getHostGrain(const OpKernelSpec &spec) {
+  constexpr int64_t kElementsPerThread = 16384;
+  if (isBatchNorm(spec))
+    return 1;
+  if (isSpikeBitsKernel(spec))
+    return kElementsPerThread / 32;
+  if (spec.kind == OpKernelKind::Pool || spec.kind == OpKernelKind::PoolBwd)
+    return kElementsPerThread / std::max<int64_t>(1, spec.pool.kh * spec.pool.kw);
+  return kElementsPerThread;
+}
+
 func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
                                           StringRef name,
                                           const OpKernelSpec &spec) {
   if (isEventKernel(spec.kind))
     return buildEventHostKernel(b, loc, name, spec);
   MLIRContext *ctx = b.getContext();
-  auto fn = func::FuncOp::create(
-      b, loc, name,
-      FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx, /*host=*/true), {}));
+  // Work items: the channels of batch norm, else the elements of the
+  // segments one after the other.
+  int64_t items = isBatchNorm(spec) ? spec.batchNorm.channels : 0;
+  if (!isBatchNorm(spec))
+    for (int64_t n : spec.sizes)
+      items += n;
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name, getOpKernelArgTypes(spec, ctx, /*host=*/true), items,
+      getHostGrain(spec));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  ValueRange args = fn.getArguments();
+  b.setInsertionPointToStart(&fn.front());
+  ValueRange args = getHostTensorArgs(fn);
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   if (isBatchNorm(spec)) {
-    emitBatchNormHostChannels(b, loc, spec, args);
-    func::ReturnOp::create(b, loc);
-    return fn;
-  }
-  for (auto [s, n] : llvm::enumerate(spec.sizes)) {
-    auto loop = scf::ForOp::create(b, loc,
-                                   arith::ConstantIndexOp::create(b, loc, 0),
-                                   arith::ConstantIndexOp::create(b, loc, n),
-                                   arith::ConstantIndexOp::create(b, loc, 1));
     OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    emit.emitElement(segmentArgs(spec, args, s), loop.getInductionVar());
+    scf::ForOp loop =
+        createHostRangeLoop(b, loc, fn, 0, spec.batchNorm.channels);
+    emitBatchNormHostChannel(b, loc, spec, args, loop.getInductionVar());
+  } else {
+    int64_t offset = 0;
+    for (auto [s, n] : llvm::enumerate(spec.sizes)) {
+      OpBuilder::InsertionGuard inner(b);
+      scf::ForOp loop = createHostRangeLoop(b, loc, fn, offset, n);
+      emit.emitElement(segmentArgs(spec, args, s), loop.getInductionVar());
+      offset += n;
+    }
   }
   func::ReturnOp::create(b, loc);
   return fn;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -477,21 +478,40 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   return kernel;
 }
 
+/// Work items of the host form: the whole count (one item), tiles of 32
+/// input features of the transpose, rows of event_linear.
+static constexpr int64_t kTransposeTile = 32;
+static int64_t getEventHostItems(const OpKernelSpec &spec) {
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity:
+    return 1;
+  case OpKernelKind::TransposeWeight:
+    return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
+  default:
+    return spec.rows;
+  }
+}
+
 func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
                                              StringRef name,
                                              const OpKernelSpec &spec) {
-  auto fn = func::FuncOp::create(
-      b, loc, name,
-      FunctionType::get(b.getContext(), getEventKernelArgTypes(spec, b.getContext()), {}));
+  // A row writes and reads its N outputs at least once: rows of ~16k
+  // outputs are worth a thread of their own.
+  int64_t grain = spec.kind == OpKernelKind::EventLinear
+                      ? llvm::divideCeilSigned(16384, spec.outFeatures)
+                      : 1;
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name, getEventKernelArgTypes(spec, b.getContext()),
+      getEventHostItems(spec), grain);
   // Every argument is a different tensor: LLVM vectorizes the row updates
   // without runtime overlap checks.
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+  for (unsigned i = 0; i + 2 < fn.getNumArguments(); ++i)
     fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  ValueRange args = fn.getArguments();
+  b.setInsertionPointToStart(&fn.front());
+  ValueRange args = getHostTensorArgs(fn);
   EventEmitter e(b, loc, spec);
-  int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
   // A loop whose body takes the insertion point; its induction variable.
   auto loopFrom = [&](Value first, Value end, int64_t step) {
     auto loop = scf::ForOp::create(b, loc, first, end, e.idx(step));
@@ -501,9 +521,16 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   auto forLoop = [&](int64_t count) {
     return loopFrom(e.idx(0), e.idx(count), 1);
   };
+  // The items [begin, end) of this call.
+  auto rangeLoop = [&]() {
+    return createHostRangeLoop(b, loc, fn, 0, getEventHostItems(spec))
+        .getInductionVar();
+  };
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity: {
     Value x = args[0], decision = args[1];
+    OpBuilder::InsertionGuard g(b);
+    rangeLoop();
     e.storeDecision(e.countNonzeros(x, e.idx(0), e.idx(1)), decision);
     break;
   }
@@ -513,13 +540,13 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value decision = args[0], w = args[1], wt = args[2];
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    constexpr int64_t tile = 32;
+    constexpr int64_t tile = kTransposeTile;
     auto withinTile = [&](Value first, int64_t count) {
       Value end = arith::MinUIOp::create(b, loc, e.addI(first, e.idx(tile)),
                                          e.idx(count));
       return loopFrom(first, end, 1);
     };
-    Value j0 = loopFrom(e.idx(0), e.idx(k), tile);
+    Value j0 = e.mulI(rangeLoop(), e.idx(tile));
     Value o0 = loopFrom(e.idx(0), e.idx(n), tile);
     Value j = withinTile(j0, k);
     Value o = withinTile(o0, n);
@@ -534,7 +561,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value y = args.back();
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    Value row = forLoop(m);
+    Value row = rangeLoop();
     Value outStart = e.mulI(row, e.idx(n));
     {
       OpBuilder::InsertionGuard inner(b);

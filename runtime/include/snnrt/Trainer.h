@@ -16,6 +16,7 @@
 
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
+#include "snnrt/CpuThreads.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Recording.h"
@@ -101,7 +102,9 @@ public:
   MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
   std::size_t deviceBytes() const override { return exec.storageBytes(); }
   std::string describe() const override {
-    return "cpu, " + describeCpuNeuronKernels(exec.module());
+    int threads = getCpuThreads();
+    return "cpu, " + describeCpuNeuronKernels(exec.module()) + ", " +
+           std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   }
 
 private:

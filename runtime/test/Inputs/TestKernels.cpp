@@ -3,8 +3,9 @@
 // The runtime's tests build without the compiler, so their hand-written
 // modules cannot carry compiler-generated kernels. This library exports a
 // kernel with the ABI of the generated ones (docs/artifact-format.md,
-// "Generated op kernels": `void NAME(void **args)`, one pointer per tensor
-// of the op's `args`, then the run values), so that those modules train and
+// "Generated op kernels": `void NAME(void **args, int64_t begin, int64_t
+// end)`, one pointer per tensor of the op's `args`, then the run values;
+// `NAME_range` = {items, grain}), so that those modules train and
 // the runtime's generic launch path is tested. It is test code: the runtime
 // itself computes nothing of an op.
 //
@@ -20,8 +21,13 @@ float scalar(void *tensor) { return *static_cast<const float *>(tensor); }
 /// torch.optim.SGD with momentum (no dampening, not Nesterov) over several
 /// parameters. args: segments [1], momentum [1], weight_decay [1], then per
 /// parameter its size [1] (the element count), param, grad, momentum buffer;
-/// then the run values (word 0: learning rate, word 1: 1-based step).
-extern "C" void snnrt_test_sgd_momentum(void **args) {
+/// then the run values (word 0: learning rate, word 1: 1-based step). One
+/// work item (its sizes are data, not compile-time constants).
+extern "C" const int64_t snnrt_test_sgd_momentum_range[2] = {1, 1};
+extern "C" void snnrt_test_sgd_momentum(void **args, int64_t begin,
+                                        int64_t end) {
+  if (begin > 0 || end < 1)
+    return;
   int segments = static_cast<int>(scalar(args[0]));
   float momentum = scalar(args[1]), weightDecay = scalar(args[2]);
   const uint32_t *run = static_cast<const uint32_t *>(args[3 + 4 * segments]);

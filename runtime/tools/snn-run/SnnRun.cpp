@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snnrt/Communicator.h"
+#include "snnrt/CpuThreads.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
@@ -52,6 +53,12 @@ Runs a module compiled by `snn-opt --snn-compile`.
 common options:
   --device cpu|cuda|cuda:N   where to run (default: cuda:0 when this build has
                              CUDA and a GPU answers, else cpu)
+  --threads N                CPU threads of the generated kernels, and of
+                             OpenBLAS unless OPENBLAS_NUM_THREADS is set
+                             (default: SNN_NUM_THREADS, else every core this
+                             process may use); the kernels give the same
+                             bits for every N, OpenBLAS at a fixed
+                             OPENBLAS_NUM_THREADS
   --seed N                   seed of initialization, data order, encoders and
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file
@@ -223,6 +230,8 @@ Options parse(int argc, char **argv) {
       std::exit(0);
     } else if (a == "--device") {
       o.device = value();
+    } else if (a == "--threads") {
+      setCpuThreads(static_cast<int>(toInt(a, value(), 1)));
     } else if (a == "--data") {
       o.data = value();
     } else if (a == "--labels") {

@@ -47,11 +47,12 @@ void emitBatchNormGPUChannel(OpBuilder &b, Location loc,
 /// channel at a time).
 bool isBatchNorm(const OpKernelSpec &spec);
 
-/// Emits, at the insertion point of a host function, the loop over the
-/// channels of a batch norm kernel (eval: the channel's affine computed
-/// once).
-void emitBatchNormHostChannels(OpBuilder &b, Location loc,
-                               const OpKernelSpec &spec, ValueRange args);
+/// Emits, at the insertion point of a host function, the code of channel
+/// `channel` of a batch norm kernel: one GPU block's work by one thread
+/// (eval: the channel's affine computed once).
+void emitBatchNormHostChannel(OpBuilder &b, Location loc,
+                              const OpKernelSpec &spec, ValueRange args,
+                              Value channel);
 
 /// Emits the code of element `i` of the eval forward.
 void emitBatchNormEvalElement(OpBuilder &b, Location loc,

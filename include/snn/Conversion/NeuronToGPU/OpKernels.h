@@ -195,8 +195,9 @@ gpu::GPUFuncOp createOpGPUKernelFunc(OpBuilder &b, Location loc,
 gpu::GPUFuncOp buildOpGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                 const OpKernelSpec &spec);
 
-/// Adds at the insertion point the host function `name`: a loop over each
-/// segment's elements running the same per-element code.
+/// Adds at the insertion point the host function `name` over a range of its
+/// work items (HostKernelRange.h): a loop over each segment's elements in
+/// the range running the same per-element code (batch norm: its channels).
 func::FuncOp buildOpHostKernel(OpBuilder &b, Location loc, StringRef name,
                                const OpKernelSpec &spec);
 
