@@ -2,7 +2,8 @@
 # The compiler-generated op kernels on the GPU (docs/artifact-format.md,
 # "Generated op kernels"): for each module bench/prepare-gpu.sh compiled into
 # .gpu/opk/ (a residual net with add/scale/accumulate, an MLP with dropout,
-# a conv net with each optimizer, and every pooling kernel shape), one training step on cuda:0 (memory plan arena poisoned
+# a conv net with each optimizer, every pooling kernel shape, every loss
+# kind), one training step on cuda:0 (memory plan arena poisoned
 # with NaN) against the float64 reference, then 3 updates with the same
 # gradients (steps 1-3: an eager run, the CUDA-graph capture, a replay that
 # must read the new step) against torch.optim's rules in float64 (1e-6).

@@ -14,6 +14,7 @@
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "SpikeBitsKernels.h"
@@ -59,6 +60,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 8;
   case OpKernelKind::BatchNormEval:
     return 6;
+  case OpKernelKind::Loss:
+    return lossGradient ? 5 : 4;
   }
   return 0;
 }
@@ -74,6 +77,12 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
   if (kind == OpKernelKind::BatchNormBwd)
     return tensor <= 1 || tensor == 5 ? batchNorm.getElements()
                                       : batchNorm.channels;
+  if (kind == OpKernelKind::Loss) {
+    // y, labels, loss, (gy,) correct
+    if (tensor == 0 || (lossGradient && tensor == 3))
+      return loss.getElements();
+    return tensor == 1 ? loss.batch : 1;
+  }
   return sizes[segment];
 }
 
@@ -114,6 +123,12 @@ StringRef OpKernelSpec::getKindName() const {
     return "batch_norm_eval";
   case OpKernelKind::BatchNormBwd:
     return "batch_norm_bwd";
+  case OpKernelKind::Loss: {
+    static const char *names[2][3] = {
+        {"loss_ce_eval", "loss_mse_eval", "loss_ce_max_eval"},
+        {"loss_ce", "loss_mse", "loss_ce_max"}};
+    return names[lossGradient][static_cast<int>(lossMode)];
+  }
   }
   return "";
 }
@@ -146,6 +161,9 @@ std::string OpKernelSpec::getKey() const {
                          g.spatial, g.eps, g.momentum)
                .str();
   }
+  if (kind == OpKernelKind::Loss)
+    key += llvm::formatv(";{0},{1},{2}", loss.steps, loss.batch, loss.classes)
+               .str();
   return key;
 }
 
@@ -160,6 +178,8 @@ int64_t OpKernelSpec::getGridSize() const {
     return getEventKernelGridSize(*this);
   if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd)
     return batchNorm.channels;
+  if (kind == OpKernelKind::Loss)
+    return 1;
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -175,11 +195,14 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
   if (isSpikeBitsKernel(spec))
     return getSpikeBitsArgTypes(spec, ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
+  Type label = IntegerType::get(ctx, 32);
   for (unsigned s = 0; s < spec.sizes.size(); ++s)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
       types.push_back(MemRefType::get(
           {spec.getTensorSize(s, i)},
-          static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
+          static_cast<int>(i) == spec.getMaskTensor() ? mask
+          : isLossKernel(spec) && i == 1              ? label
+                                                      : f32));
   if (spec.usesRunValues())
     types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
   return types;
@@ -457,6 +480,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::BatchNorm:
   case OpKernelKind::BatchNormBwd:
     llvm_unreachable("batch norm reductions are not elementwise");
+  case OpKernelKind::Loss:
+    llvm_unreachable("losses are reductions, built by LossKernels.cpp");
   }
 }
 
@@ -516,10 +541,14 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  bool reduction = isBatchNormReduction(spec);
+  SmallVector<Type> scratch;
+  if (isBatchNormReduction(spec))
+    scratch.push_back(getBatchNormScratchType(ctx));
+  if (isLossKernel(spec))
+    scratch.push_back(getLossScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
-      reduction ? TypeRange{getBatchNormScratchType(ctx)} : TypeRange{});
+      scratch);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
@@ -545,6 +574,9 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   if (reduction)
     emitBatchNormGPUChannel(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
                             block, lane);
+  else if (isLossKernel(spec))
+    emitLossGPUBlock(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
+                     lane);
   else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
@@ -567,6 +599,11 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   if (isBatchNorm(spec)) {
     emitBatchNormHostChannels(b, loc, spec, args);
+    func::ReturnOp::create(b, loc);
+    return fn;
+  }
+  if (isLossKernel(spec)) {
+    emitLossHost(b, loc, spec, args);
     func::ReturnOp::create(b, loc);
     return fn;
   }
