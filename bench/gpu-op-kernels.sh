@@ -25,5 +25,19 @@ for dev in cuda:0 cpu; do
     then :; else fails=$((fails + 1)); echo "FAILED: $d on $dev"; fi
   done
 done
+# The generated losses give the same loss bits run to run on the GPU (a
+# fixed reduction order, no atomics).
+for d in "$g"/opk/loss-*/; do
+  d=${d%/}
+  for k in 1 2; do
+    "$run" "$d/rec.snnmod" grads --device cuda:0 --weights "$d/w.safetensors" \
+      --data "$d/x.npy" --labels "$d/y.npy" --output "$d/run$k.safetensors" > /dev/null 2>&1
+  done
+  if PYTHONPATH=python python3 -c "import sys; from snnref.tensorio import read_safetensors as r; \
+a, b = (r(p)[0]['loss'].tobytes() for p in sys.argv[1:]); sys.exit(a != b)" \
+      "$d/run1.safetensors" "$d/run2.safetensors"; then
+    echo "$(basename "$d"): the same loss bits in two runs"
+  else fails=$((fails + 1)); echo "FAILED: $d: the loss differs between two runs"; fi
+done
 echo "op kernels: $fails failure(s)"
 [ $fails = 0 ]

@@ -151,8 +151,12 @@ std::string tinyModule() {
                   {"run_values", true},
                   {"grid", 1},
                   {"block", 1}}};
-  std::filesystem::copy_file(SNNRT_TEST_KERNELS, dir + "/kernels.host.so",
-                             std::filesystem::copy_options::skip_existing);
+  // A fresh copy (a library of an earlier build may be there), renamed
+  // into place: an earlier test of this process may still map the old one.
+  std::filesystem::copy_file(SNNRT_TEST_KERNELS, dir + "/kernels.host.so.new",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(dir + "/kernels.host.so.new",
+                          dir + "/kernels.host.so");
   json m = {{"format", "snn-module"},
             {"version", 1},
             {"time_steps", T},
