@@ -13,7 +13,8 @@
 #   grads  one training step on the GPU against the float64 reference:
 #          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
 #          kernels); then the generated op kernels (bench/gpu-op-kernels.sh:
-#          add/scale/accumulate, SGD/Adam/AdamW updates incl. graph replay)
+#          add/scale/accumulate, pooling, every loss kind (and its loss bits
+#          equal in two runs), SGD/Adam/AdamW updates incl. graph replay)
 #   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
 #   cputrain  the Fashion-MNIST MLP and conv net training step on the CPU:

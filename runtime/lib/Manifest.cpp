@@ -131,6 +131,12 @@ Module Module::parse(json j, const std::string &dir) {
     m.labels = j.value("labels", -1);
     m.loss = j.value("loss", -1);
     m.correct = j.value("correct", -1);
+    if (j.contains("evaluate")) {
+      const json &e = j.at("evaluate");
+      m.evalLabels = e.at("labels").get<int>();
+      m.evalLoss = e.at("loss").get<int>();
+      m.evalCorrect = e.at("correct").get<int>();
+    }
     for (const json &t : j.at("tensors")) {
       TensorInfo info;
       info.id = t.at("id").get<int>();

@@ -4,7 +4,6 @@
 #include "snnrt/Error.h"
 #include "snnrt/GradientReducer.h"
 
-#include "CpuOpContext.h"
 
 #include <chrono>
 #include <cmath>
@@ -27,15 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// The module's loss op kind ("" when it has none).
-std::string lossKind(const Module &m) {
-  for (auto &[name, ops] : m.programs)
-    for (const Op &op : ops)
-      if (op.kind.rfind("loss_", 0) == 0)
-        return op.kind;
-  return "";
 }
 
 struct BatchShape {
@@ -159,11 +149,12 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                 "run infer without mpirun/--nproc");
   BatchShape s = batchShape(m);
   checkData(m, s, data);
-  std::string kind = lossKind(m);
-  bool labeled = !data.labels.empty();
+  // The `evaluate` program computes the loss (a module without a loss op:
+  // only the correct count) on the output.
+  bool labeled = !data.labels.empty() && m.evalLoss >= 0;
   EvalResult r;
   r.samples = data.count;
-  r.hasLoss = labeled && !kind.empty();
+  r.hasLoss = labeled && m.loss >= 0;
   r.spikeRates.assign(m.spikeLayers.size(), 0.0);
   r.eventPathShare.assign(m.eventLayers.size(), 0.0);
   int64_t batches = 0;
@@ -203,14 +194,20 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     valid, first, data.count, trace.data);
     }
     if (labeled) {
-      cpu::LossValue v = cpu::rateLoss(
-          kind.empty() ? "loss_ce_rate" : kind, y, s.T, s.B,
-          static_cast<int64_t>(s.outSample), data.labels.data() + first,
-          valid, nullptr, [&](const std::string &msg) {
-            throw Error(data.source + ": " + msg);
-          });
-      lossSum += v.loss * valid;
-      r.correct += v.correct;
+      // Padding samples of the last batch get the label -1: skipped, the
+      // loss is the mean over the `valid` others.
+      try {
+        exec.setLabels(data.labels.data() + first, static_cast<size_t>(valid),
+                       m.evalLabels);
+      } catch (const Error &e) {
+        throw Error(data.source + ": " + e.what());
+      }
+      runner.upload(m.evalLabels);
+      runner.run("evaluate", RunContext{});
+      runner.download(m.evalLoss);
+      runner.download(m.evalCorrect);
+      lossSum += double(*exec.data(m.evalLoss)) * double(valid);
+      r.correct += std::llround(*exec.data(m.evalCorrect));
     }
     ++batches;
     for (size_t l = 0; l < m.eventLayers.size(); ++l) {

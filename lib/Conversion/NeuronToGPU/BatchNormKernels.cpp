@@ -15,6 +15,7 @@
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "BlockSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -253,29 +254,9 @@ std::pair<Value, Value> ChannelEmitter::emitBlockSums(Value first,
                                                       Value second) {
   if (!onGPU())
     return {first, second};
-  const int64_t n = kBatchNormBlockSize;
-  Value upper = arith::AddIOp::create(b, loc, lane, idx(n));
-  store(first, scratch, lane);
-  store(second, scratch, upper);
-  gpu::BarrierOp::create(b, loc);
-  // A tree: at each level the lower half of the threads adds the upper.
-  for (int64_t stride = n / 2; stride >= 1; stride /= 2) {
-    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         lane, idx(stride));
-    auto level = scf::IfOp::create(b, loc, active, /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard ig(b);
-      b.setInsertionPointToStart(level.thenBlock());
-      for (Value at : {lane, upper}) {
-        Value other = arith::AddIOp::create(b, loc, at, idx(stride));
-        Value mine = load(scratch, at);
-        Value theirs = load(scratch, other);
-        store(add(mine, theirs), scratch, at);
-      }
-    }
-    gpu::BarrierOp::create(b, loc);
-  }
-  return {load(scratch, idx(0)), load(scratch, idx(n))};
+  SmallVector<Value> sums = emitBlockSum(b, loc, scratch, lane,
+                                         kBatchNormBlockSize, {first, second});
+  return {sums[0], sums[1]};
 }
 
 void ChannelEmitter::emitForwardEnd(Value sumShifted, Value sumSquares) {

@@ -15,6 +15,7 @@
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "SpikeBitsKernels.h"
@@ -60,6 +61,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 8;
   case OpKernelKind::BatchNormEval:
     return 6;
+  case OpKernelKind::Loss:
+    return lossGradient ? 5 : 4;
   }
   return 0;
 }
@@ -75,6 +78,12 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
   if (kind == OpKernelKind::BatchNormBwd)
     return tensor <= 1 || tensor == 5 ? batchNorm.getElements()
                                       : batchNorm.channels;
+  if (kind == OpKernelKind::Loss) {
+    // y, labels, loss, (gy,) correct
+    if (tensor == 0 || (lossGradient && tensor == 3))
+      return loss.getElements();
+    return tensor == 1 ? loss.batch : 1;
+  }
   return sizes[segment];
 }
 
@@ -115,6 +124,12 @@ StringRef OpKernelSpec::getKindName() const {
     return "batch_norm_eval";
   case OpKernelKind::BatchNormBwd:
     return "batch_norm_bwd";
+  case OpKernelKind::Loss: {
+    static const char *names[2][3] = {
+        {"loss_ce_eval", "loss_mse_eval", "loss_ce_max_eval"},
+        {"loss_ce", "loss_mse", "loss_ce_max"}};
+    return names[lossGradient][static_cast<int>(lossMode)];
+  }
   }
   return "";
 }
@@ -147,6 +162,9 @@ std::string OpKernelSpec::getKey() const {
                          g.spatial, g.eps, g.momentum)
                .str();
   }
+  if (kind == OpKernelKind::Loss)
+    key += llvm::formatv(";{0},{1},{2}", loss.steps, loss.batch, loss.classes)
+               .str();
   return key;
 }
 
@@ -163,6 +181,8 @@ int64_t OpKernelSpec::getGridSize() const {
     return getEventKernelGridSize(*this);
   if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd)
     return batchNorm.channels;
+  if (kind == OpKernelKind::Loss)
+    return 1;
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -178,11 +198,14 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
   if (isSpikeBitsKernel(spec))
     return getSpikeBitsArgTypes(spec, ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
+  Type label = IntegerType::get(ctx, 32);
   for (unsigned s = 0; s < spec.sizes.size(); ++s)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
       types.push_back(MemRefType::get(
           {spec.getTensorSize(s, i)},
-          static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
+          static_cast<int>(i) == spec.getMaskTensor() ? mask
+          : isLossKernel(spec) && i == 1              ? label
+                                                      : f32));
   if (spec.usesRunValues())
     types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
   return types;
@@ -460,6 +483,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::BatchNorm:
   case OpKernelKind::BatchNormBwd:
     llvm_unreachable("batch norm reductions are not elementwise");
+  case OpKernelKind::Loss:
+    llvm_unreachable("losses are reductions, built by LossKernels.cpp");
   }
 }
 
@@ -519,10 +544,14 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  bool reduction = isBatchNormReduction(spec);
+  SmallVector<Type> scratch;
+  if (isBatchNormReduction(spec))
+    scratch.push_back(getBatchNormScratchType(ctx));
+  if (isLossKernel(spec))
+    scratch.push_back(getLossScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
-      reduction ? TypeRange{getBatchNormScratchType(ctx)} : TypeRange{});
+      scratch);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
@@ -548,6 +577,9 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   if (reduction)
     emitBatchNormGPUChannel(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
                             block, lane);
+  else if (isLossKernel(spec))
+    emitLossGPUBlock(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
+                     lane);
   else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
@@ -576,8 +608,10 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   // Work items: the channels of batch norm, else the elements of the
   // segments one after the other.
-  int64_t items = isBatchNorm(spec) ? spec.batchNorm.channels : 0;
-  if (!isBatchNorm(spec))
+  int64_t items = isBatchNorm(spec)      ? spec.batchNorm.channels
+                  : isLossKernel(spec) ? 1
+                                       : 0;
+  if (!isBatchNorm(spec) && !isLossKernel(spec))
     for (int64_t n : spec.sizes)
       items += n;
   func::FuncOp fn = createRangedHostFunc(
@@ -593,6 +627,11 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
     scf::ForOp loop =
         createHostRangeLoop(b, loc, fn, 0, spec.batchNorm.channels);
     emitBatchNormHostChannel(b, loc, spec, args, loop.getInductionVar());
+  } else if (isLossKernel(spec)) {
+    // The whole batch is one work item (its reduction has a fixed order).
+    OpBuilder::InsertionGuard inner(b);
+    createHostRangeLoop(b, loc, fn, 0, 1);
+    emitLossHost(b, loc, spec, args);
   } else {
     int64_t offset = 0;
     for (auto [s, n] : llvm::enumerate(spec.sizes)) {

@@ -14,6 +14,7 @@
 #include "NeuronSerialization.h"
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -619,6 +620,9 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else if (std::optional<OpKernelSpec> loss = makeLossKernelSpec(
+                 kind, shape(in[0]), /*gradient=*/true)) {
+    spec = *loss;
   } else {
     spec.kind = kind == "scale"         ? OpKernelKind::Scale
                 : kind == "dropout"     ? OpKernelKind::Dropout
@@ -798,6 +802,35 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   return success();
 }
 
+void ManifestBuilder::addEvaluateProgram() {
+  if (!outputId)
+    return;
+  SmallVector<int64_t> shape = toInts(*tensor(*outputId).getArray("shape"));
+  // Without a loss op the kernel counts the argmax hits of the time mean.
+  StringRef kind = lossKind.empty() ? StringRef("loss_ce_rate") : lossKind;
+  std::optional<OpKernelSpec> spec =
+      makeLossKernelSpec(kind, shape, /*gradient=*/false);
+  if (!spec)
+    return;
+  auto scalar = [&](StringRef name) {
+    return addTensor(Object{{"name", name}, {"shape", Array{}},
+                            {"role", "metric"}});
+  };
+  int64_t labels = labelsId ? *labelsId
+                            : addTensor(Object{{"name", "eval.labels"},
+                                               {"shape", Array{shape[1]}},
+                                               {"role", "label"},
+                                               {"dtype", "i32"}});
+  int64_t loss = lossId ? *lossId : scalar("eval.loss");
+  int64_t correct = correctId ? *correctId : scalar("eval.correct");
+  Array in{*outputId, labels}, out{loss, correct};
+  Array args{*outputId, labels, loss, correct};
+  Object of{{"op", kind}, {"in", Array(in)}, {"out", Array(out)}};
+  evaluate.push_back(makeKernelOp(*spec, std::move(args), std::move(in),
+                                  std::move(out), Array{std::move(of)}));
+  evaluateIds = Object{{"labels", labels}, {"loss", loss}, {"correct", correct}};
+}
+
 Object ManifestBuilder::finish(
     const std::map<std::string, std::string> &kernelFiles) {
   addTrainSpikeTensors(); // reads the tensors' roles: before they move
@@ -805,6 +838,8 @@ Object ManifestBuilder::finish(
   for (Object &t : tensors)
     tensorArray.push_back(std::move(t));
   Object programs{{"infer", std::move(infer)}};
+  if (!evaluate.empty())
+    programs["evaluate"] = std::move(evaluate);
   if (!trainForward.empty() || !backward.empty()) {
     programs["train_forward"] = std::move(trainForward);
     programs["backward"] = std::move(backward);
@@ -829,6 +864,8 @@ Object ManifestBuilder::finish(
     manifest["loss"] = *lossId;
   if (correctId)
     manifest["correct"] = *correctId;
+  if (evaluateIds)
+    manifest["evaluate"] = std::move(*evaluateIds);
   if (optimizer)
     manifest["optimizer"] = std::move(*optimizer);
   if (!kernelFiles.empty()) {

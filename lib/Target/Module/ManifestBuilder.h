@@ -67,6 +67,11 @@ public:
 
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
+  /// Adds the `evaluate` program (the loss and correct count of the
+  /// output against labels, no gradient) and its tensors; after the other
+  /// programs (it reads the training step's loss kind), before the op
+  /// kernels are generated.
+  void addEvaluateProgram();
 
   /// The manifest; `kernelFiles` maps "sm_80"/"ptx" to file names.
   llvm::json::Object finish(const std::map<std::string, std::string> &kernelFiles);
@@ -181,6 +186,10 @@ private:
   llvm::json::Array eventLayers;
   std::optional<llvm::json::Object> optimizer;
   std::optional<int64_t> inputId, outputId, labelsId, lossId, correctId;
+  /// The training step's loss op ("" without one).
+  std::string lossKind;
+  llvm::json::Array evaluate;
+  std::optional<llvm::json::Object> evaluateIds;
   int64_t timeSteps = 0, batchSize = 0;
 
   // Per function.

@@ -147,6 +147,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();
+  builder.addEvaluateProgram();
   if (failed(moduleKernels.generate(opKernels, blobs)))
     return failure();
 

@@ -182,6 +182,11 @@ LogicalResult ManifestBuilder::serializeLoss(Operation *op) {
       tensor(id)["name"] = "grad:output";
     }
   }
+  // The loss runs as its generated kernel.
+  lossKind = getOpKind(op).str();
+  llvm::json::Value last = backward.back();
+  backward.back() = toKernelOp(std::move(*last.getAsObject()),
+                               nextOpIndex(Phase::Backward) - 1);
   return success();
 }
 

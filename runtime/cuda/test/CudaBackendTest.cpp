@@ -565,61 +565,6 @@ TEST(CudaLayers, BatchNormTrainingEvalAndBackward) {
   checkBatchNorm(hx, rnd, 4, 16, 2, 16, 16, 40, 44);
 }
 
-//===-- losses ------------------------------------------------------------===//
-
-TEST(CudaTraining, RateLosses) {
-  REQUIRE_GPU();
-  const int64_t T = 6, B = 9, C = 11;
-  std::vector<float> y = rnd.uniform(T * B * C, 0, 1);
-  std::vector<int32_t> labels = rnd.labels(B, C);
-  int64_t yi = hx.add("y", {T, B, C}, y), li = hx.addInts("labels", {B}, labels);
-  for (const char *kind : {"loss_ce_rate", "loss_ce_membrane", "loss_mse_rate",
-                           "loss_ce_membrane_max"}) {
-    SCOPED_TRACE(kind);
-    bool mse = std::string(kind) == "loss_mse_rate";
-    bool max = std::string(kind) == "loss_ce_membrane_max";
-    double loss = 0, correct = 0;
-    std::vector<double> gy(y.size());
-    for (int64_t b = 0; b < B; ++b) {
-      std::vector<double> m(C, max ? -INFINITY : 0.0);
-      std::vector<int64_t> first(C, 0); // the step of the maximum
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t c = 0; c < C; ++c) {
-          double v = y[(t * B + b) * C + c];
-          if (max && v > m[c])
-            m[c] = v, first[c] = t;
-          else if (!max)
-            m[c] += v / T;
-        }
-      int64_t arg = std::max_element(m.begin(), m.end()) - m.begin();
-      correct += arg == labels[b];
-      double mx = m[arg], z = 0;
-      for (double v : m)
-        z += std::exp(v - mx);
-      for (int64_t c = 0; c < C; ++c) {
-        double target = c == labels[b], g;
-        if (mse) {
-          loss += std::pow(m[c] - target, 2) / (B * C);
-          g = 2 * (m[c] - target) / (B * C);
-        } else {
-          double p = std::exp(m[c] - mx) / z;
-          if (target)
-            loss -= std::log(p) / B;
-          g = (p - target) / B;
-        }
-        for (int64_t t = 0; t < T; ++t)
-          gy[(t * B + b) * C + c] = max ? (t == first[c] ? g : 0.0) : g / T;
-      }
-    }
-    int64_t lossi = hx.addOutput("loss", {}), gyi = hx.addOutput("gy", {T, B, C});
-    int64_t ci = hx.addOutput("correct", {});
-    hx.run({{"op", kind}, {"in", ids({yi, li})}, {"out", ids({lossi, gyi, ci})}});
-    EXPECT_CLOSE(hx.read(lossi), std::vector<double>{loss}, 1e-5, 1e-6);
-    EXPECT_CLOSE(hx.read(ci), std::vector<double>{correct}, 0, 1e-6);
-    EXPECT_CLOSE(hx.read(gyi), gy, 1e-4, 1e-7);
-  }
-}
-
 TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
   REQUIRE_GPU();
   // linear -> lif, run eagerly, then captured, then replayed, with new

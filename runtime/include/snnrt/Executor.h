@@ -39,8 +39,11 @@ public:
   /// `optimizerState`) from `tensors`, read from `path` (for messages).
   void loadState(const std::map<std::string, HostArray> &tensors,
                  const std::string &path, bool optimizerState);
-  /// Writes the labels tensor (i32 bits in its slots).
-  void setLabels(const int32_t *labels, size_t count);
+  /// Writes `count` labels into the labels tensor `tensor` (default: the
+  /// training labels; i32 bits in its slots), -1 (padding, which the
+  /// evaluation skips) into its remaining slots. A label outside the
+  /// model's classes [0, C) is an error (the loss kernels would give NaN).
+  void setLabels(const int32_t *labels, size_t count, int tensor = -1);
   /// Runs every op of `program` on the CPU; `afterOp(i)`, when given, runs
   /// after op i (data parallel training starts a gradient bucket's
   /// all-reduce there once the bucket's last writer has run).

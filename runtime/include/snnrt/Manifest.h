@@ -53,6 +53,10 @@ struct Module {
   std::string dir;
   int timeSteps = 0, batch = 0;
   int input = -1, output = -1, labels = -1, loss = -1, correct = -1;
+  /// The `evaluate` program's labels (the training labels, or labels of
+  /// their own in an inference module), loss and correct count (-1: the
+  /// module has no such program; docs/artifact-format.md).
+  int evalLabels = -1, evalLoss = -1, evalCorrect = -1;
   std::vector<TensorInfo> tensors;
   std::map<std::string, std::vector<Op>> programs;
   std::vector<std::pair<std::string, int>> spikeLayers;

@@ -47,6 +47,18 @@ enum class OpKernelKind {
   BatchNorm,     ///< training batch norm of x[M, C, S] (BatchNormKernels.cpp)
   BatchNormEval, ///< eval batch norm: the running statistics' affine
   BatchNormBwd,  ///< training batch norm's gradient (+= with accumulate)
+  Loss, ///< a loss over y[T, B, C], its gradient and hits (LossKernels.cpp)
+};
+
+/// What a loss kernel computes of m[b, c], the time mean (CE, MSE) or
+/// maximum (CEMax) of y[t, b, c].
+enum class LossMode { CE, MSE, CEMax };
+
+/// y[T, B, C] of a loss kernel.
+struct LossGeometry {
+  int64_t steps = 0, batch = 0, classes = 0;
+
+  int64_t getElements() const { return steps * batch * classes; }
 };
 
 /// The reduction of a pooling window.
@@ -118,6 +130,10 @@ struct OpKernelSpec {
   PoolGeometry pool;
   // batch norm and its backward (accumulate shared with scale)
   BatchNormGeometry batchNorm;
+  // loss: the formula, y's shape, whether gy is written
+  LossMode lossMode = LossMode::CE;
+  LossGeometry loss;
+  bool lossGradient = true;
 
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
@@ -136,7 +152,8 @@ struct OpKernelSpec {
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch_norm_bwd gy, x, gamma,
-  /// saved_mean, saved_invstd, gx, ggamma, gbeta.
+  /// saved_mean, saved_invstd, gx, ggamma, gbeta; loss y, labels (i32),
+  /// loss, gy (with lossGradient), correct.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -158,12 +175,13 @@ struct OpKernelSpec {
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
-  /// "unpack_bits", "batch_norm", "batch_norm_eval", "batch_norm_bwd".
+  /// "unpack_bits", "batch_norm", "batch_norm_eval", "batch_norm_bwd",
+  /// "loss_ce", "loss_mse", "loss_ce_max" (and "..._eval" without gy).
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
   /// Blocks of getBlockSize() threads: each segment starts a block; batch
-  /// norm's reductions run a block per channel.
+  /// norm's reductions run a block per channel, a loss one block.
   int64_t getGridSize() const;
   /// Threads per block: kOpKernelBlockSize, or kBatchNormBlockSize for
   /// batch norm's reductions (a block per channel needs many threads).
@@ -178,7 +196,7 @@ struct NamedOpKernel {
 
 /// The memref argument types in ABI order: the tensors of each segment in
 /// turn (static 1-d of getTensorSize(); f32, masks i8 on the GPU and f32 on
-/// the host), then
+/// the host, a loss's labels i32), then
 /// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
                                       MLIRContext *ctx, bool host = false);

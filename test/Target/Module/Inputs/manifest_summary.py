@@ -280,6 +280,10 @@ def main():
         print("optimizer " + json.dumps(m["optimizer"], sort_keys=True, separators=(",", ":")))
     for key, name in sorted(m.get("kernels", {}).items()):
         print(f"kernel_file {key} {name if isinstance(name, str) else json.dumps(name)}")
+    # The evaluate program reads the output that infer wrote.
+    if "evaluate" in m["programs"]:
+        walk(m["programs"]["evaluate"], "evaluate", "", set(defined) | {m["output"]},
+             tensors, shape)
 
 
 if __name__ == "__main__":
