@@ -102,7 +102,9 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
-many processes (train; docs/user-guide.md, "Many GPUs"):
+many processes (train, and infer/grads of a module compiled after
+--snn-split-time=parts=N, whose ranks each run a time range; CPU only for
+now; docs/user-guide.md, "Many GPUs"):
   --nproc N                  start N ranks of this command on this machine
                              (through mpirun when it is there, else as child
                              processes with torchrun-style variables)

@@ -5,9 +5,10 @@ usage: split_check.py grads SPLIT.safetensors ONE.safetensors [TOL]
            the same tensors (snn-run grads: loss, gradients, updated
            weights), each within TOL (default 1e-6) relative to ONE's
            largest magnitude, and some gradient is not zero; prints MATCH
-       split_check.py same-outputs SPLIT.npy ONE.npy
-           identical outputs (snn-run infer --output), not all zero;
-           prints SAME
+       split_check.py outputs SPLIT.npy ONE.npy [TOL]
+           the outputs of snn-run infer --output, not all zero: identical
+           spikes (prints SAME SPIKES), or membranes within TOL relative
+           (prints MATCH)
 """
 import sys
 
@@ -36,20 +37,32 @@ def grads(a, b, tol):
     print(f"MATCH {len(tb)} tensors, max relative difference {worst:.3g}")
 
 
-def same_outputs(a, b):
+def outputs(a, b, tol):
     x, y = np.load(a), np.load(b)
-    if x.shape != y.shape or not np.array_equal(x, y):
-        sys.exit(f"FAIL: outputs differ: shapes {x.shape} {y.shape}")
+    if x.shape != y.shape:
+        sys.exit(f"FAIL: output shapes differ: {x.shape} {y.shape}")
     if not y.any():
         sys.exit("FAIL: the outputs are all zero (a weak test)")
-    print(f"SAME {y.shape}")
+    if np.isin(y, (0.0, 1.0)).all():
+        # Spikes: the same float operations per neuron give the same spikes.
+        if not np.array_equal(x, y):
+            sys.exit(f"FAIL: {int((x != y).sum())} spikes differ")
+        print(f"SAME SPIKES {y.shape}")
+        return
+    # Membranes: the GEMMs of a rank have fewer rows, which may round
+    # differently (BLAS picks its blocking by size).
+    err = np.abs(x.astype(np.float64) - y).max() / np.abs(y).max()
+    if err > tol:
+        sys.exit(f"FAIL: outputs differ by {err:.3g} > {tol} (relative)")
+    print(f"MATCH {y.shape}, max relative difference {err:.3g}")
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "grads":
         grads(sys.argv[2], sys.argv[3],
               float(sys.argv[4]) if len(sys.argv) > 4 else 1e-6)
-    elif sys.argv[1] == "same-outputs":
-        same_outputs(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "outputs":
+        outputs(sys.argv[2], sys.argv[3],
+                float(sys.argv[4]) if len(sys.argv) > 4 else 1e-6)
     else:
         sys.exit(__doc__)
