@@ -144,8 +144,9 @@ Module Module::parse(json j, const std::string &dir) {
   if (isTimeSplit(j))
     throw Error(path + ": the module is split in time over " +
                 std::to_string(j["split_time"].value("parts", 0)) +
-                " ranks (--snn-split-time); run it with mpirun -np P snn-run "
-                "... (or --nproc P) with P its number of parts");
+                " ranks (--snn-split-time): snn-run infer, grads and train "
+                "run it under mpirun -np P (or --nproc P), P its number of "
+                "parts; other commands do not run split modules yet");
   try {
     if (const json *split = j.contains("split_rank") ? &j["split_rank"] : nullptr) {
       m.split.parts = split->at("parts").get<int>();
