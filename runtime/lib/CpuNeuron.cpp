@@ -348,8 +348,59 @@ void runPooledNeuron(const Ctx &c, const NeuronSpec &s) {
   callGenerated(c, fn, {c.inPtr(0), c.outPtr(0)}, 1);
 }
 
+/// The number of state tensors a layer split in time (--snn-split-time)
+/// takes last in `in` and gives last in `out` (0: none).
+size_t chainedStates(const Ctx &c, const NeuronSpec &s) {
+  int64_t n = c.attr("chained_states", int64_t(0));
+  if (n == 0)
+    return 0;
+  if (n != (s.cuba ? 2 : 1) || c.op.in.size() <= size_t(n) ||
+      c.op.out.size() <= size_t(n))
+    c.fail("'chained_states' must be the layer's number of state tensors (" +
+           std::to_string(s.cuba ? 2 : 1) + "), the last inputs and outputs");
+  for (size_t i = 0; i < size_t(n); ++i) {
+    c.expectElements(c.in(c.op.in.size() - n + i), size_t(s.N),
+                     "a chained state, one value per neuron");
+    c.expectElements(c.out(c.op.out.size() - n + i), size_t(s.N),
+                     "a chained state, one value per neuron");
+  }
+  return size_t(n);
+}
+
+/// The generated kernel of a layer split in time: the ABI's tensors, then
+/// the states in and out (docs/artifact-format.md, "Chained state"), then
+/// the tensor parameters. `lead` inputs and `results` outputs come first.
+void callChained(const Ctx &c, HostKernel fn, std::vector<void *> args,
+                 size_t lead, size_t states) {
+  size_t firstIn = c.op.in.size() - states, firstOut = c.op.out.size() - states;
+  for (size_t i = 0; i < states; ++i)
+    args.push_back(c.inPtr(firstIn + i));
+  for (size_t i = 0; i < states; ++i)
+    args.push_back(c.outPtr(firstOut + i));
+  for (size_t i = lead; i < firstIn; ++i)
+    args.push_back(c.inPtr(i));
+  fn(args.data());
+}
+
+void runChainedNeuron(const Ctx &c, const NeuronSpec &s, size_t states) {
+  HostKernel fn = s.plif || c.attr("record", false)
+                      ? HostKernel{}
+                      : generatedKernel(c, "fwd");
+  if (!fn)
+    c.fail("a neuron layer split in time runs only as its generated kernel "
+           "(no plif, no --record), which this module lacks for this "
+           "machine; recompile it with --snn-compile=\"target=cpu\"");
+  c.expectElements(c.out(0), size_t(s.T * s.N), "the spikes, like the input");
+  std::vector<void *> args{c.inPtr(0)};
+  for (size_t i = 0; i + states < c.op.out.size(); ++i)
+    args.push_back(c.outPtr(i));
+  callChained(c, fn, std::move(args), 1, states);
+}
+
 void runNeuron(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (size_t states = chainedStates(c, s))
+    return runChainedNeuron(c, s, states);
   if (c.op.attrs.contains("pool"))
     return runPooledNeuron(c, s);
   if (c.attr("record", false))
@@ -402,6 +453,21 @@ void runNeuron(const Ctx &c) {
 
 void runNeuronBackward(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (size_t states = chainedStates(c, s)) {
+    HostKernel fn = s.plif || c.accumulate() ? HostKernel{}
+                                             : generatedKernel(c, "bwd");
+    if (!fn)
+      c.fail("the backward of a neuron layer split in time runs only as its "
+             "generated kernel, which this module lacks for this machine; "
+             "recompile it with --snn-compile=\"target=cpu\"");
+    size_t total = static_cast<size_t>(s.T * s.N);
+    c.expectElements(c.in(1), total, "saved H, like the gradient");
+    c.expectElements(c.out(0), total, "gx, like the gradient");
+    std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
+    if (s.cuba)
+      args.push_back(c.inPtr(2));
+    return callChained(c, fn, std::move(args), s.cuba ? 3 : 2, states);
+  }
   c.arity(2, c.op.in.size(), 1, 2);
   size_t total = static_cast<size_t>(s.T * s.N);
   int64_t chunk = recomputeChunk(c, s);

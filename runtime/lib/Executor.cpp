@@ -3,6 +3,7 @@
 #include "snnrt/Executor.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Error.h"
+#include "snnrt/TimeSplitOps.h"
 
 #include <algorithm>
 #include <chrono>
@@ -185,19 +186,27 @@ void Executor::setLabels(const int32_t *labels, size_t count, int tensor) {
   std::fill(slots + count, slots + t.numel(), -1);
 }
 
+void Executor::runOp(const Op &op, size_t index, const TensorLookup &lookup,
+                     const RunContext &ctx) {
+  if (isTimeSplitOp(op.kind))
+    runTimeSplitOp(module_, op, index, lookup, comm_);
+  else
+    runCpuOp(module_, op, index, lookup, ctx);
+}
+
 void Executor::run(const std::string &program, const RunContext &ctx,
                    const std::function<void(size_t)> &afterOp) {
   const auto &ops = module_.program(program);
   TensorLookup lookup = [this](int id) { return data(id); };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!profile_) {
-      runCpuOp(module_, ops[i], i, lookup, ctx);
+      runOp(ops[i], i, lookup, ctx);
       if (afterOp)
         afterOp(i);
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    runCpuOp(module_, ops[i], i, lookup, ctx);
+    runOp(ops[i], i, lookup, ctx);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();

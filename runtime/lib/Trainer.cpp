@@ -430,10 +430,10 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     // buffer is free once its upload has been enqueued (staged copies) and,
     // on the CPU, once the step has run.
     auto encode = [&](int64_t b) {
-      int64_t first = b * G + rank() * s.B;
+      int64_t first = b * G + dataRank() * s.B;
       encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
                   mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x, G,
-                  rank() * s.B);
+                  dataRank() * s.B);
       for (int64_t i = 0; i < s.B; ++i)
         labels[i] = train.labels[order[first + i]];
     };
@@ -526,8 +526,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     }
     runner.addLayerCalls(r.layers);
     pos.epoch = epoch + 1;
-    if (P > 1) // the ranks must still hold the same weights
-      checkSameOnAllRanks(*config.comm,
+    if (job() && job()->size() > 1) // the ranks must hold the same weights
+      checkSameOnAllRanks(*job(),
                           "the weights after epoch " + std::to_string(pos.epoch),
                           stateHash(exec, runner));
     if (!config.checkpoint.empty() && lead)
@@ -570,8 +570,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       onEpoch(r);
     // Rank 0's checkpoint is complete before any rank moves on (a resume
     // after a kill finds the last epoch's file).
-    if (P > 1)
-      config.comm->host().barrier();
+    if (job() && job()->size() > 1)
+      job()->host().barrier();
   }
 }
 

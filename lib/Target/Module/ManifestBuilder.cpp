@@ -201,6 +201,9 @@ int64_t ManifestBuilder::addConstant(StringRef name, DenseFPElementsAttr values)
 FailureOr<llvm::json::Value>
 ManifestBuilder::convertAttribute(Operation *op, StringRef name,
                                   Attribute attr) {
+  // An I32 enum is an IntegerAttr: before the integers.
+  if (auto peer = dyn_cast<PeerAttr>(attr))
+    return llvm::json::Value(stringifyPeer(peer.getValue()));
   if (auto b = dyn_cast<BoolAttr>(attr))
     return llvm::json::Value(b.getValue());
   if (auto f = dyn_cast<FloatAttr>(attr))
@@ -292,21 +295,31 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
                << what << ": the input must be a float tensor [T, B, "
                           "features...], got "
                << arg.getType();
+      // A rank of a time split reads its steps of the whole input.
+      SmallVector<int64_t> whole(*shape);
+      if (splitSteps)
+        whole[0] = splitSteps;
+      Phase phase = training ? Phase::TrainForward : Phase::Infer;
       if (inputId) {
         if (tensor(*inputId).getArray("shape") &&
-            *tensor(*inputId).getArray("shape") != toArray(*shape))
+            *tensor(*inputId).getArray("shape") != toArray(whole))
           return func.emitError()
                  << what << ": the input " << arg.getType()
                  << " has another shape than in the other entry point";
+      } else {
+        timeSteps = whole[0];
+        batchSize = whole[1];
+        localSteps = (*shape)[0];
+        inputId = addTensor(Object{{"name", "input"},
+                                   {"shape", toArray(whole)},
+                                   {"role", "input"}});
+      }
+      if (!splitSteps) {
         ids[arg] = *inputId;
         continue;
       }
-      timeSteps = (*shape)[0];
-      batchSize = (*shape)[1];
-      inputId = addTensor(Object{{"name", "input"},
-                                 {"shape", toArray(*shape)},
-                                 {"role", "input"}});
-      ids[arg] = *inputId;
+      if (failed(addLocalInput(func, arg, *shape, phase)))
+        return failure();
       continue;
     }
     if (training && isLabel && !labelsId) {
@@ -335,6 +348,32 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   return success();
 }
 
+FailureOr<int64_t> ManifestBuilder::addLocalInput(func::FuncOp func,
+                                                  BlockArgument arg,
+                                                  ArrayRef<int64_t> localShape,
+                                                  Phase phase) {
+  if (localShape[0] != localSteps)
+    return func.emitError() << "takes " << localShape[0]
+                            << " time steps but the other entry point of "
+                               "this rank takes "
+                            << localSteps;
+  // One tensor for both entry points, as the input.
+  std::optional<int64_t> id = localInputId;
+  if (!id) {
+    FailureOr<int64_t> added =
+        addValueTensor(func, arg, "activation", "input.local");
+    if (failed(added))
+      return failure();
+    id = localInputId = *added;
+  }
+  ids[arg] = *id;
+  forwardActivations.insert(*id);
+  emit(phase, Object{{"op", "time_range"},
+                     {"in", Array{*inputId}},
+                     {"out", Array{*id}}});
+  return *id;
+}
+
 LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
   if (failed(beginFunction(forward, /*training=*/false)))
     return failure();
@@ -348,6 +387,17 @@ LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
       if (failed(id))
         return failure();
       outputId = *id;
+      if (splitSteps) {
+        // Every rank gets the output of all steps.
+        Array shape = *tensor(*id).getArray("shape");
+        shape[0] = splitSteps;
+        outputId = addTensor(Object{{"name", "output"},
+                                    {"shape", std::move(shape)},
+                                    {"role", "activation"}});
+        emit(Phase::Infer, Object{{"op", "gather_time"},
+                                  {"in", Array{*id}},
+                                  {"out", Array{*outputId}}});
+      }
       continue;
     }
     if (failed(serializeOp(&op, Phase::Infer)))
@@ -415,7 +465,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
-                   TimeStackOp>(op);
+                   TimeStackOp, RecvOp, SendOp, AllReduceSumOp, TimeSumOp,
+                   TimeBroadcastOp>(op);
   if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
     return op->emitError()
            << "'" << op->getName()
@@ -714,6 +765,14 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   }
   for (int64_t id : record.paramInputs)
     in.push_back(id);
+  // A time split's initial state comes last (its final state too, in out).
+  OperandRange initState = getInitState(op);
+  for (Value state : initState) {
+    FailureOr<int64_t> id = lookup(op, state);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
 
   // A layer fused with its pooling (--snn-fuse) writes the pooled spikes:
   // its output is the pooling's result, and the pooling writes nothing.
@@ -766,6 +825,12 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
       out.push_back(record.savedI);
     }
   }
+  for (Value state : getFinalState(op)) {
+    FailureOr<int64_t> id = addValueTensor(op, state, "activation");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
   forwardActivations.insert(*s);
   // The mean of an average pooling's output is the layer's spike rate; a
   // sum pooling's is not.
@@ -777,6 +842,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   for (const auto &kv : record.attrs)
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
+  if (!initState.empty())
+    json["chained_states"] = static_cast<int64_t>(initState.size());
   // snn-run --record finds the layer by this name.
   if (phase == Phase::Infer)
     json["layer"] = layer;
@@ -833,6 +900,10 @@ void ManifestBuilder::addEvaluateProgram() {
 
 Object ManifestBuilder::finish(
     const std::map<std::string, std::string> &kernelFiles) {
+  // The spike tensors of a rank hold its steps only; the host's spike
+  // rates would be the rank's, so a split lists no layers.
+  if (splitSteps)
+    spikeLayers = Array();
   addTrainSpikeTensors(); // reads the tensors' roles: before they move
   Array tensorArray;
   for (Object &t : tensors)
@@ -852,6 +923,8 @@ Object ManifestBuilder::finish(
                   {"tensors", std::move(tensorArray)},
                   {"spike_layers", std::move(spikeLayers)},
                   {"programs", std::move(programs)}};
+  if (splitSteps)
+    manifest["local_steps"] = localSteps;
   if (!eventLayers.empty())
     manifest["event_layers"] = std::move(eventLayers);
   if (inputId)

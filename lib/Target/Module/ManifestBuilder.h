@@ -65,6 +65,12 @@ public:
   /// runtime's `batch_norm` and `batch_norm_bwd` run them).
   void setGeneratedBatchNorm(bool generated) { generatedBatchNorm = generated; }
 
+  /// The functions are one rank's share of a time split (--snn-split-time)
+  /// of `totalSteps` steps: the module's input and output keep all steps,
+  /// a `time_range` op takes the rank's steps of the input and a
+  /// `gather_time` op puts every rank's output steps together.
+  void setTimeSplit(int64_t totalSteps) { splitSteps = totalSteps; }
+
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
   /// Adds the `evaluate` program (the loss and correct count of the
@@ -122,6 +128,9 @@ private:
   /// event-driven path ran (EventLinear.cpp).
   LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
   LogicalResult serializeLoss(Operation *op);
+  /// The input of a split function: its rank's steps of the whole input.
+  FailureOr<int64_t> addLocalInput(func::FuncOp func, BlockArgument arg,
+                                   ArrayRef<int64_t> localShape, Phase phase);
   void emit(Phase phase, llvm::json::Object op);
   /// `op` (an add, accumulate, scale, training dropout or dropout_bwd of
   /// the manifest) as a `kernel` op; `index` is its index in its op list
@@ -191,6 +200,10 @@ private:
   llvm::json::Array evaluate;
   std::optional<llvm::json::Object> evaluateIds;
   int64_t timeSteps = 0, batchSize = 0;
+  /// The whole sequence of a time split (0: not split) and this set's
+  /// local length.
+  int64_t splitSteps = 0, localSteps = 0;
+  std::optional<int64_t> localInputId;
 
   // Per function.
   llvm::DenseMap<Value, int64_t> ids;

@@ -3,6 +3,7 @@
 #ifndef SNNRT_EXECUTOR_H
 #define SNNRT_EXECUTOR_H
 
+#include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Manifest.h"
@@ -49,6 +50,9 @@ public:
   /// all-reduce there once the bucket's last writer has run).
   void run(const std::string &program, const RunContext &ctx = {},
            const std::function<void(size_t)> &afterOp = {});
+  /// The ranks of a module split in time, which its send, recv and
+  /// all-reduce ops talk to (not owned).
+  void setCommunicator(Communicator *comm) { comm_ = comm; }
   /// Times every op from now on; the time per op kind of each program is
   /// printed to stderr when the executor ends (snn-run --profile).
   void enableProfile() { profile_ = true; }
@@ -57,6 +61,9 @@ public:
 private:
   void initialize(uint64_t seed);
   bool profile_ = false;
+  Communicator *comm_ = nullptr;
+  void runOp(const Op &op, size_t index, const TensorLookup &lookup,
+             const RunContext &ctx);
   ProfileTable profileTable_;
   Module module_;
   MemoryPlan plan_;

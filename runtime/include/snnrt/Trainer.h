@@ -153,6 +153,11 @@ struct TrainConfig {
   /// (the same on every rank), gradients are averaged before each update.
   /// Rank 0 alone prints progress and writes metrics and checkpoints.
   Communicator *comm = nullptr;
+  /// The ranks of a module split in time (--snn-split-time; not with
+  /// `comm`): every rank runs every batch on its time steps, the programs
+  /// themselves exchange what crosses the ranks. Rank 0 alone prints and
+  /// writes metrics and checkpoints.
+  Communicator *timeSplit = nullptr;
   size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
   /// Start each bucket's all-reduce during the backward (CPU, host buffers).
   bool overlap = true;
@@ -216,7 +221,13 @@ public:
 private:
   void writeCheckpoint(const TrainPosition &pos);
   void injectFault(int64_t step) const;
-  int rank() const { return config.comm ? config.comm->rank() : 0; }
+  /// This process among the ranks of the job (data parallel or time split).
+  Communicator *job() const {
+    return config.comm ? config.comm : config.timeSplit;
+  }
+  int rank() const { return job() ? job()->rank() : 0; }
+  /// Which rows of each global batch this rank trains on (data parallel).
+  int dataRank() const { return config.comm ? config.comm->rank() : 0; }
   int ranks() const { return config.comm ? config.comm->size() : 1; }
   Executor &exec;
   ProgramRunner &runner;

@@ -112,7 +112,9 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
-many processes (train; docs/user-guide.md, "Many GPUs"):
+many processes (train, and infer/grads of a module compiled after
+--snn-split-time=parts=N, whose ranks each run a time range; CPU only for
+now; docs/user-guide.md, "Many GPUs"):
   --nproc N                  start N ranks of this command on this machine
                              (through mpirun when it is there, else as child
                              processes with torchrun-style variables)
@@ -180,6 +182,18 @@ struct Options {
 
 /// The job's communicator (train only; one local rank otherwise).
 std::unique_ptr<Communicator> gComm;
+
+/// The module this rank runs: of a module split in time
+/// (--snn-split-time), its rank's program set.
+Module loadModule(const Options &o, nlohmann::json manifest) {
+  int rank = gComm ? gComm->rank() : 0, ranks = gComm ? gComm->size() : 1;
+  return Module::parse(Module::selectRank(std::move(manifest), o.module, rank,
+                                          ranks),
+                       o.module);
+}
+
+/// A module split in time talks to the other ranks through gComm.
+bool isSplit(const Module &m) { return m.split.parts > 1; }
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
   size_t used = 0;
@@ -411,6 +425,13 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o,
     exec.enableProfile();
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
+  // The CUDA runner has no send/recv of the chained state yet.
+  if (exec.module().split.parts > 1) {
+    if (!o.device.empty())
+      throw Error("a module split in time (--snn-split-time) runs on the CPU "
+                  "only for now; run it with --device cpu");
+    return std::make_unique<CpuRunner>(exec);
+  }
 #ifdef SNNRT_HAVE_CUDA
   std::string ownGpu = "cuda:" + std::to_string(localRank);
   if (o.device == "cuda" && localRank > 0)
@@ -503,6 +524,25 @@ void printSpikeRates(const Module &m, const EvalResult &r) {
                 m.eventLayers[l].first.c_str(), r.eventPathShare[l]);
 }
 
+std::string trainingFingerprint(const Options &o);
+std::string dataFingerprint(const Dataset &d);
+
+/// The ranks of a module split in time must run the same module, options,
+/// data and weights: else each refuses to start with the same message.
+void checkSameRanks(const Options &o, Executor &exec, ProgramRunner &runner,
+                    const Dataset &data) {
+  Communicator &comm = *gComm;
+  checkSameOnAllRanks(comm, "the module (manifest hash)",
+                      manifestHash(exec.module()));
+  checkSameOnAllRanks(comm, "the options", o.command + " " +
+                                               trainingFingerprint(o) +
+                                               " limit=" +
+                                               std::to_string(o.limit));
+  checkSameOnAllRanks(comm, "the data", dataFingerprint(data));
+  checkSameOnAllRanks(comm, "the weights (--seed, --weights)",
+                      stateHash(exec, runner));
+}
+
 int infer(const Options &o) {
   if (o.record.empty() != o.recordOutput.empty())
     throw Error(o.record.empty()
@@ -510,16 +550,20 @@ int infer(const Options &o) {
                     : "--record needs --record-output FILE.safetensors");
   // Recording rewrites the infer program before it is loaded.
   nlohmann::json manifest = Module::readManifest(o.module);
+  if (!o.record.empty() && Module::isTimeSplit(manifest))
+    throw Error("--record with a module split in time (--snn-split-time) is "
+                "not supported: record the unsplit module");
   std::vector<RecordTrace> traces;
   if (!o.record.empty())
     traces = planRecording(manifest, o.record, o.module + "/manifest.json");
-  Module module = Module::parse(std::move(manifest), o.module);
+  Module module = loadModule(o, std::move(manifest));
   module.program("infer");
   for (const RecordTrace &trace : traces)
     module.hostReads.push_back(trace.tensor);
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  exec.setCommunicator(gComm.get());
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
   if (o.verbose)
     describe(exec.module(), *runner, {"infer"});
@@ -535,10 +579,15 @@ int infer(const Options &o) {
     data = loadData(o.data, o.labels, s.sample, s.T, o, "test");
   }
   limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
+  if (isSplit(exec.module()))
+    checkSameRanks(o, exec, *runner, data);
   std::vector<float> outputs;
   EvalResult r = evaluate(exec, *runner, data, parseEncoder(o.encoder),
                           o.seed, o.output.empty() ? nullptr : &outputs,
                           traces.empty() ? nullptr : &traces);
+  // Every rank of a split holds the same outputs: rank 0 reports them.
+  if (gComm && gComm->rank() != 0)
+    return 0;
   std::printf("snn-run: %lld samples in %.3f s: %.1f samples/s (%s)\n",
               static_cast<long long>(r.samples), r.seconds,
               r.samples / r.seconds, runner->describe().c_str());
@@ -593,7 +642,7 @@ std::string dataFingerprint(const Dataset &d) {
 }
 
 int train(const Options &o) {
-  Module module = Module::load(o.module);
+  Module module = loadModule(o, Module::readManifest(o.module));
   for (const char *program : {"train_forward", "backward", "update"})
     if (!module.programs.count(program))
       throw Error("'train' is not available for " + o.module +
@@ -609,13 +658,21 @@ int train(const Options &o) {
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  Communicator &comm = *gComm;
+  exec.setCommunicator(&comm);
+  bool split = isSplit(exec.module());
+  if (split && o.dataParallel > 0)
+    throw Error("--data-parallel with a module split in time "
+                "(--snn-split-time) is not supported yet: the job's ranks "
+                "all hold time ranges");
   TrainPosition from;
   if (!o.resume.empty())
-    from = Trainer::loadCheckpoint(exec, o.resume, o.seed, gComm->size());
+    from = Trainer::loadCheckpoint(exec, o.resume, o.seed,
+                                   split ? 1 : gComm->size());
   ModuleShape s = shapeOf(exec.module());
-  Communicator &comm = *gComm;
-  bool dataParallel = o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel;
-  if (comm.size() > 1 && !dataParallel)
+  bool dataParallel =
+      !split && (o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel);
+  if (comm.size() > 1 && !dataParallel && !split)
     throw Error("this job has " + std::to_string(comm.size()) +
                 " ranks but --no-data-parallel: the module has nothing else "
                 "to split over them");
@@ -666,6 +723,8 @@ int train(const Options &o) {
   config.checkpoint = o.checkpoint;
   config.metrics = o.metrics;
   config.progress = o.progress;
+  if (split)
+    config.timeSplit = &comm;
   if (dataParallel) {
     config.comm = &comm;
     config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
@@ -680,7 +739,13 @@ int train(const Options &o) {
     config.failMode = mode ? mode : "throw";
   }
   Trainer trainer(exec, *runner, config);
-  if (comm.size() > 1 && comm.rank() == 0)
+  if (split && comm.rank() == 0)
+    std::fprintf(stderr,
+                 "snn-run: split in time over %d ranks (%s): %d steps, rank "
+                 "0 runs steps [0, %d)\n",
+                 comm.size(), comm.backendName().c_str(),
+                 exec.module().split.steps, exec.module().split.length());
+  if (dataParallel && comm.size() > 1 && comm.rank() == 0)
     std::fprintf(stderr,
                  "snn-run: data parallel over %d ranks (%s): global batch "
                  "%d x %lld\n",
@@ -713,7 +778,7 @@ int train(const Options &o) {
 /// The loss and parameter gradients of one batch, for comparisons with
 /// other frameworks and finite differences.
 int grads(const Options &o) {
-  Module module = Module::load(o.module);
+  Module module = loadModule(o, Module::readManifest(o.module));
   if (!module.programs.count("backward") || module.labels < 0 || module.loss < 0)
     throw Error("'grads' needs a module with training programs (compile the "
                 "model with --snn-autodiff)");
@@ -723,6 +788,7 @@ int grads(const Options &o) {
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  exec.setCommunicator(gComm.get());
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
   Dataset data = loadData(o.data, o.labels, s.sample, s.T, o);
@@ -736,6 +802,8 @@ int grads(const Options &o) {
               mixSeed({o.seed, 0, 0}), exec.data(m.input));
   exec.setLabels(data.labels.data(), static_cast<size_t>(s.B));
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (isSplit(m))
+    checkSameRanks(o, exec, *runner, data);
   runner->upload(m.input);
   runner->upload(m.labels);
   RunContext ctx{0.0f, 1, mixSeed({o.seed, 0, 0})};
@@ -778,6 +846,9 @@ int grads(const Options &o) {
           HostArray{t.shape, std::vector<float>(values, values + t.numel())};
     }
   }
+  // Every rank of a split holds the summed gradients: rank 0 writes them.
+  if (gComm && gComm->rank() != 0)
+    return 0;
   writeSafetensors(o.output, out);
   std::printf("snn-run: loss %.8g; %zu gradients written to %s (%s)\n",
               double(out["loss"].data.at(0)), numGrads, o.output.c_str(),
@@ -973,8 +1044,11 @@ int launchRanks(const Options &o, int argc, char **argv) {
   if (detectJobEnvironment().size > 1)
     throw Error("--nproc inside a job that already has ranks (mpirun or "
                 "torchrun): drop --nproc");
-  if (o.command != "train")
-    throw Error("--nproc applies to train, not " + o.command);
+  if (o.command != "train" &&
+      !((o.command == "infer" || o.command == "grads") &&
+        Module::isTimeSplit(Module::readManifest(o.module))))
+    throw Error("--nproc applies to train, and to infer and grads of a "
+                "module split in time, not " + o.command);
   std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
   rest.insert(rest.begin(), thisExecutable());
   std::string mpirun = findOnPath("mpirun");
@@ -1002,18 +1076,22 @@ int main(int argc, char **argv) {
     Options o = parse(argc, argv);
     if (o.nproc > 0)
       return launchRanks(o, argc, argv);
-    if (o.command != "train") {
+    // A module split in time runs every command on its ranks.
+    bool split = (o.command == "infer" || o.command == "grads") &&
+                 Module::isTimeSplit(Module::readManifest(o.module));
+    if (o.command != "train" && !split) {
       JobEnvironment job = detectJobEnvironment();
       if (job.size > 1)
         throw Error(o.command + " runs in one process, but this job (" +
                     job.launcher + ") has " + std::to_string(job.size) +
-                    " ranks; only train runs on several ranks");
+                    " ranks; only train (and infer and grads of a module "
+                    "split in time) run on several ranks");
     }
     if (o.command == "bench")
       return bench(o);
-    if (o.command == "grads")
+    if (o.command == "grads" && !split)
       return grads(o);
-    if (o.command == "infer")
+    if (o.command == "infer" && !split)
       return infer(o);
 #ifdef SNNRT_HAVE_CUDA
     registerNcclBackend(&createNcclCommunicator);
@@ -1026,7 +1104,9 @@ int main(int argc, char **argv) {
                                  : detectJobEnvironment().localRank;
     commOptions.timeoutSeconds = o.commTimeout;
     gComm = createCommunicator(commOptions);
-    int status = train(o);
+    int status = o.command == "grads"   ? grads(o)
+                 : o.command == "infer" ? infer(o)
+                                        : train(o);
     gComm.reset(); // MPI_Finalize
     return status;
   } catch (const std::exception &e) {
