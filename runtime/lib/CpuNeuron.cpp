@@ -11,6 +11,7 @@
 #include "CpuOpContext.h"
 #include "HostKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -307,12 +308,11 @@ static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
   size_t total = static_cast<size_t>(s.T * s.N);
   for (size_t i = 0; i < 3; ++i)
     c.expectElements(c.out(i), total, "like the input (S, H, V)");
-  if (!s.plif)
-    if (HostKernelFn fn = generatedKernel(c, "fwd_record")) {
-      callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
-                    1);
-      return;
-    }
+  if (HostKernelFn fn = generatedKernel(c, "fwd_record")) {
+    callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
+                  1);
+    return;
+  }
   scanForward(s, c.inPtr(0), c.outPtr(0), c.outPtr(1), nullptr, false,
               c.outPtr(2));
 }
@@ -373,7 +373,7 @@ void runNeuron(const Ctx &c) {
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
   // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
-  if (!s.plif && !hBf16)
+  if (!hBf16)
     if (HostKernelFn fn = generatedKernel(c, "fwd")) {
       std::vector<void *> args{c.inPtr(0)};
       for (size_t i = 0; i < c.op.out.size(); ++i)
@@ -429,14 +429,22 @@ void runNeuronBackward(const Ctx &c) {
     scanForward(s, c.inPtr(1), spikes.data(), recomputed.data(), nullptr,
                 false);
   }
-  // The generated kernel overwrites gx and reads an f32 H.
-  if (chunk == 0 && !s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
+  // The generated kernel overwrites gx, adds plif's gw into a zeroed one
+  // and reads an f32 H.
+  if (chunk == 0 && !c.accumulate() && c.in(1).dtype != DType::BF16)
     if (HostKernelFn fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {
         if (c.op.in.size() < 3)
           c.fail("cuba_lif backward needs the saved synaptic current");
         args.push_back(c.inPtr(2));
+      }
+      if (s.plif) {
+        if (c.op.out.size() != 2)
+          c.fail("plif needs an output for the gradient of 'plif_w'");
+        c.expectElements(c.out(1), s.plifW->numel(), "like plif_w");
+        std::fill_n(c.outPtr(1), s.plifW->numel(), 0.0f);
+        args.push_back(c.outPtr(1));
       }
       callGenerated(c, fn, std::move(args), s.cuba ? 3 : 2);
       return;

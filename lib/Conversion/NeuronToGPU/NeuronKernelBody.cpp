@@ -43,6 +43,23 @@ Value ThreadEmitter::paramVector(Value memref) {
 }
 
 void ThreadEmitter::loadParams(ValueRange paramArgs) {
+  if (spec.learnsLeak()) {
+    Value w = paramArgs.front();
+    paramArgs = paramArgs.drop_front();
+    plifWeight = spec.plifWeightSize == 1
+                     ? vector::BroadcastOp::create(
+                           b, loc, vecType,
+                           memref::LoadOp::create(b, loc, w,
+                                                  ValueRange{index(0)}))
+                     : paramVector(w);
+    // k = sigmoid(w) = 1 / (1 + exp(-w)); c = k with decay_input.
+    Value e = math::ExpOp::create(
+        b, loc, arith::NegFOp::create(b, loc, plifWeight));
+    Value k = div(splat(1.0), add(splat(1.0), e));
+    params[&spec.k] = k;
+    if (spec.decayInput)
+      params[&spec.c] = k;
+  }
   SmallVector<const NeuronParam *> tensors = spec.getTensorParams();
   assert(tensors.size() == paramArgs.size() && "kernel ABI mismatch");
   for (auto [p, arg] : llvm::zip(tensors, paramArgs))
@@ -179,6 +196,49 @@ Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
   return add(mul(gOut, sg), mul(gv, dvdh));
 }
 
+Value ThreadEmitter::leakGrad(Value hv, Value vPrev) {
+  // With decay_input c X = k X = H - V - k (v_leak - V), so
+  // dH/dk = (v_leak - V) + X = (H - V) / k; else dH/dk = v_leak - V.
+  if (spec.decayInput)
+    return div(sub(hv, vPrev), param(spec.k));
+  return sub(param(spec.vLeak), vPrev);
+}
+
+Value ThreadEmitter::membraneBefore(Value t, Value h) {
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, index(0));
+  // Step 0 reads H[0] (in bounds) and discards it.
+  Value prev = arith::SelectOp::create(
+      b, loc, isFirst, index(0), arith::SubIOp::create(b, loc, t, index(1)));
+  Value hp = load(h, offset(prev));
+  Value vInit = param(spec.vInitFromReset ? spec.vReset : spec.vInit);
+  return select(isFirst, vInit, afterReset(hp, fires(hp)));
+}
+
+void ThreadEmitter::addWeightGrad(Value gk, Value gw) {
+  Value k = param(spec.k);
+  Value grad = mul(mul(gk, k), sub(splat(1.0), k)); // sigmoid'(w) = k (1 - k)
+  auto lane = [&](int64_t i) -> Value {
+    return vector::ExtractOp::create(b, loc, grad, ArrayRef<int64_t>{i});
+  };
+  auto atomicAdd = [&](Value v, Value at) {
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v, gw,
+                                ValueRange{at});
+  };
+  if (spec.plifWeightSize == 1) {
+    Value sum = lane(0);
+    for (int64_t i = 1; i < width; ++i)
+      sum = arith::AddFOp::create(b, loc, sum, lane(i));
+    atomicAdd(sum, index(0));
+    return;
+  }
+  for (int64_t i = 0; i < width; ++i) {
+    Value n = arith::AddIOp::create(b, loc, base, index(i));
+    atomicAdd(lane(i),
+              arith::RemUIOp::create(b, loc, n, index(spec.numFeatures)));
+  }
+}
+
 Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
                                     Value gv, ValueRange args) {
   Value gs = args[0], x = args[1], gx = args[3];
@@ -313,7 +373,8 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
 
 void ThreadEmitter::emitBackward(ValueRange args) {
   Value gs = args[0], h = args[1], gx = args[2];
-  unsigned numFixed = spec.hasSynapse() ? 4 : 3;
+  Value gw = spec.learnsLeak() ? args[3] : Value();
+  unsigned numFixed = spec.hasSynapse() || spec.learnsLeak() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numFixed);
   loadParams(args.drop_front(numFixed + stateArgs.size()));
 
@@ -326,6 +387,9 @@ void ThreadEmitter::emitBackward(ValueRange args) {
   // A chained layer's scan starts from the gradient of its final state.
   if (spec.chainsState)
     init = loadState(stateArgs.take_front(spec.getNumStateTensors()));
+  // plif: dL/dk of the thread's lanes, summed over the steps.
+  if (gw)
+    init.push_back(zero);
   Value last = index(spec.numSteps - 1);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(1), init,
@@ -335,9 +399,10 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         Value at = offset(t);
         Value gOut = load(gs, at);
         Value gv = grads[0];
-        Value gh;
+        Value gh, hv;
         if (spec.spikes()) {
-          gh = gradH(gOut, gv, load(h, at));
+          hv = load(h, at);
+          gh = gradH(gOut, gv, hv);
         } else {
           // li: the output is H itself and the membrane is not reset.
           gh = add(gOut, gv);
@@ -350,8 +415,13 @@ void ThreadEmitter::emitBackward(ValueRange args) {
           next.push_back(mul(gi, synDecay));
         }
         store(gin, gx, at);
+        if (gw)
+          next.push_back(
+              add(grads.back(), mul(gh, leakGrad(hv, membraneBefore(t, h)))));
         scf::YieldOp::create(b, loc, next);
       });
+  if (gw)
+    addWeightGrad(loop.getResults().back(), gw);
   // What the scan carries past step 0 is the initial state's gradient.
   if (spec.chainsState)
     storeState(loop.getResults(),

@@ -66,11 +66,6 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     why = "not a multi-step neuron op";
     return std::nullopt;
   }
-  if (isa<PLIFOp>(op)) {
-    why = "snn.plif's leak gradient is a reduction over the batch: it runs "
-          "on the runtime's built-in kernel";
-    return std::nullopt;
-  }
   auto type = cast<RankedTensorType>(neuron.getInput().getType());
   if (!type.getElementType().isF32()) {
     why = "generated kernels are f32 only";
@@ -112,6 +107,18 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
                        spec.vInit = getParam(*vInit);
                      return true;
                    })
+                   .Case([&](PLIFOp plif) {
+                     spec.model = NeuronModel::PLIF;
+                     spec.plifWeightSize =
+                         cast<ShapedType>(plif.getW().getType())
+                             .getNumElements();
+                     spec.decayInput = plif.getDecayInput();
+                     // k and c come from w in the kernel.
+                     spec.c = getScalar(1.0);
+                     spec.vLeak = getParam(plif.getVLeak());
+                     readFire(plif, spec);
+                     return true;
+                   })
                    .Case([&](CubaLIFOp cuba) {
                      spec.model = NeuronModel::CubaLIF;
                      spec.kSyn = getParam(cuba.getKSyn());
@@ -130,6 +137,15 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     return std::nullopt;
   }
   spec.chainsState = !getInitState(op).empty() || !getFinalState(op).empty();
+  if (spec.learnsLeak() &&
+      (spec.plifWeightSize != 1 && spec.plifWeightSize != spec.numFeatures)) {
+    why = "snn.plif's weight has neither 1 nor one value per feature";
+    return std::nullopt;
+  }
+  if (spec.learnsLeak() && spec.chainsState) {
+    why = "a plif layer split in time has no generated kernel yet";
+    return std::nullopt;
+  }
   if (op->hasAttr(kFusedPoolAttrName)) {
     spec.pool = getFusedPool(op);
     int64_t rank = type.getRank();
@@ -208,6 +224,8 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
     types = spec.recomputes() ? SmallVector<Type>{flat, flat, ckpt, flat}
                               : SmallVector<Type>{flat, h, flat};
+    if (spec.learnsLeak()) // gw
+      types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
     break;
   case KernelKind::ForwardRecord: // x, s, h, v (f32)
     types = {flat, s, flat, flat};
@@ -221,6 +239,9 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.chainsState)
     types.append(2 * spec.getNumStateTensors(),
                  MemRefType::get({spec.numNeurons}, f32));
+  // plif's weight comes first among the parameters.
+  if (spec.learnsLeak())
+    types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
   types.append(spec.getTensorParams().size(), param);
   return types;
 }
@@ -254,6 +275,8 @@ static StringRef getModelName(NeuronModel model) {
     return "li";
   case NeuronModel::CubaLIF:
     return "cuba_lif";
+  case NeuronModel::PLIF:
+    return "plif";
   }
   llvm_unreachable("unknown neuron model");
 }

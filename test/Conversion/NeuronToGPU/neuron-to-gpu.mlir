@@ -64,9 +64,17 @@ func.func @net(%x: tensor<8x2x64xf32>) -> tensor<8x2x64xf32> {
 // same on the GPU and on the host.
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
-// snn.plif (index 1) and the f64 layer (index 2) are left to the runtime;
-// the readout keeps its index 3.
-// CHECK-NOT: plif
+// snn.plif (index 1) learns its leak: k = sigmoid(w) from its weight (the
+// first parameter argument); the backward adds dL/dw into gw with atomics.
+// CHECK-LABEL: gpu.func @snn_layers_1_plif_fwd_h(
+// CHECK-SAME: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %[[PW:.*]]: memref<1xf32> {llvm.noalias})
+// CHECK: memref.load %[[PW]]
+// CHECK-LABEL: gpu.func @snn_layers_1_plif_bwd(
+// CHECK-SAME: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %[[GW:.*]]: memref<1xf32> {llvm.noalias}, %{{.*}}: memref<1xf32> {llvm.noalias})
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[GW]]
+// The f64 layer (index 2) is left to the runtime; the readout keeps its
+// index 3.
+// CHECK-NOT: snn_layers_2
 // CHECK-LABEL: gpu.func @snn_layers_3_li_fwd_h(
 // CHECK-LABEL: gpu.func @snn_layers_3_li_bwd(
 // CHECK-NOT: gpu.func
