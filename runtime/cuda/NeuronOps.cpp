@@ -435,6 +435,18 @@ void runStep(CudaDevice &device, OpCall &call) {
     checkShape(call, t, x);
     a.addend = t.f32();
   }
+  // The generated step kernel: x, the state, the outputs, then the other
+  // inputs (plif's weight, the addend, the parameters).
+  std::string name;
+  if (compiledKernelFor(device, call, saveH ? "fwd_h" : "fwd", name)) {
+    std::vector<CUdeviceptr> args;
+    for (size_t i = 0; i <= states; ++i)
+      args.push_back(call.in[i].ptr);
+    for (const DeviceTensor &t : call.out)
+      args.push_back(t.ptr);
+    launchCompiled(device, call, name, args, 1 + states);
+    return;
+  }
   launchBuiltin(device, call, a, /*backward=*/false);
 }
 /// The backward of one recurrent step: the built-in backward kernel over
@@ -463,6 +475,19 @@ void runStepBackward(CudaDevice &device, OpCall &call) {
     // The kernel adds every block's partial sums into gw (gx is written).
     if (!attrBool(call, "accumulate", false))
       device.zero(gw.ptr, gw.numel() * sizeof(float), call.where);
+  }
+  // The generated kernel: the gradients and H, the outputs (plif's gw,
+  // zeroed above), then V before the step, w and the parameters.
+  std::string name;
+  if (!attrBool(call, "accumulate", false) &&
+      compiledKernelFor(device, call, "bwd", name)) {
+    std::vector<CUdeviceptr> args;
+    for (size_t i = 0; i <= grads; ++i)
+      args.push_back(call.in[i].ptr);
+    for (const DeviceTensor &t : call.out)
+      args.push_back(t.ptr);
+    launchCompiled(device, call, name, args, grads + 1);
+    return;
   }
   a.in = gs.f32();
   a.iIn = cuba ? call.in[1].f32() : nullptr;

@@ -531,6 +531,17 @@ void runNeuronStep(const Ctx &c) {
     c.expectElements(c.m.tensor(id), n, "like the step's input");
     addend = c.get(id);
   }
+  // The generated step kernel: x, the state, the outputs, then the other
+  // inputs (plif's weight, the addend, the parameters).
+  if (HostKernelFn fn = generatedKernel(c, saveH ? "fwd_h" : "fwd")) {
+    std::vector<void *> args;
+    for (size_t i = 0; i <= states; ++i)
+      args.push_back(c.inPtr(i));
+    for (size_t i = 0; i < outs; ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1 + states);
+    return;
+  }
   const float *iPrev = s.cuba ? c.inPtr(1) : nullptr;
   const float *vPrev = c.inPtr(s.cuba ? 2 : 1);
   float *out = c.outPtr(0);
@@ -577,6 +588,22 @@ void runNeuronStepBackward(const Ctx &c) {
     c.expectElements(c.in(i), n, "like the step's input");
   for (size_t i = 0; i < grads; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
+  if (s.plif)
+    c.expectElements(c.out(grads), s.plifW->numel(), "like plif_w");
+  // The generated kernel: the gradients and H, the outputs (plif's gw added
+  // into zeros), then V before the step, w and the parameters.
+  if (!c.accumulate())
+    if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+      std::vector<void *> args;
+      for (size_t i = 0; i <= grads; ++i)
+        args.push_back(c.inPtr(i));
+      for (size_t i = 0; i < outs; ++i)
+        args.push_back(c.outPtr(i));
+      if (s.plif)
+        std::fill_n(c.outPtr(grads), s.plifW->numel(), 0.0f);
+      callGenerated(c, fn, std::move(args), grads + 1);
+      return;
+    }
   const float *vBefore = s.plif ? c.inPtr(grads + 1) : nullptr;
   // dL/dk per feature (plif), reduced over the batch in double.
   std::vector<double> gk(s.plif ? static_cast<size_t>(s.F) : 0, 0.0);

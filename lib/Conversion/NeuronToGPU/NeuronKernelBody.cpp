@@ -148,6 +148,8 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
   }
   Value in = load(x, at);
+  if (addend)
+    in = add(in, load(addend, at));
   if (spec.hasSynapse()) {
     // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
     Value i = state[1];
@@ -428,6 +430,64 @@ void ThreadEmitter::emitBackward(ValueRange args) {
                stateArgs.drop_front(spec.getNumStateTensors()));
 }
 
+void ThreadEmitter::emitStep(ValueRange args, bool saveH) {
+  unsigned states = spec.getNumStateTensors();
+  Value x = args[0];
+  ValueRange stateIn = args.slice(1, states);
+  unsigned next = 1 + states;
+  Value s = args[next++];
+  // li: the output is the next membrane.
+  ValueRange stateOut = args.slice(next, spec.spikes() ? states : 0);
+  next += stateOut.size();
+  Value h = saveH ? args[next++] : Value();
+  SmallVector<Value> paramArgs;
+  if (spec.learnsLeak())
+    paramArgs.push_back(args[next++]);
+  if (spec.stepAddend)
+    addend = args[next++];
+  llvm::append_range(paramArgs, args.drop_front(next));
+  loadParams(paramArgs);
+  SmallVector<Value> state = loadState(stateIn), after;
+  forwardStep(index(0), state, x, s, h, Value(), Value(), after);
+  storeState(after, stateOut);
+}
+
+void ThreadEmitter::emitStepBackward(ValueRange args) {
+  unsigned grads = spec.getNumStateTensors() + 1;
+  Value gs = args[0], giNext = spec.hasSynapse() ? args[1] : Value();
+  Value gvNext = args[grads - 1], h = args[grads];
+  ValueRange out = args.slice(grads + 1, grads);
+  Value gx = out[0], gi = spec.hasSynapse() ? out[1] : Value();
+  Value gv = out[grads - 1];
+  unsigned next = 2 * grads + 1;
+  Value gw, vBefore;
+  if (spec.learnsLeak()) {
+    gw = args[next++];
+    vBefore = args[next++];
+  }
+  loadParams(args.drop_front(next));
+
+  Value one = splat(1.0);
+  Value gOut = load(gs, base), gvIn = load(gvNext, base);
+  Value hv, gh;
+  if (spec.spikes()) {
+    hv = load(h, base);
+    gh = gradH(gOut, gvIn, hv);
+  } else {
+    gh = add(gOut, gvIn); // li: the output is H itself
+  }
+  store(mul(gh, sub(one, param(spec.k))), gv, base);
+  Value gin = mul(param(spec.c), gh);
+  if (spec.hasSynapse()) {
+    Value g = add(gin, load(giNext, base));
+    gin = mul(param(spec.cSyn), g);
+    store(mul(g, sub(one, param(spec.kSyn))), gi, base);
+  }
+  store(gin, gx, base);
+  if (gw)
+    addWeightGrad(mul(gh, leakGrad(hv, load(vBefore, base))), gw);
+}
+
 void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
                                   const NeuronSpec &spec, KernelKind kind,
                                   Value thread, ValueRange args) {
@@ -438,6 +498,14 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   Value base = arith::MulIOp::create(
       b, loc, thread, arith::ConstantIndexOp::create(b, loc, spec.getWidth()));
   ThreadEmitter emitter(b, loc, spec, base);
+  if (spec.step) {
+    assert(kind != KernelKind::ForwardRecord && "steps are not recorded");
+    if (kind == KernelKind::Backward)
+      emitter.emitStepBackward(args);
+    else
+      emitter.emitStep(args, kind == KernelKind::ForwardSaveH);
+    return;
+  }
   switch (kind) {
   case KernelKind::Forward:
   case KernelKind::ForwardSaveH:

@@ -73,6 +73,12 @@ struct NeuronSpec {
   /// with atomics, per feature or summed for a scalar weight.
   int64_t plifWeightSize = 0;
   bool decayInput = true;
+  /// One step of the layer from a given state (a step op inside a time
+  /// loop: `neuron_step` / `neuron_step_bwd`), numSteps = 1; its own ABI.
+  bool step = false;
+  /// The step's input is x + addend (the snn.add that the manifest folds
+  /// into neuron_step, kStepAddendAttrName).
+  bool stepAddend = false;
   /// The average/sum pooling the forward kernel computes (--snn-fuse): a
   /// thread per window of the [.., rows, cols] feature map.
   std::optional<FusedPool> pool;
@@ -81,6 +87,8 @@ struct NeuronSpec {
   /// Pooled layers have the inference forward only (the fused backward is
   /// not built yet).
   bool hasKernel(KernelKind kind) const {
+    if (step)
+      return kind != KernelKind::ForwardRecord;
     return !pool || kind == KernelKind::Forward;
   }
   /// Windows of a pooled layer (its pooled outputs per step).

@@ -33,6 +33,9 @@ public:
   void emitBackward(ValueRange args);
   /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
   void emitBackwardRecompute(ValueRange args);
+  /// One step from the state tensors (spec.step), and its backward.
+  void emitStep(ValueRange args, bool saveH);
+  void emitStepBackward(ValueRange args);
 
   /// Runs one forward step at `t` from `state`: stores what the step
   /// writes except packed spikes (the spikes only when `s` is given; the
@@ -169,6 +172,8 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
+  /// A step's second input tensor (spec.stepAddend), else null.
+  Value addend;
   /// plif's weight lanes (null for other models).
   Value plifWeight;
   /// The feature index of the thread's first neuron.

@@ -27,18 +27,20 @@ unsigned kernelgen::forEachKernelOp(
     func::FuncOp func,
     function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
     const NeuronStorage &storage) {
-  unsigned index = 0, skipped = 0;
+  // Step ops are counted apart, so that the multi-step layers' names do not
+  // depend on the time loops around them.
+  unsigned index = 0, stepIndex = 0, skipped = 0;
   func.walk([&](NeuronOpInterface neuron) {
-    if (neuron.isStepForm())
-      return;
+    bool step = neuron.isStepForm();
     std::string why;
     if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why)) {
-      spec->storage = storage;
-      fn(neuron, index, *spec);
-    }
-    else
+      // A step keeps its H and spikes in f32 tensors of one step.
+      spec->storage = step ? NeuronStorage() : storage;
+      fn(neuron, step ? stepIndex : index, *spec);
+    } else {
       ++skipped;
-    ++index;
+    }
+    ++(step ? stepIndex : index);
   });
   return skipped;
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NeuronKernels.h"
+#include "NeuronSerialization.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -47,10 +48,6 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
   SmallVector<Type> argTypes;
   for (func::FuncOp func : funcs)
     func.walk([&](NeuronOpInterface op) {
-      // Step ops inside a recurrent time loop run the runtime's built-in
-      // one-step kernel.
-      if (op.isStepForm())
-        return;
       originals.push_back(op);
       for (Value operand : op->getOperands())
         argTypes.push_back(withBatch(operand.getType(), options.batch));
@@ -69,7 +66,12 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
     for (Type type : op->getResultTypes())
       state.addTypes(withBatch(type, options.batch));
     state.addAttributes(op->getAttrs());
-    originalOf[b.create(state)] = op;
+    Operation *copy = b.create(state);
+#ifdef SNN_HAVE_NEURON_TO_GPU
+    if (getFoldedStepAddend(op))
+      copy->setAttr(kStepAddendAttrName, b.getUnitAttr());
+#endif
+    originalOf[copy] = op;
   }
   func::ReturnOp::create(b, loc);
   if (originals.empty())

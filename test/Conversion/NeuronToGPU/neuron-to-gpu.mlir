@@ -104,10 +104,24 @@ func.func @wrap(%x: tensor<4x4x3xf32>) -> tensor<4x4x3xf32> {
 
 // -----
 
-// Step-form neuron ops are not kernels; a module without multi-step neuron
-// ops is left as it is.
-// CHECK-LABEL: func.func @step
-// CHECK-NOT: gpu.module
+// A step op (inside a time loop) runs one step from the given state, named
+// apart from the scans: x, v in; s, v' and h out; no time loop. Its
+// backward: gS, gV', H in; gX, gV out.
+// CHECK-LABEL: gpu.func @snn_step_0_lif_step_fwd_h(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[V:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[S:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[VN:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[H:[a-z0-9]+]]: memref<8xf32> {llvm.noalias})
+// CHECK-NOT: scf.for
+// CHECK: vector.load %[[V]]
+// CHECK: vector.load %[[X]]
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.store %{{.*}}, %[[H]]
+// CHECK: vector.store %{{.*}}, %[[VN]]
+// CHECK-LABEL: gpu.func @snn_step_0_lif_step_bwd(
+// CHECK-SAME: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %[[GX:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[GV:[a-z0-9]+]]: memref<8xf32> {llvm.noalias})
+// CHECK: vector.store %{{.*}}, %[[GV]]
+// CHECK: vector.store %{{.*}}, %[[GX]]
+// INFER-LABEL: gpu.func @snn_step_0_lif_step_fwd(
+// INFER-SAME: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias})
+// INFER-NOT: gpu.func
 func.func @step(%x: tensor<2x4xf32>, %v: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %s, %vn = snn.lif_step %x, %v : tensor<2x4xf32>
   return %s, %vn : tensor<2x4xf32>, tensor<2x4xf32>

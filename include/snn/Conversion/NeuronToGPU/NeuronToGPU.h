@@ -38,6 +38,10 @@ struct NeuronStorage {
   int64_t recomputeChunk = 0;
 };
 
+/// Marks a step neuron op whose input is an snn.add that the manifest folds
+/// into its `neuron_step` (`"addend"`): the step kernel reads both operands.
+inline constexpr llvm::StringLiteral kStepAddendAttrName = "snn.step_addend";
+
 /// Threads per block of the generated GPU kernels.
 inline constexpr int64_t kNeuronKernelBlockSize = 256;
 
