@@ -372,15 +372,14 @@ void runNeuron(const Ctx &c) {
   bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
-  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
-  if (!hBf16)
-    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
-      std::vector<void *> args{c.inPtr(0)};
-      for (size_t i = 0; i < c.op.out.size(); ++i)
-        args.push_back(c.outPtr(i));
-      callGenerated(c, fn, std::move(args), 1);
-      return;
-    }
+  // The generated kernel (a bf16 H rounded in its f32 slots).
+  if (HostKernelFn fn = generatedKernel(c, "fwd")) {
+    std::vector<void *> args{c.inPtr(0)};
+    for (size_t i = 0; i < c.op.out.size(); ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1);
+    return;
+  }
   const float *x = c.inPtr(0);
   float *out = c.outPtr(0);
   if (chunk > 0) {
@@ -429,9 +428,8 @@ void runNeuronBackward(const Ctx &c) {
     scanForward(s, c.inPtr(1), spikes.data(), recomputed.data(), nullptr,
                 false);
   }
-  // The generated kernel overwrites gx, adds plif's gw into a zeroed one
-  // and reads an f32 H.
-  if (chunk == 0 && !c.accumulate() && c.in(1).dtype != DType::BF16)
+  // The generated kernel overwrites gx and adds plif's gw into a zeroed one.
+  if (chunk == 0 && !c.accumulate())
     if (HostKernelFn fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {

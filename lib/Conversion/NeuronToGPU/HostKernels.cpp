@@ -210,7 +210,7 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 FailureOr<HostKernelLibrary>
 snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                                ArrayRef<NamedOpKernel> opKernels,
-                               bool neurons) {
+                               bool neurons, bool bf16H) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -229,6 +229,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                               KernelKind::Backward, KernelKind::ForwardRecord};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
+  storage.bf16HInF32 = bf16H;
   if (neurons)
   forEachKernelOp(
       func,

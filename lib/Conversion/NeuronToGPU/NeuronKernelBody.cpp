@@ -160,10 +160,16 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     in = i;
   }
   Value hv = charge(state[0], in);
+  Value hSaved = hv;
+  if (roundsH) {
+    auto bf16 = cast<VectorType>(hv.getType()).clone(b.getBF16Type());
+    Value rounded = arith::TruncFOp::create(b, loc, bf16, hv);
+    hSaved = arith::ExtFOp::create(b, loc, vecType, rounded);
+  }
   if (!spec.spikes()) {
     store(hv, s, at);
     if (h)
-      store(hv, h, at);
+      store(hSaved, h, at);
     if (vOut)
       store(hv, vOut, at);
     next.insert(next.begin(), hv);
@@ -173,7 +179,7 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
   if (s && !spec.packsSpikes())
     store(select(spike, splat(1.0), splat(0.0)), s, at);
   if (h)
-    store(hv, h, at);
+    store(hSaved, h, at);
   Value v = afterReset(hv, spike);
   if (vOut)
     store(v, vOut, at);
@@ -308,6 +314,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   Value h = (saveH && !ckpt) || record ? args[2] : Value();
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   Value vOut = record ? args[3] : Value();
+  roundsH = h && !record && spec.storage.bf16HInF32;
   unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numOutputs);
   loadParams(args.drop_front(numOutputs + stateArgs.size()));

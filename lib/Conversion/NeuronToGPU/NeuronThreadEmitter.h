@@ -172,6 +172,9 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
+  /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
+  /// bf16HInF32), not the recorded one.
+  bool roundsH = false;
   /// A step's second input tensor (spec.stepAddend), else null.
   Value addend;
   /// plif's weight lanes (null for other models).

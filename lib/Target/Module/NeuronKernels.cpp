@@ -83,7 +83,7 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
             "(lib/Conversion/NeuronToGPU)";
 #else
   // The GPU kernels and the CPU ones have the same names per op.
-  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  bool hostNeurons = options.host && options.hostNeurons;
   if (!options.cuda && !hostNeurons)
     return success();
   for (auto &[copy, kernel] : getNeuronKernelNames(kernelFunc)) {
@@ -114,10 +114,11 @@ ModuleKernels::generate(const OpKernelRegistry &ops,
               "(lib/Conversion/NeuronToGPU)";
   return success();
 #else
-  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  bool hostNeurons = options.host && options.hostNeurons;
   if (options.host && ((hostNeurons && anyNeuronKernels) || !ops.empty())) {
     FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(
-        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons);
+        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons,
+        options.savedHBf16);
     if (failed(library))
       return failure();
     if (!library->sharedLibrary.empty()) {
