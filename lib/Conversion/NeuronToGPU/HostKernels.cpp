@@ -243,8 +243,10 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
             continue;
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);
-          buildHostKernel(b, op->getLoc(), name, spec, kind);
-          names.push_back(name);
+          if (!spec.sharesKernels) {
+            buildHostKernel(b, op->getLoc(), name, spec, kind);
+            names.push_back(name);
+          }
           (kind == KernelKind::ForwardSaveH    ? kernel.fwdName
            : kind == KernelKind::Forward       ? kernel.fwdInferName
            : kind == KernelKind::ForwardRecord ? kernel.fwdRecordName

@@ -79,6 +79,9 @@ struct NeuronSpec {
   /// The step's input is x + addend (the snn.add that the manifest folds
   /// into neuron_step, kStepAddendAttrName).
   bool stepAddend = false;
+  /// An earlier step op of the function has the same kernels (the steps of
+  /// an unrolled loop): this one takes their names and builds nothing.
+  bool sharesKernels = false;
   /// The average/sum pooling the forward kernel computes (--snn-fuse): a
   /// thread per window of the [.., rows, cols] feature map.
   std::optional<FusedPool> pool;
@@ -182,10 +185,12 @@ struct NeuronOpKernels {
   int64_t gridSize;
 };
 
-/// Calls `fn(op, index, spec)` for every multi-step neuron op of `func` that
-/// has generated kernels, with `storage` in its spec; `index` counts every
-/// multi-step neuron op in order, so that names do not depend on which ops
-/// are supported. Returns the number of neuron ops skipped.
+/// Calls `fn(op, index, spec)` for every neuron op of `func` that has
+/// generated kernels, with `storage` in its spec; `index` counts every
+/// multi-step neuron op in order (step ops apart), so that names do not
+/// depend on which ops are supported. A step op like an earlier one gets
+/// that one's index and spec.sharesKernels. Returns the number of neuron ops
+/// skipped.
 unsigned forEachKernelOp(
     func::FuncOp func,
     function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
