@@ -11,10 +11,11 @@
 #   recurrent  recurrent models and NIR graphs on the GPU against their
 #          float64 references; the SHD-sized example vs PyTorch
 #   grads  one training step on the GPU against the float64 reference:
-#          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
-#          kernels); then the generated op kernels (bench/gpu-op-kernels.sh:
-#          add/scale/accumulate, pooling, every loss kind (and its loss bits
-#          equal in two runs), SGD/Adam/AdamW updates incl. graph replay)
+#          recurrent lif, cuba_lif and plif layers (generated step kernels),
+#          multi-step plif layers, bf16 saved H (compiled kernels); then the
+#          generated op kernels (bench/gpu-op-kernels.sh: add/scale/accumulate,
+#          pooling, every loss kind (and its loss bits equal in two runs),
+#          SGD/Adam/AdamW updates incl. graph replay)
 #   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
 #   cputrain  the Fashion-MNIST MLP and conv net training step on the CPU:
@@ -115,8 +116,8 @@ record)
   python3 test/Runtime/Inputs/grads_reference.py compare $r/max/m.snnmod $r/max 2>&1 | tail -3
   stamp "record done";;
 grads)
-  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
-      $g/recompute-grads $g/asym-grads; do
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/plif-grads \
+      $g/bf16-grads $g/recompute-grads $g/asym-grads; do
     echo "$r:"
     SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \

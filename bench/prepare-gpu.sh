@@ -41,6 +41,7 @@ rm -rf "$g/mods/recurrent-train.snnmod" "$g/recurrent-grads"
 # draws the weights, input and labels.
 grads_case() {
   local dir="$g/$1" src="$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/$2.mlir"
+  [ -f "$2" ] && src="$2" # a path of its own
   shift 2
   local passes=() compile=""
   while [ $# -gt 0 ]; do
@@ -56,6 +57,8 @@ grads_case() {
 grads_case recurrent-grads recurrent --snn-temporal-fusion
 grads_case recurrent-grads-plif recurrent-plif --snn-temporal-fusion
 grads_case recurrent-grads-cuba recurrent-cuba --snn-temporal-fusion
+# Multi-step plif layers (per-feature and scalar leak weights).
+grads_case plif-grads "$root/test/Runtime/Inputs/plif-net.mlir"
 # bf16 saved H through the compiled kernels (the reference rounds H the same
 # way), recomputed H, asymmetric convolution padding (im2col + cuBLAS).
 grads_case bf16-grads conv -- saved-h=bf16

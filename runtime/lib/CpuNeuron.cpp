@@ -11,6 +11,7 @@
 #include "CpuOpContext.h"
 #include "HostKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -307,12 +308,11 @@ static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
   size_t total = static_cast<size_t>(s.T * s.N);
   for (size_t i = 0; i < 3; ++i)
     c.expectElements(c.out(i), total, "like the input (S, H, V)");
-  if (!s.plif)
-    if (HostKernel fn = generatedKernel(c, "fwd_record")) {
-      callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
-                    1);
-      return;
-    }
+  if (HostKernel fn = generatedKernel(c, "fwd_record")) {
+    callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
+                  1);
+    return;
+  }
   scanForward(s, c.inPtr(0), c.outPtr(0), c.outPtr(1), nullptr, false,
               c.outPtr(2));
 }
@@ -423,15 +423,14 @@ void runNeuron(const Ctx &c) {
   bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
-  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
-  if (!s.plif && !hBf16)
-    if (HostKernel fn = generatedKernel(c, "fwd")) {
-      std::vector<void *> args{c.inPtr(0)};
-      for (size_t i = 0; i < c.op.out.size(); ++i)
-        args.push_back(c.outPtr(i));
-      callGenerated(c, fn, std::move(args), 1);
-      return;
-    }
+  // The generated kernel (a bf16 H rounded in its f32 slots).
+  if (HostKernel fn = generatedKernel(c, "fwd")) {
+    std::vector<void *> args{c.inPtr(0)};
+    for (size_t i = 0; i < c.op.out.size(); ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1);
+    return;
+  }
   const float *x = c.inPtr(0);
   float *out = c.outPtr(0);
   if (chunk > 0) {
@@ -495,14 +494,21 @@ void runNeuronBackward(const Ctx &c) {
     scanForward(s, c.inPtr(1), spikes.data(), recomputed.data(), nullptr,
                 false);
   }
-  // The generated kernel overwrites gx and reads an f32 H.
-  if (chunk == 0 && !s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
+  // The generated kernel overwrites gx and adds plif's gw into a zeroed one.
+  if (chunk == 0 && !c.accumulate())
     if (HostKernel fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {
         if (c.op.in.size() < 3)
           c.fail("cuba_lif backward needs the saved synaptic current");
         args.push_back(c.inPtr(2));
+      }
+      if (s.plif) {
+        if (c.op.out.size() != 2)
+          c.fail("plif needs an output for the gradient of 'plif_w'");
+        c.expectElements(c.out(1), s.plifW->numel(), "like plif_w");
+        std::fill_n(c.outPtr(1), s.plifW->numel(), 0.0f);
+        args.push_back(c.outPtr(1));
       }
       callGenerated(c, fn, std::move(args), s.cuba ? 3 : 2);
       return;
@@ -589,6 +595,17 @@ void runNeuronStep(const Ctx &c) {
     c.expectElements(c.m.tensor(id), n, "like the step's input");
     addend = c.get(id);
   }
+  // The generated step kernel: x, the state, the outputs, then the other
+  // inputs (plif's weight, the addend, the parameters).
+  if (HostKernel fn = generatedKernel(c, saveH ? "fwd_h" : "fwd")) {
+    std::vector<void *> args;
+    for (size_t i = 0; i <= states; ++i)
+      args.push_back(c.inPtr(i));
+    for (size_t i = 0; i < outs; ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1 + states);
+    return;
+  }
   const float *iPrev = s.cuba ? c.inPtr(1) : nullptr;
   const float *vPrev = c.inPtr(s.cuba ? 2 : 1);
   float *out = c.outPtr(0);
@@ -635,6 +652,22 @@ void runNeuronStepBackward(const Ctx &c) {
     c.expectElements(c.in(i), n, "like the step's input");
   for (size_t i = 0; i < grads; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
+  if (s.plif)
+    c.expectElements(c.out(grads), s.plifW->numel(), "like plif_w");
+  // The generated kernel: the gradients and H, the outputs (plif's gw added
+  // into zeros), then V before the step, w and the parameters.
+  if (!c.accumulate())
+    if (HostKernel fn = generatedKernel(c, "bwd")) {
+      std::vector<void *> args;
+      for (size_t i = 0; i <= grads; ++i)
+        args.push_back(c.inPtr(i));
+      for (size_t i = 0; i < outs; ++i)
+        args.push_back(c.outPtr(i));
+      if (s.plif)
+        std::fill_n(c.outPtr(grads), s.plifW->numel(), 0.0f);
+      callGenerated(c, fn, std::move(args), grads + 1);
+      return;
+    }
   const float *vBefore = s.plif ? c.inPtr(grads + 1) : nullptr;
   // dL/dk per feature (plif), reduced over the batch in double.
   std::vector<double> gk(s.plif ? static_cast<size_t>(s.F) : 0, 0.0);

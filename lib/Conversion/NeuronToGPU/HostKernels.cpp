@@ -61,9 +61,14 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   int64_t threads = spec.getNumThreads();
   int64_t stepsPerThread = spec.numSteps * spec.getWidth();
+  int64_t grain = llvm::divideCeilSigned(kNeuronStepsPerThread, stepsPerThread);
+  // plif's backward adds every neuron's share of the weight gradient into
+  // one sum: on one CPU thread, in item order, so the bits do not depend on
+  // the thread count.
+  if (kind == KernelKind::Backward && spec.plifWeightSize > 0)
+    grain = std::max<int64_t>(grain, threads);
   func::FuncOp fn = createRangedHostFunc(
-      b, loc, name, getKernelArgTypes(spec, kind, ctx), threads,
-      llvm::divideCeilSigned(kNeuronStepsPerThread, stepsPerThread));
+      b, loc, name, getKernelArgTypes(spec, kind, ctx), threads, grain);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.front());
   // The grid's threads [begin, end), one after the other.
@@ -239,7 +244,7 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 FailureOr<HostKernelLibrary>
 snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                                ArrayRef<NamedOpKernel> opKernels,
-                               bool neurons) {
+                               bool neurons, bool bf16H) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -258,6 +263,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                               KernelKind::Backward, KernelKind::ForwardRecord};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
+  storage.bf16HInF32 = bf16H;
   if (neurons)
   forEachKernelOp(
       func,
@@ -271,8 +277,10 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
             continue;
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);
-          buildHostKernel(b, op->getLoc(), name, spec, kind);
-          names.push_back(name);
+          if (!spec.sharesKernels) {
+            buildHostKernel(b, op->getLoc(), name, spec, kind);
+            names.push_back(name);
+          }
           (kind == KernelKind::ForwardSaveH    ? kernel.fwdName
            : kind == KernelKind::Forward       ? kernel.fwdInferName
            : kind == KernelKind::ForwardRecord ? kernel.fwdRecordName

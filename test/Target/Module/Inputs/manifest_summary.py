@@ -116,7 +116,10 @@ def check_op(op, where, shape):
     elif kind == "neuron_step_bwd":
         x = shape(ins[0])
         grads = 3 if op["model"] == "cuba_lif" else 2
-        if any(shape(t) != x for t in ins[1:grads + 1] + outs) or len(outs) != grads:
+        # plif: then V before the step (in) and gw (out, like its weight).
+        plif = op["model"] == "plif"
+        like = ins[1:grads + 1 + plif] + outs[:grads]
+        if any(shape(t) != x for t in like) or len(outs) != grads + plif:
             fail(f"{where}: neuron_step_bwd needs gs, [gi], gv, h and gives gx, "
                  f"[gi], gv, all like {x}")
     elif kind == "time_slice":
