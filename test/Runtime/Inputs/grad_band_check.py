@@ -4,6 +4,10 @@ reference, after `grads_reference.py make` and `snn-run grads` of three
 builds of one model on the same weights and data:
 
   grad_band_check.py BANDED DIR DENSE.safetensors INF.safetensors [TOL]
+  grad_band_check.py margin BANDED DIR
+      exit 1 when some reference H lies within 1e-4 of a band edge
+      (|H - v_th| = B): float32 and float64 may then decide differently,
+      so the test draws its data again.
 
 BANDED is the module compiled with a finite B and DIR/grads.safetensors its
 gradients; DENSE.safetensors those of the module without a band and
@@ -51,6 +55,28 @@ def zero_fractions(module, d):
     return out
 
 
+def edge_margin(module, d):
+    """The smallest ||H - v_th| - B| over the banded layers' reference H."""
+    mod = Module(module)
+    weights = {k: v.astype(np.float64) for k, v in
+               read_safetensors(f"{d}/w.safetensors")[0].items()}
+    mod.initialize(weights=weights)
+    mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
+    mod.set("labels", np.load(f"{d}/y.npy"))
+    mod.run("train_forward")
+    margin = np.inf
+    for op in mod.m["programs"]["backward"]:
+        if op.get("op") != "neuron_bwd" or op.get("model") == "li":
+            continue
+        n = mod.neuron_of(op)
+        if n.surrogate.grad_band is None:
+            continue
+        h = mod.get(int(op["in"][1])).reshape(-1, n.F)
+        margin = min(margin, float(np.min(np.abs(np.abs(h - n.v_th) -
+                                                 n.surrogate.grad_band))))
+    return margin
+
+
 def main(banded, d, dense_path, inf_path, tol="1e-6"):
     status = compare(banded, d, tol=float(tol))
     got = read_safetensors(f"{d}/grads.safetensors")[0]
@@ -71,4 +97,6 @@ def main(banded, d, dense_path, inf_path, tol="1e-6"):
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "margin":
+        sys.exit(0 if edge_margin(sys.argv[2], sys.argv[3]) > 1e-4 else 1)
     sys.exit(main(*sys.argv[1:6]))
