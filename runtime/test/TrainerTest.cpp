@@ -19,6 +19,7 @@
 #include <fstream>
 #include <random>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace snnrt;
 using nlohmann::json;
@@ -28,7 +29,9 @@ namespace {
 const int T = 4, B = 8, IN = 6, HID = 16, OUT = 2;
 
 std::string tinyModule() {
-  std::string dir = ::testing::TempDir() + "/snnrt-tiny.snnmod";
+  // One directory per process: test runs of other checkouts share /tmp.
+  std::string dir = ::testing::TempDir() + "/snnrt-tiny-" +
+                    std::to_string(::getpid()) + ".snnmod";
   ::mkdir(dir.c_str(), 0755);
   auto t = [](int id, const std::string &name, std::vector<int> shape,
               const char *role) {
