@@ -312,14 +312,15 @@ void batchNorm(const Ctx &c) {
   }
 }
 
-/// A generated kernel of the module's CPU library (docs/artifact-format.md,
-/// "Generated op kernels"): one pointer per tensor of `args`, then the run
-/// values when the op says `run_values`.
-void generatedKernel(const Ctx &c) {
-  std::string name = c.attr<std::string>("kernel", "");
-  auto args = c.op.attrs.find("args");
-  if (name.empty() || args == c.op.attrs.end() || !args->is_array())
-    c.fail("a kernel op needs \"kernel\" (a name) and \"args\" (tensor ids)");
+/// One launch of a generated kernel of the module's CPU library
+/// (docs/artifact-format.md, "Generated op kernels"): one pointer per tensor
+/// of `args`, then the run values when the launch says `run_values`.
+void launchGeneratedKernel(const Ctx &c, const json &launch) {
+  std::string name = launch.value("kernel", std::string());
+  auto args = launch.find("args");
+  if (name.empty() || args == launch.end() || !args->is_array())
+    c.fail("a kernel launch needs \"kernel\" (a name) and \"args\" (tensor "
+           "ids)");
   HostKernelFn fn = findOpKernel(c.m, name);
   std::vector<void *> pointers;
   for (const json &id : *args) {
@@ -331,12 +332,23 @@ void generatedKernel(const Ctx &c) {
   // 2 and 3: the step's random seed (low, high).
   uint32_t run[4] = {0, 0, static_cast<uint32_t>(c.run.seed),
                      static_cast<uint32_t>(c.run.seed >> 32)};
-  if (c.attr("run_values", false)) {
+  if (launch.value("run_values", false)) {
     std::memcpy(&run[0], &c.run.learningRate, sizeof(float));
     run[1] = static_cast<uint32_t>(c.run.step);
     pointers.push_back(run);
   }
   fn(pointers.data());
+}
+
+/// A `kernel` op: its own kernel, or the kernels of its `launches` in turn.
+void generatedKernel(const Ctx &c) {
+  auto launches = c.op.attrs.find("launches");
+  if (launches == c.op.attrs.end())
+    return launchGeneratedKernel(c, c.op.attrs);
+  if (!launches->is_array() || launches->empty())
+    c.fail("\"launches\" must be a non-empty list of kernel launches");
+  for (const json &launch : *launches)
+    launchGeneratedKernel(c, launch);
 }
 
 } // namespace

@@ -54,13 +54,9 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
-  case OpKernelKind::BatchNorm:
-  case OpKernelKind::BatchNormBwd:
-    return 8;
-  case OpKernelKind::BatchNormEval:
-    return 6;
+  default: // batch norm
+    return getBatchNormTensorCount(*this);
   }
-  return 0;
 }
 
 int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
@@ -68,12 +64,8 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
     return tensor == 0 ? pool.getInputElements() : pool.getOutputElements();
   if (kind == OpKernelKind::PoolBwd)
     return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval)
-    return tensor == 0 || tensor == 5 ? batchNorm.getElements()
-                                      : batchNorm.channels;
-  if (kind == OpKernelKind::BatchNormBwd)
-    return tensor <= 1 || tensor == 5 ? batchNorm.getElements()
-                                      : batchNorm.channels;
+  if (isBatchNorm(*this))
+    return getBatchNormTensorSize(*this, tensor);
   return sizes[segment];
 }
 
@@ -108,12 +100,20 @@ StringRef OpKernelSpec::getKindName() const {
     return "pack_bits";
   case OpKernelKind::UnpackBits:
     return "unpack_bits";
-  case OpKernelKind::BatchNorm:
-    return "batch_norm";
+  case OpKernelKind::BatchNormStats:
+    return "batch_norm_stats";
+  case OpKernelKind::BatchNormFinish:
+    return "batch_norm_finish";
+  case OpKernelKind::BatchNormApply:
+    return "batch_norm_apply";
   case OpKernelKind::BatchNormEval:
     return "batch_norm_eval";
-  case OpKernelKind::BatchNormBwd:
-    return "batch_norm_bwd";
+  case OpKernelKind::BatchNormBwdStats:
+    return "batch_norm_bwd_stats";
+  case OpKernelKind::BatchNormBwdFinish:
+    return "batch_norm_bwd_finish";
+  case OpKernelKind::BatchNormBwdApply:
+    return "batch_norm_bwd_apply";
   }
   return "";
 }
@@ -139,27 +139,21 @@ std::string OpKernelSpec::getKey() const {
                          outFeatures, hasBias, crossover)
                .str();
   key += ";" + std::to_string(packedElements);
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval ||
-      kind == OpKernelKind::BatchNormBwd) {
+  if (isBatchNorm(*this)) {
     const BatchNormGeometry &g = batchNorm;
-    key += llvm::formatv(";{0},{1},{2},{3:e17},{4:e17}", g.rows, g.channels,
-                         g.spatial, g.eps, g.momentum)
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6:e17},{7:e17}", g.rows,
+                         g.channels, g.spatial, g.parts, g.rowsPerPart,
+                         g.width, g.eps, g.momentum)
                .str();
   }
   return key;
 }
 
-int64_t OpKernelSpec::getBlockSize() const {
-  return kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd
-             ? kBatchNormBlockSize
-             : kOpKernelBlockSize;
-}
-
 int64_t OpKernelSpec::getGridSize() const {
   if (isEventKernel(kind))
     return getEventKernelGridSize(*this);
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd)
-    return batchNorm.channels;
+  if (isBatchNorm(*this))
+    return getBatchNormGridSize(*this);
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -452,11 +446,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return emitSpikeBitsWord(b, loc, spec, args, i);
-  case OpKernelKind::BatchNormEval:
-    return emitBatchNormEvalElement(b, loc, spec, args, i);
-  case OpKernelKind::BatchNorm:
-  case OpKernelKind::BatchNormBwd:
-    llvm_unreachable("batch norm reductions are not elementwise");
+  default:
+    llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }
 }
 
@@ -516,10 +507,11 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  bool reduction = isBatchNormReduction(spec);
+  MemRefType shared =
+      isBatchNorm(spec) ? getBatchNormSharedType(spec, ctx) : MemRefType();
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
-      reduction ? TypeRange{getBatchNormScratchType(ctx)} : TypeRange{});
+      shared ? TypeRange{shared} : TypeRange{});
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
@@ -531,7 +523,6 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
                                            const OpKernelSpec &spec) {
   if (isEventKernel(spec.kind))
     return buildEventGPUKernel(b, loc, name, spec);
-  bool reduction = isBatchNormReduction(spec);
   gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
@@ -542,9 +533,11 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  if (reduction)
-    emitBatchNormGPUChannel(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
-                            block, lane);
+  if (isBatchNorm(spec)) {
+    ArrayRef<BlockArgument> shared = kernel.getWorkgroupAttributions();
+    emitBatchNormGPUKernel(b, loc, spec, args,
+                           shared.empty() ? Value() : Value(shared[0]), block, lane);
+  }
   else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
@@ -566,7 +559,7 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   if (isBatchNorm(spec)) {
-    emitBatchNormHostChannels(b, loc, spec, args);
+    emitBatchNormHostKernel(b, loc, spec, args);
     func::ReturnOp::create(b, loc);
     return fn;
   }
