@@ -34,9 +34,9 @@ if [ "$mode" = prepare ]; then
   "$main_opt" "$root/examples/vgg11.mlir" "${vgg[@]}" \
     --snn-compile="output=$g/vgg11-main.snnmod target=all" -o /dev/null
   "$opt" "$root/examples/vgg11.mlir" "${vgg[@]}" \
-    --snn-compile="output=$g/vgg11-bn.snnmod target=all batch-norm-kernels=true" -o /dev/null
+    --snn-compile="output=$g/vgg11-bn.snnmod target=all" -o /dev/null
   "$opt" "$root/test/Runtime/Inputs/batch-norms.mlir" --snn-autodiff="optimizer=sgd momentum=0.9" \
-    --snn-compile="output=$g/check/bn.snnmod target=all batch-norm-kernels=true" -o /dev/null
+    --snn-compile="output=$g/check/bn.snnmod target=all" -o /dev/null
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_reference.py" make \
     "$g/check/bn.snnmod" "$g/check"
   exit 0

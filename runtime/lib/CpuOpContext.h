@@ -113,7 +113,7 @@ void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
-void runLayerBackward(const Ctx &c); // linear/conv/batch-norm
+void runLayerBackward(const Ctx &c); // linear/conv
 void runLoss(const Ctx &c);
 
 /// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane: on

@@ -543,7 +543,7 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
            << "snn-compile does not support training dropout with "
               "shared_across_time yet (no generated kernel draws one mask "
               "for all steps)";
-  if (isa<BatchNormOp, BatchNormBwdOp>(op) && generatedBatchNorm)
+  if (isa<BatchNormOp, BatchNormBwdOp>(op))
     json = toBatchNormKernelOp(std::move(json));
   else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,

@@ -64,10 +64,6 @@ public:
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
         spikeBits(spikeBits) {}
 
-  /// Batch norm and its gradient become `kernel` ops too (else the
-  /// runtime's `batch_norm` and `batch_norm_bwd` run them).
-  void setGeneratedBatchNorm(bool generated) { generatedBatchNorm = generated; }
-
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
 
@@ -176,7 +172,6 @@ private:
   /// Adds to each spike_layers entry the train_forward tensor the host can
   /// read after that program (spikes kept for backward, or their bits).
   void addTrainSpikeTensors();
-  bool generatedBatchNorm = false;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

@@ -143,7 +143,6 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   ManifestBuilder builder(options.batch, kernels, opKernels,
                           options.savedHBf16, options.recomputeChunk,
                           options.spikeBits);
-  builder.setGeneratedBatchNorm(options.generatedBatchNorm);
   if (failed(builder.addInferProgram(forward)) ||
       (trainStep && failed(builder.addTrainPrograms(trainStep))))
     return failure();
