@@ -2,7 +2,9 @@
 """CPU training step: snn-run on the CPU against PyTorch on the CPU.
 
     python3 bench/cpu_train.py --snn-run build/runtime/snn-run \
-        --mlp MLP.snnmod --convnet CONV.snnmod [--threads 1 16] [--out DIR]
+        --mlp MLP.snnmod --convnet CONV.snnmod [--threads 1 16] [--out DIR] \
+        [--shd-dense SHD-DENSE.snnmod --shd-event SHD-EVENT.snnmod \
+         --densities 0.01 0.05 0.1] [--device-name "2-core CPU"]
 
 The modules are examples/fmnist-mlp.mlir and examples/fmnist-convnet.mlir
 compiled with --snn-autodiff="optimizer=adam lr=0.001" (bench/prepare-gpu.sh
@@ -10,11 +12,17 @@ writes them to .gpu/mods). PyTorch runs the same networks (LIF tau = 2,
 v_th = 1, hard reset, sigmoid surrogate alpha = 4 through a straight-through
 form; leaky-integrator readout; cross-entropy on the time-mean membrane;
 Adam) eagerly and, where it works, under torch.compile. Both sides get the
-same number of threads (torch.set_num_threads; OPENBLAS_NUM_THREADS and
-OMP_NUM_THREADS for snn-run). One training step = forward + loss +
+same number of threads (torch.set_num_threads; snn-run --threads, which sets
+its generated kernels' threads and OpenBLAS's). One training step = forward + loss +
 backward + update on one batch of random input already in memory (snn-run
 bench: the median of its timed iterations). Prints a Markdown table with
 ours/peer ratios and writes it with a JSON copy under --out.
+
+With --shd-dense/--shd-event (bench/gpu-sparse.sh prepare compiles them: the
+SHD-layout network 700 -> 1472 LIF -> 1472 LIF -> 20 LI, T = 100, Adam;
+dense, and with every linear layer event-driven), also the forward and the
+training step of both at each input density (`snn-run bench --density`) and
+thread count, and the event-driven/dense ratios.
 """
 
 import argparse
@@ -102,14 +110,37 @@ def torch_step_ms(cls, compiled, repeat):
     return common.time_ms(step, torch.device("cpu"), repeat=repeat, warmup=3)
 
 
-def ours_step_ms(snn_run, module, threads, iterations):
+def ours_bench(snn_run, module, threads, iterations, density=None):
+    """snn-run bench's JSON line ({"fwd_ms", "step_ms", ...})."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    p = subprocess.run([snn_run, module, "bench", "--device", "cpu", "--iterations", str(iterations)],
-                       capture_output=True, text=True, env=env, timeout=900)
+    env.pop("SNN_NUM_THREADS", None)
+    cmd = [snn_run, module, "bench", "--device", "cpu", "--threads", str(threads),
+           "--iterations", str(iterations)]
+    if density is not None:
+        cmd += ["--density", str(density)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip())
     line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return json.loads(line)["step_ms"]
+    return json.loads(line)
+
+
+def ours_step_ms(snn_run, module, threads, iterations):
+    return ours_bench(snn_run, module, threads, iterations)["step_ms"]
+
+
+def shd_rows(a):
+    """Dense vs event-driven SHD network per density and thread count."""
+    rows = []
+    for n in a.threads:
+        for d in a.densities:
+            row = {"threads": n, "density": d}
+            for name, module in (("dense", a.shd_dense), ("event", a.shd_event)):
+                r = ours_bench(a.snn_run, module, n, a.shd_iterations, d)
+                row[f"{name}_fwd_ms"], row[f"{name}_step_ms"] = r["fwd_ms"], r["step_ms"]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
 
 
 def main():
@@ -121,6 +152,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--shd-dense", default=None)
+    ap.add_argument("--shd-event", default=None)
+    ap.add_argument("--densities", type=float, nargs="+", default=[0.01, 0.05, 0.1])
+    ap.add_argument("--shd-iterations", type=int, default=2)
+    ap.add_argument("--skip-torch-models", action="store_true",
+                    help="only the SHD network (no MLP/conv net comparison)")
+    ap.add_argument("--device-name", default=None,
+                    help="how the results name the machine (default: the CPU model)")
     a = ap.parse_args()
     cpu = platform.processor() or platform.machine()
     try:
@@ -128,9 +167,12 @@ def main():
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    if a.device_name:
+        cpu = f"{a.device_name} ({cpu})"
     rows = []
-    for name, cls, module in (("MLP 784-512-10, T=8, B=64", MLP, a.mlp),
-                              ("conv net (2x conv-BN-LIF-pool), T=4, B=64", ConvNet, a.convnet)):
+    models = (("MLP 784-512-10, T=8, B=64", MLP, a.mlp),
+              ("conv net (2x conv-BN-LIF-pool), T=4, B=64", ConvNet, a.convnet))
+    for name, cls, module in ([] if a.skip_torch_models else models):
         for n in a.threads:
             torch.set_num_threads(n)
             row = {"model": name, "threads": n,
@@ -155,6 +197,20 @@ def main():
                      f"{fmt(r['torch_eager_ms'])} | {fmt(c)} | "
                      f"{fmt(r['ours_ms'] / r['torch_eager_ms'])} | "
                      f"{fmt(c and r['ours_ms'] / c)} |")
+    shd = shd_rows(a) if a.shd_dense and a.shd_event else []
+    if shd:
+        lines += ["", "SHD-layout network (700 -> 1472 LIF -> 1472 LIF -> 20 LI, T=100, Adam; "
+                  "batch as compiled), input spikes at the given density (`snn-run bench "
+                  "--density`); event = every linear layer event-driven (`--snn-sparsify "
+                  "crossover=1`), its backward dense (OpenBLAS).", "",
+                  "| threads | input density | dense fwd ms | event fwd ms | fwd speedup | "
+                  "dense step ms | event step ms | step speedup |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in shd:
+            lines.append(f"| {r['threads']} | {r['density']:g} | {r['dense_fwd_ms']:.1f} | "
+                         f"{r['event_fwd_ms']:.1f} | {r['dense_fwd_ms'] / r['event_fwd_ms']:.2f}x | "
+                         f"{r['dense_step_ms']:.1f} | {r['event_step_ms']:.1f} | "
+                         f"{r['dense_step_ms'] / r['event_step_ms']:.2f}x |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
@@ -163,7 +219,8 @@ def main():
         with open(base + ".md", "w") as f:
             f.write(text)
         with open(base + ".json", "w") as f:
-            json.dump({"cpu": cpu, "torch": torch.__version__, "rows": rows}, f, indent=1)
+            json.dump({"cpu": cpu, "torch": torch.__version__, "rows": rows, "shd": shd}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":

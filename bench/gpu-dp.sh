@@ -88,6 +88,32 @@ check)
     --checkpoint $w/nccl1.st > $w/nccl1.log 2>&1
   stamp "1 rank (nccl) rc=$?"; tail -3 $w/nccl1.log
   cmp $w/nccl1.st $w/plain.st && echo "NCCL-1RANK IDENTICAL"
+  echo "== 2b. the all-reduces on a second stream inside the backward's graph (--comm-overlap) vs after it (default with NCCL)"
+  nccl1() { # name extra-options...
+    local n=$1; shift
+    WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29612 \
+      timeout 300 $run $g/mlp64.snnmod train --device cuda:0 --comm nccl --data-parallel $common \
+      --checkpoint $w/$n.st "$@" > $w/$n.log 2>&1
+    stamp "$n rc=$?"; grep -m2 "note:\|error" $w/$n.log
+  }
+  nccl1 nccl1-overlap --comm-overlap
+  nccl1 nccl1-buckets --comm-overlap --bucket-mb 0.05
+  SNNRT_CUDA_GRAPHS=0 nccl1 nccl1-nograph --comm-overlap --bucket-mb 0.05
+  for n in nccl1-overlap nccl1-buckets nccl1-nograph; do
+    cmp $w/$n.st $w/plain.st && echo "NCCL-1RANK $n IDENTICAL"
+  done
+  echo "== 2c. VGG-11 step, one NCCL rank: overlapped vs after the backward vs plain"
+  python3 -c "import numpy as np; r=np.random.default_rng(0); np.save('$w/v.npy', r.uniform(0,1,(64*24,3,32,32)).astype(np.float32)); np.save('$w/vy.npy', r.integers(0,10,64*24).astype(np.int32))"
+  vgg() { # name extra-options...
+    local n=$1; shift
+    SNNRT_CUDA_TF32=1 WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29613 \
+      timeout 300 $run $g/vgg11.snnmod train --device cuda:0 --data $w/v.npy --labels $w/vy.npy \
+      --epochs 3 --no-progress --metrics $w/$n.jsonl "$@" > $w/$n.log 2>&1
+    echo "$n rc=$? $(python3 -c "import json,sys; print('samples/s', json.loads(open(sys.argv[1]).readlines()[-1])['samples_per_s'])" $w/$n.jsonl 2>/dev/null) $(grep -m1 'note:' $w/$n.log)"
+  }
+  vgg vgg-plain
+  vgg vgg-overlap --comm nccl --data-parallel --comm-overlap
+  vgg vgg-after --comm nccl --data-parallel
   echo "== 3. two NCCL ranks on one GPU: a clear error, no hang"
   SNNRT_LAUNCHER=spawn timeout 120 $run $g/mlp32.snnmod train --device cuda:0 --comm nccl $common \
     --nproc 2 > $w/nccl-same-gpu.log 2>&1
@@ -98,28 +124,39 @@ scale)
   if [ "$gpus" -lt 2 ]; then echo "scale: $gpus GPU, nothing to scale"; continue; fi
   {
   echo "== NCCL, 2 GPUs vs one process with the global batch"
+  [ -f $w/one64.st ] || $run $g/mlp64.snnmod train --device cuda:0 $common --checkpoint $w/one64.st > /dev/null 2>&1
   timeout 300 $run $g/mlp32.snnmod train --device cuda $common --nproc 2 \
     --checkpoint $w/nccl2.st > $w/nccl2.log 2>&1
   stamp "2 ranks (nccl) rc=$?"; tail -3 $w/nccl2.log
   $check compare $w/nccl2.st $w/one64.st
   } 2>&1 | tee "$out/dp-nccl.txt"
-  python3 - "$w/vgg.npy" "$w/vgg-y.npy" "$gpus" <<'PY'
+  # VGG-11 T=4, batch 64 per GPU, TF32, DP_STEPS steps per epoch (default
+  # 50); the last of 3 epochs is measured. With 2+ GPUs also the all-reduce
+  # during the backward (--comm-overlap) at the largest count.
+  steps=${DP_STEPS:-50}
+  python3 - "$w/vgg.npy" "$w/vgg-y.npy" "$gpus" "$steps" <<'PY'
 import sys, numpy as np
-n = 64 * int(sys.argv[3]) * 12
+n = 64 * int(sys.argv[3]) * int(sys.argv[4])
 rng = np.random.default_rng(0)
 np.save(sys.argv[1], rng.uniform(0, 1, (n, 3, 32, 32)).astype(np.float32))
 np.save(sys.argv[2], rng.integers(0, 10, n).astype(np.int32))
 PY
   results="["
+  vgg() { # label gpus extra-options...
+    local label=$1 n=$2; shift 2
+    SNNRT_CUDA_TF32=1 timeout 400 $run $g/vgg11.snnmod train --device cuda --nproc $n --data $w/vgg.npy \
+      --labels $w/vgg-y.npy --limit-train $((64 * n * steps)) --epochs 3 --no-progress \
+      --metrics $w/$label.jsonl "$@" > $w/$label.log 2>&1
+    rc=$?; stamp "VGG-11 $label on $n GPU(s) rc=$rc"; tail -1 $w/$label.log
+    sps=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])['samples_per_s'])" $w/$label.jsonl 2>/dev/null || echo null)
+    results="$results{\"gpus\": $n, \"variant\": \"$label\", \"batch_per_gpu\": 64, \"samples_per_s\": $sps, \"rc\": $rc},"
+  }
+  last=1
   for n in 1 2 4 8; do
     [ $n -le "$gpus" ] || break
-    timeout 400 $run $g/vgg11.snnmod train --device cuda --nproc $n --data $w/vgg.npy \
-      --labels $w/vgg-y.npy --limit-train $((64 * n * 12)) --epochs 2 --no-progress \
-      --metrics $w/vgg$n.jsonl > $w/vgg$n.log 2>&1
-    rc=$?; stamp "VGG-11 on $n GPU(s) rc=$rc"; tail -2 $w/vgg$n.log
-    sps=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])['samples_per_s'])" $w/vgg$n.jsonl 2>/dev/null || echo null)
-    results="$results{\"gpus\": $n, \"batch_per_gpu\": 64, \"samples_per_s\": $sps, \"rc\": $rc},"
+    vgg after$n $n; last=$n
   done
+  [ $last -ge 2 ] && vgg overlap$last $last --comm-overlap
   echo "${results%,}]" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)

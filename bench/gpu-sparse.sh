@@ -3,23 +3,41 @@
 #   bench/gpu-sparse.sh prepare
 #       here (snn-opt built): compiles into .gpu/sparse/ the layer modules
 #       (spike input [T*B = 4096, N] x W[N, N], N = 1024, 2048, 4096; dense,
-#       and event-driven with crossover=1, i.e. always event-driven) and the
+#       event-driven with crossover=1, i.e. always event-driven, and the
+#       dispatch with the CUDA default crossover) and the
 #       SHD-scale network (700 -> 1472 LIF -> 1472 LIF -> 20 LI, T = 100,
 #       batch 128, Adam; dense, always event-driven, and with the CUDA default
 #       crossover = the dispatch), plus a batch-16 copy of the network for
 #       the CPU; and the correctness cases of test/Runtime/sparsify.test
 #       (modules with cubin/PTX, spikes at densities 0..100%) in
-#       .gpu/sparse/check*.
+#       .gpu/sparse/check*. The weight scales at which the SHD network's
+#       hidden layers fire at 1, 5, 10, 20, 50% are in
+#       bench/inputs/shd-activity.json; `bench/gpu-sparse.sh calibrate`
+#       (snn-run built here) measures them again (bench/sparse_activity.py,
+#       on the CPU at batch 16, a few minutes).
 #   bench/gpu-sparse.sh check SNN_RUN
 #       GPU machine: those cases on cuda:0 with the memory plan poisoned:
 #       dense vs dispatch vs always event-driven (the generated GPU kernels,
 #       no cuBLAS) and against the float64 reference; one line per density,
 #       "OK" or "FAIL ...".
 #   bench/gpu-sparse.sh gpu SNN_RUN [OUT]
-#       GPU machine: per module and input density, `snn-run bench --profile`
-#       (per-op times: the dense GEMM `linear` vs the event-driven kernels),
-#       torch.sparse / dense torch on the same layers (bench/sparse_torch.py),
-#       then a CSV and a time-vs-density PNG (bench/sparse_report.py).
+#       GPU machine: per module and input density, `snn-run bench` under CUDA
+#       graphs (the timing that counts: the dispatch's dense GEMM sits in a
+#       conditional graph node, skipped on the device when the event-driven
+#       path ran); the layer dispatch also with SNNRT_CUDA_CONDITIONAL=0
+#       (GEMM always runs) at 1% and 50%; one `--profile` run (per-op split,
+#       eager, no graphs) of each SHD module at 5%; torch.sparse / dense
+#       torch on the same layers (bench/sparse_torch.py); then a CSV, a
+#       summary (speedups, measured crossover per N) and a time-vs-density
+#       PNG (bench/sparse_report.py). The SHD network runs twice: with its
+#       initial weights (input density forced, hidden layers at whatever rate
+#       they fire: shd128-*) and with the calibrated weights, every layer's
+#       input at about the density (shd128act-*; `snn-run infer` of the
+#       dispatch module on such input reports the spike rates and the path
+#       each layer took, "== activity" in the raw file). Files:
+#       sparse-gpu-raw.txt,
+#       sparse-torch.json, sparse-gpu-results.csv, sparse-gpu-summary.txt,
+#       sparse-gpu-layer.png.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%.
@@ -70,6 +88,8 @@ prepare)
     "$opt" "$g/layer$n.mlir" --snn-compile="output=$g/layer$n-dense.snnmod target=all" -o /dev/null
     "$opt" "$g/layer$n.mlir" --snn-sparsify="input-is-spikes crossover=1" \
       --snn-compile="output=$g/layer$n-event.snnmod target=all" -o /dev/null
+    "$opt" "$g/layer$n.mlir" --snn-sparsify="input-is-spikes target=cuda" \
+      --snn-compile="output=$g/layer$n-dispatch.snnmod target=all" -o /dev/null
   done
   for b in 128 16; do
     shd_model $b >"$g/shd$b.mlir"
@@ -88,28 +108,64 @@ prepare)
     "$g/check1" 8 32 700 300 0.01 0.05 0.2
   echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
   ;;
+calibrate)
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" calibrate \
+    "${SNN_RUN:-$root/build/runtime/snn-run}" "$g/shd16-dense.snnmod" "0.01 0.05 0.1 0.2 0.5" \
+    "$root/bench/inputs/shd-activity.json"
+  ;;
 check)
   run=$2
   export SNNRT_MEMORY_PLAN=poison PYTHONPATH="$root/python"
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check" cuda:0 0 0.001 0.01 0.1 0.5 1
   a=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check1" cuda:0 0.01 0.05 0.2
-  [ $a = 0 ] && [ $? = 0 ]
+  c=$?
+  [ $a = 0 ] && [ $c = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}
   raw="$out/sparse-gpu-raw.txt"; : >"$raw"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
-  for m in "$g"/layer*.snnmod "$g"/shd128-*.snnmod; do
+  for m in "$g"/layer*.snnmod; do
     for d in $densities; do
-      echo "== $(basename "$m" .snnmod) density=$d" >>"$raw"
-      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 10 --profile >>"$raw" 2>&1
+      echo "== graphs $(basename "$m" .snnmod) density=$d" >>"$raw"
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 30 >>"$raw" 2>&1
+    done
+  done
+  for m in "$g"/layer*-dispatch.snnmod; do
+    for d in 0.01 0.5; do
+      echo "== graphs $(basename "$m" .snnmod)-nocond density=$d" >>"$raw"
+      SNNRT_CUDA_CONDITIONAL=0 "$run" "$m" bench --device cuda:0 --density "$d" \
+        --iterations 30 >>"$raw" 2>&1
+    done
+  done
+  for m in "$g"/shd128-*.snnmod; do
+    for d in 0.01 0.05 0.1 0.2 0.5; do
       echo "== graphs $(basename "$m" .snnmod) density=$d" >>"$raw"
       "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$raw" 2>&1
     done
+    echo "== $(basename "$m" .snnmod) density=0.05" >>"$raw"
+    "$run" "$m" bench --device cuda:0 --density 0.05 --iterations 5 --profile >>"$raw" 2>&1
   done
+  act="$(mktemp -d)"
+  for d in 0.01 0.05 0.1 0.2 0.5; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" input \
+      "$d" 100 128 700 "$act/x.npy"
+    echo "== activity shd128act density=$d" >>"$raw"
+    "$run" "$g/shd128-dispatch.snnmod" infer --device cuda:0 --weights "$act/w.safetensors" \
+      --data "$act/x.npy" 2>&1 | grep -E "spike rate|event path" >>"$raw"
+    for v in dense event dispatch; do
+      echo "== graphs shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1
+    done
+  done
+  rm -rf "$act"
   python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
   python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
+  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
   ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
@@ -124,7 +180,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

@@ -11,13 +11,17 @@
 #   recurrent  recurrent models and NIR graphs on the GPU against their
 #          float64 references; the SHD-sized example vs PyTorch
 #   grads  one training step on the GPU against the float64 reference:
-#          recurrent lif, cuba_lif and plif layers, bf16 saved H (compiled
-#          kernels); then the generated op kernels (bench/gpu-op-kernels.sh:
-#          add/scale/accumulate, SGD/Adam/AdamW updates incl. graph replay)
+#          recurrent lif, cuba_lif and plif layers (generated step kernels),
+#          multi-step plif layers, bf16 saved H (compiled kernels); then the
+#          generated op kernels (bench/gpu-op-kernels.sh: add/scale/accumulate,
+#          pooling, every loss kind (and its loss bits equal in two runs),
+#          SGD/Adam/AdamW updates incl. graph replay)
 #   opkernels  the generated op kernels alone
 #   nir    the NIR test graphs on the GPU against the reference simulator
 #   cputrain  the Fashion-MNIST MLP and conv net training step on the CPU:
-#          snn-run vs PyTorch (eager, torch.compile), 1 thread and all cores
+#          snn-run vs PyTorch (eager, torch.compile), 1, 2 threads and all
+#          cores, and the SHD-layout network dense vs event-driven
+#          (bench/cpu-train.sh; `bench/cpu-train.sh prepare` here first)
 #   record membrane outputs, recorded layer state (snn-run --record) and the
 #          max-over-time membrane loss against python/snnref
 #   kernels  the MLIR-generated neuron kernels (fp32 and reduced storage)
@@ -25,9 +29,12 @@
 #          (LIF_STEPS="4 8 ..." and LIF_TIMEOUT seconds, default all T, 500;
 #          LIF_SKIP=torch.compile leaves that peer out)
 #   sparse event-driven linear layers (--snn-sparsify; bench/gpu-sparse.sh,
-#          after `bench/gpu-sparse.sh prepare` here): the GPU kernels against
-#          the dense path and the float64 reference, then the layer and
-#          SHD-network benchmarks (GPU, torch.sparse, plot) and the CPU step
+#          after `bench/gpu-sparse.sh prepare` here): the CUDA op tests (among
+#          them the dense GEMM in a conditional graph node), then the GPU
+#          kernels against the dense path and the float64 reference
+#   sparsebench  the layer and SHD-network benchmarks of event-driven
+#          layers (GPU, torch.sparse, summary, plot; about 8 minutes); the
+#          CPU step too with SPARSE_CPU=1 (more than 8 output files then)
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
 #   gradband  the sparse backward (grad-threshold=B) against the reference
@@ -109,8 +116,8 @@ record)
   python3 test/Runtime/Inputs/grads_reference.py compare $r/max/m.snnmod $r/max 2>&1 | tail -3
   stamp "record done";;
 grads)
-  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/bf16-grads \
-      $g/recompute-grads $g/asym-grads; do
+  for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/plif-grads \
+      $g/bf16-grads $g/recompute-grads $g/asym-grads; do
     echo "$r:"
     SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \
@@ -122,12 +129,18 @@ opkernels)
   bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
   stamp "op kernels done";;
 sparse)
-  bench/gpu-sparse.sh check $run 2>&1 | tee "$out/sparse-check.log" | tail -12
-  stamp "sparse check rc=${PIPESTATUS[0]}"
+  $b/cuda/test/snnrt-cuda-tests > "$out/sparse-check.log" 2>&1
+  stamp "snnrt-cuda-tests rc=$?"
+  grep -E "ConditionalGraphNode|FAILED|PASSED|tests ran" "$out/sparse-check.log" | tail -6
+  bench/gpu-sparse.sh check $run 2>&1 | tee -a "$out/sparse-check.log" | tail -12
+  stamp "sparse check rc=${PIPESTATUS[0]}";;
+sparsebench)
   bench/gpu-sparse.sh gpu $run "$out" 2>&1 | tail -60
   stamp "sparse gpu benchmarks done"
-  bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
-  stamp "sparse cpu benchmark done";;
+  if [ -n "${SPARSE_CPU:-}" ]; then
+    bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
+    stamp "sparse cpu benchmark done"
+  fi;;
 kernels)
   python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
   stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"
@@ -149,9 +162,10 @@ gradband)
   bench/gpu-gradband.sh run $run "$out" 2>&1 | tee "$out/gradband.log" | tail -40
   stamp "gradband done";;
 cputrain)
-  # CPU training step against PyTorch on the CPU (this machine's cores).
-  python3 bench/cpu_train.py --snn-run $run --mlp $g/mods/fmnist-mlp.snnmod \
-    --convnet $g/mods/fmnist-convnet.snnmod --threads 1 $(nproc) --out "$out" 2>&1 | tail -12
+  # CPU training step against PyTorch on the CPU at 1, 2 and all threads, and
+  # the SHD-layout network dense vs event-driven (bench/cpu-train.sh; needs
+  # `bench/cpu-train.sh prepare` run here first).
+  bench/cpu-train.sh run $run "$out" "$(nproc)-core CPU of the GPU machine" 1 2 $(nproc) 2>&1 | tail -40
   stamp "cputrain done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1

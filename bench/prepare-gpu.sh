@@ -41,6 +41,7 @@ rm -rf "$g/mods/recurrent-train.snnmod" "$g/recurrent-grads"
 # draws the weights, input and labels.
 grads_case() {
   local dir="$g/$1" src="$root/test/Dialect/SNN/Transforms/Inputs/gradcheck/$2.mlir"
+  [ -f "$2" ] && src="$2" # a path of its own
   shift 2
   local passes=() compile=""
   while [ $# -gt 0 ]; do
@@ -56,12 +57,14 @@ grads_case() {
 grads_case recurrent-grads recurrent --snn-temporal-fusion
 grads_case recurrent-grads-plif recurrent-plif --snn-temporal-fusion
 grads_case recurrent-grads-cuba recurrent-cuba --snn-temporal-fusion
+# Multi-step plif layers (per-feature and scalar leak weights).
+grads_case plif-grads "$root/test/Runtime/Inputs/plif-net.mlir"
 # bf16 saved H through the compiled kernels (the reference rounds H the same
 # way), recomputed H, asymmetric convolution padding (im2col + cuBLAS).
 grads_case bf16-grads conv -- saved-h=bf16
 grads_case recompute-grads conv -- recompute=2
 grads_case asym-grads conv-asym
-# The generated op kernels (elementwise ops, optimizer updates), checked on
+# The generated op kernels (elementwise ops, pooling, losses, optimizer updates), checked on
 # the GPU by bench/gpu-op-kernels.sh: opk_case NAME SOURCE AUTODIFF-OPTIONS.
 rm -rf "$g/opk"
 gc="$root/test/Dialect/SNN/Transforms/Inputs/gradcheck"
@@ -80,6 +83,12 @@ opk_case conv-momentum "$gc/conv.mlir" "optimizer=sgd momentum=0.9 weight-decay=
 opk_case conv-nesterov "$gc/conv.mlir" "optimizer=sgd momentum=0.8 nesterov=true weight-decay=0.001"
 opk_case conv-adamw "$gc/conv.mlir" "optimizer=adamw weight-decay=0.05 beta1=0.8 beta2=0.95"
 opk_case pools "$root/test/Runtime/Inputs/pools.mlir" "optimizer=sgd momentum=0.9"
+# Every loss kind (generated loss kernels, one block; odd classes, batch 1).
+ri="$root/test/Runtime/Inputs"
+opk_case loss-ce-rate "$ri/loss-rates.mlir" "loss=ce_rate optimizer=sgd momentum=0.9"
+opk_case loss-mse-rate "$ri/loss-rates.mlir" "loss=mse_rate optimizer=sgd momentum=0.9"
+opk_case loss-ce-membrane "$ri/loss-membrane.mlir" "loss=ce_membrane optimizer=sgd momentum=0.9"
+opk_case loss-ce-membrane-max "$ri/loss-membrane.mlir" "loss=ce_membrane_max optimizer=sgd momentum=0.9"
 # VGG-11 recomputing its LIF layers' H (T = 4: no checkpoint at all).
 rm -rf "$g/mods/vgg11-recompute.snnmod"
 "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate" \

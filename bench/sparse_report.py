@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""A table (CSV) and a time-vs-density plot from bench/gpu-sparse.sh's
-raw output.  Usage: sparse_report.py RAW TORCH.json|- OUTDIR [PREFIX]
-(files PREFIX-results.csv, PREFIX-layer.png; default PREFIX sparse)
+"""A table (CSV), a summary (speedups over our dense path, the measured
+crossover per layer size) and a time-vs-density plot (CUDA-graph times) from
+bench/gpu-sparse.sh's raw output.
+Usage: sparse_report.py RAW TORCH.json|- OUTDIR [PREFIX]
+(files PREFIX-results.csv, PREFIX-summary.txt, PREFIX-layer.png; default
+PREFIX sparse)
 
 RAW holds blocks "== [graphs ]MODULE density=D" followed by `snn-run bench`
 output: its JSON line (fwd_ms, step_ms) and, with --profile, per-op lines
@@ -73,6 +76,60 @@ def main():
     for e in table:
         print(" ".join(f"{k}={e.get(k)}" for k in keys))
     torch_rows = json.load(open(torch_json))["rows"] if torch_json != "-" else []
+    summary = summarize(table)
+    with open(f"{outdir}/{prefix}-summary.txt", "w") as f:
+        f.write("\n".join(summary) + "\n")
+    print("\n".join(summary))
+    plot(table, torch_rows, f"{outdir}/{prefix}-layer.png")
+
+
+def graph_times(table, key):
+    """{(module, density): key} of the CUDA-graph runs."""
+    return {(e["module"], e["density"]): e[key] for e in table
+            if e["graphs"] and e.get(key) is not None and e[key] >= 0}
+
+
+def summarize(table):
+    """Speedups over our dense path, per network and density, and the
+    measured crossover of each layer size (the largest density at which the
+    event-driven layer is faster than the dense one)."""
+    lines = []
+    steps = graph_times(table, "step_ms")
+    fwds = graph_times(table, "fwd_ms")
+    nets = sorted({m.rsplit("-", 1)[0] for m, _ in steps})
+    for net in nets:
+        for d in sorted({d for m, d in steps if m.startswith(net + "-")}):
+            dense = steps.get((f"{net}-dense", d))
+            parts = [f"{net} density={d:g} step_ms dense={dense}"]
+            for v in ("dispatch", "event"):
+                t = steps.get((f"{net}-{v}", d))
+                if t is not None:
+                    ratio = f" ({dense / t:.2f}x)" if dense else ""
+                    parts.append(f"{v}={t}{ratio}")
+            fd = fwds.get((f"{net}-dense", d))
+            for v in ("dispatch", "event"):
+                t = fwds.get((f"{net}-{v}", d))
+                if t is not None and fd:
+                    parts.append(f"fwd {v} {fd / t:.2f}x")
+            lines.append(" ".join(parts))
+    layers = sorted({m.split("-")[0] for m, _ in fwds if m.startswith("layer")},
+                    key=lambda m: int(re.search(r"\d+", m).group()))
+    for layer in layers:
+        faster = [d for (m, d), t in fwds.items() if m == f"{layer}-event"
+                  and fwds.get((f"{layer}-dense", d)) and t < fwds[(f"{layer}-dense", d)]]
+        row = [f"{layer} fwd_ms"]
+        for d in sorted({d for m, d in fwds if m.startswith(layer + "-")}):
+            row.append(f"d={d:g}: " + "/".join(
+                f"{fwds.get((f'{layer}-{v}', d), float('nan')):.3f}"
+                for v in ("dense", "event", "dispatch", "dispatch-nocond")))
+        lines.append(" ".join(row) + "  (dense/event/dispatch/dispatch without "
+                     "the conditional node; nan: not run)")
+        lines.append(f"{layer} measured crossover: event faster than dense up to density "
+                     f"{max(faster):g}" if faster else f"{layer}: event never faster than dense")
+    return lines
+
+
+def plot(table, torch_rows, path):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -80,28 +137,29 @@ def main():
     except ImportError:
         print("matplotlib absent: no plot (the CSV has the numbers)")
         return
-    layer = [e for e in table if e["module"].startswith("layer") and not e["graphs"]]
-    if not layer:
+    fwds = graph_times(table, "fwd_ms")
+    sizes = sorted({int(re.search(r"\d+", m).group()) for m, _ in fwds if m.startswith("layer")})
+    if not sizes:
         return
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for n in sorted({int(re.search(r"\d+", e["module"]).group()) for e in layer}):
-        ev = sorted((e["density"], e["event_path_us"] / 1e3) for e in layer
-                    if e["module"] == f"layer{n}-event" and e["event_path_us"])
-        de = sorted((e["density"], e["dense_gemm_us"] / 1e3) for e in layer
-                    if e["module"] == f"layer{n}-dense" and e["dense_gemm_us"])
-        if ev:
-            ax.plot(*zip(*ev), "o-", label=f"ours event-driven N={n}")
-        if de:
-            ax.plot(*zip(*de), "s--", label=f"ours dense (cuBLAS) N={n}")
-        ts = sorted((t["density"], t["torch_sparse_fwd_ms"]) for t in torch_rows if t["n"] == n)
-        if ts:
-            ax.plot(*zip(*ts), "^:", label=f"torch.sparse CSR N={n}")
-    ax.set_xscale("log"), ax.set_yscale("log")
-    ax.set_xlabel("input density"), ax.set_ylabel("forward time per call (ms)")
-    ax.set_title("spike input [4096, N] x W[N, N]^T")
-    ax.legend(fontsize=7)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 4), squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        for v, style, label in (("dense", "s--", "ours dense (cuBLAS)"),
+                                ("event", "o-", "ours event-driven"),
+                                ("dispatch", "d-.", "ours dispatch")):
+            pts = sorted((d, t) for (m, d), t in fwds.items() if m == f"layer{n}-{v}")
+            if pts:
+                ax.plot(*zip(*pts), style, label=label)
+        for key, style, label in (("torch_dense_fwd_ms", "x:", "torch dense"),
+                                  ("torch_sparse_fwd_ms", "^:", "torch.sparse CSR")):
+            pts = sorted((t["density"], t[key]) for t in torch_rows if t["n"] == n)
+            if pts:
+                ax.plot(*zip(*pts), style, label=label)
+        ax.set_xscale("log"), ax.set_yscale("log")
+        ax.set_xlabel("input density"), ax.set_ylabel("forward ms (CUDA graphs)")
+        ax.set_title(f"spikes [4096, {n}] x W[{n}, {n}]^T")
+        ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(f"{outdir}/{prefix}-layer.png", dpi=120)
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

@@ -57,3 +57,17 @@ def rate_loss(kind, y, labels):
     else:
         gy = np.broadcast_to(gm / T, (T, B, C)).copy()
     return float(loss), gy, correct
+
+
+def eval_loss(kind, y, labels):
+    """The evaluation's (loss, correct): samples labeled -1 (the padding of a
+    partial batch) are skipped; the loss is the mean over the others."""
+    y = np.asarray(y, dtype=np.float64)
+    T, B = y.shape[:2]
+    labels = np.asarray(labels).reshape(-1).astype(np.int64)
+    keep = labels != -1
+    if not keep.any():
+        return float("nan"), 0.0
+    loss, _, correct = rate_loss(kind, y.reshape(T, B, -1)[:, keep],
+                                 labels[keep])
+    return loss, correct

@@ -511,6 +511,13 @@ def _run_op(mod, op, lr, smooth):
                 if len(out) < 2:
                     raise OpError("plif backward needs outputs (gx, gw)")
                 put(1, gw, grad=True)
+        elif kind in losses.KINDS and len(out) == 2:
+            # The evaluate program's loss: (loss, correct), no gradient.
+            ins = _ids(op, "in", 2, 2, "inputs (y, labels)")
+            loss, correct = losses.eval_loss(kind, mod.get(ins[0]),
+                                             mod.get(ins[1]))
+            put(0, loss)
+            put(1, correct)
         elif kind in losses.KINDS:
             ins = _ids(op, "in", 2, 2, "inputs (y, labels)")
             loss, gy, correct = losses.rate_loss(kind, mod.get(ins[0]),

@@ -109,6 +109,17 @@ void CudaExecutor::download(int id) {
   module->download(id, slots, t.bytes());
 }
 
+void CudaExecutor::downloadWindow(int id, size_t first, size_t count) {
+  const TensorInfo &t = host.module().tensor(id);
+  if (t.dtype != DType::F32 && t.dtype != DType::I32)
+    return download(id);
+  if (first + count > t.numel())
+    throw Error("download of elements [" + std::to_string(first) + ", " +
+                std::to_string(first + count) + ") of tensor '" + t.name +
+                "' of " + std::to_string(t.numel()));
+  module->downloadBytes(id, first * 4, host.data(id) + first, count * 4);
+}
+
 void CudaExecutor::uploadLabels(const std::vector<int32_t> &labels) {
   int id = host.module().labels;
   if (id < 0)
@@ -153,3 +164,14 @@ void *CudaExecutor::devicePointer(int id) {
 }
 
 void *CudaExecutor::stream() { return device->stream(); }
+
+void CudaExecutor::enqueueAfterOps(
+    const std::string &program, std::vector<size_t> afterOps,
+    std::function<void(size_t, void *)> enqueue) {
+  cuda::SideWork work;
+  work.afterOps = std::move(afterOps);
+  work.enqueue = [enqueue = std::move(enqueue)](size_t op, CUstream s) {
+    enqueue(op, s);
+  };
+  module->setSideWork(program, std::move(work));
+}

@@ -14,6 +14,7 @@
 #include "snnrt/Executor.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ public:
   /// bits); u8 tensors are converted from/to the host's float values.
   void upload(int id);
   void download(int id);
+  /// Elements [first, first + count) of an f32/i32 tensor (4-byte slots).
+  void downloadWindow(int id, size_t first, size_t count);
   /// Uploads labels (module().labels) given as integers.
   void uploadLabels(const std::vector<int32_t> &labels);
   /// Copies every persisted tensor (params, buffers, optimizer state) back
@@ -73,6 +76,11 @@ public:
   /// (collectives on device buffers, NCCL).
   void *devicePointer(int id);
   void *stream();
+  /// Enqueues `enqueue(op, stream)` on a second stream after op `op` of
+  /// `program` for each op in `afterOps` (ascending), at every run, captured
+  /// with the program; the second stream joins the program's at its end.
+  void enqueueAfterOps(const std::string &program, std::vector<size_t> afterOps,
+                       std::function<void(size_t, void *)> enqueue);
 
 private:
   MemoryPlan plan;

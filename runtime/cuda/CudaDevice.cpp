@@ -27,6 +27,7 @@ DeviceOptions DeviceOptions::fromEnvironment() {
   o.graphs = envFlag("SNNRT_CUDA_GRAPHS", true);
   o.cudnn = envFlag("SNNRT_CUDA_CUDNN", true);
   o.profile = envFlag("SNNRT_CUDA_PROFILE", false);
+  o.conditional = envFlag("SNNRT_CUDA_CONDITIONAL", true);
   return o;
 }
 
@@ -65,20 +66,11 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
 
   blas = &loadCublas(deviceName);
   SNNRT_CUBLAS(blas->cublasCreate(&handle), deviceName);
-  SNNRT_CUBLAS(blas->cublasSetStream(handle, cuStream), deviceName);
   SNNRT_CUBLAS(blas->cublasSetMathMode(handle, opts.tf32
                                                    ? CUBLAS_TF32_TENSOR_OP_MATH
                                                    : CUBLAS_DEFAULT_MATH),
                deviceName);
-  // A fixed workspace: cuBLAS then allocates nothing while a graph is
-  // captured.
-  constexpr std::size_t workspaceBytes = 32u << 20;
-  CUdeviceptr workspace =
-      scratch("cublas.workspace", workspaceBytes, deviceName);
-  SNNRT_CUBLAS(blas->cublasSetWorkspace(handle,
-                                        reinterpret_cast<void *>(workspace),
-                                        workspaceBytes),
-               deviceName);
+  bindBlasStream(deviceName);
   if (opts.cudnn)
     cudnnConv = CudnnConv::create(*this, opts.tf32 || opts.bf16);
 }
@@ -105,6 +97,8 @@ CudaDevice::~CudaDevice() {
     alloc.free(p);
   if (cuStream)
     d.cuStreamDestroy(cuStream);
+  if (bodyStream)
+    d.cuStreamDestroy(bodyStream);
   // alloc and modules release their memory in their destructors, which run
   // before the context is released below.
 }
@@ -212,6 +206,96 @@ void CudaDevice::abortCapture() {
   driver().cuStreamEndCapture(cuStream, &graph);
   if (graph)
     driver().cuGraphDestroy(graph);
+}
+
+void CudaDevice::bindBlasStream(const std::string &where) {
+  SNNRT_CUBLAS(blas->cublasSetStream(handle, cuStream), where);
+  // A fixed workspace: cuBLAS then allocates nothing while a graph is
+  // captured. Set after the stream: cublasSetStream resets the workspace.
+  constexpr std::size_t workspaceBytes = 32u << 20;
+  CUdeviceptr workspace = scratch("cublas.workspace", workspaceBytes, where);
+  SNNRT_CUBLAS(blas->cublasSetWorkspace(handle,
+                                        reinterpret_cast<void *>(workspace),
+                                        workspaceBytes),
+               where);
+}
+
+void CudaDevice::runUnlessEventPath(CUdeviceptr decision,
+                                    const std::function<void()> &dense,
+                                    const std::string &where) {
+  CUfunction setCondition =
+      isCapturing && opts.conditional
+          ? modules.findBuiltin("snnrt_set_dense_condition")
+          : nullptr;
+  if (!setCondition) {
+    dense();
+    return;
+  }
+  const DriverApi &d = driver();
+  CUstreamCaptureStatus status;
+  CUgraph graph = nullptr;
+  const CUgraphNode *deps = nullptr;
+  const CUgraphEdgeData *edges = nullptr;
+  size_t numDeps = 0;
+  SNNRT_CU(d.cuStreamGetCaptureInfo(cuStream, &status, nullptr, &graph, &deps,
+                                    &edges, &numDeps),
+           where);
+  // Default 1 at every launch of the graph: the dense path, unless the
+  // kernel below says otherwise.
+  CUgraphConditionalHandle condition = 0;
+  SNNRT_CU(d.cuGraphConditionalHandleCreate(&condition, graph, context, 1,
+                                            CU_GRAPH_COND_ASSIGN_DEFAULT),
+           where);
+  launch(setCondition, 1, 32, 0, where, condition, decision);
+  SNNRT_CU(d.cuStreamGetCaptureInfo(cuStream, &status, nullptr, &graph, &deps,
+                                    &edges, &numDeps),
+           where);
+  CUgraphNodeParams params = {};
+  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  params.conditional.handle = condition;
+  params.conditional.type = CU_GRAPH_COND_TYPE_IF;
+  params.conditional.size = 1;
+  params.conditional.ctx = context;
+  CUgraphNode node = nullptr;
+  SNNRT_CU(d.cuGraphAddNode(&node, graph, deps, edges, numDeps, &params),
+           where);
+  SNNRT_CU(d.cuStreamUpdateCaptureDependencies(
+               cuStream, &node, nullptr, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+           where);
+  // The body: `dense` captured on a second stream into the node's graph
+  // (cuBLAS follows the device's stream while it runs).
+  if (!bodyStream)
+    SNNRT_CU(d.cuStreamCreate(&bodyStream, CU_STREAM_NON_BLOCKING), where);
+  SNNRT_CU(d.cuStreamBeginCaptureToGraph(bodyStream,
+                                         params.conditional.phGraph_out[0],
+                                         nullptr, nullptr, 0,
+                                         CU_STREAM_CAPTURE_MODE_RELAXED),
+           where);
+  CUstream mainStream = cuStream;
+  auto useStream = [&](CUstream s) {
+    cuStream = s;
+    bindBlasStream(where);
+  };
+  useStream(bodyStream);
+  try {
+    dense();
+  } catch (...) {
+    useStream(mainStream);
+    CUgraph body = nullptr;
+    d.cuStreamEndCapture(bodyStream, &body);
+    throw;
+  }
+  useStream(mainStream);
+  CUgraph body = nullptr;
+  SNNRT_CU(d.cuStreamEndCapture(bodyStream, &body), where);
+}
+
+void CudaDevice::disableConditionalNodes(const std::string &why) {
+  opts.conditional = false;
+  std::fprintf(stderr,
+               "snnrt: %s: a CUDA graph with conditional nodes failed (%s); "
+               "the dense GEMMs of event-driven layers now run every call\n",
+               deviceName.c_str(), why.c_str());
 }
 
 void CudaDevice::replay(CUgraphExec graph, const std::string &where) {

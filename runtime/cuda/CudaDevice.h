@@ -18,6 +18,7 @@
 #include <cstddef>
 #include "snnrt/Profile.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +44,9 @@ struct DeviceOptions {
   /// events around each op; the device prints the time per op kind to
   /// stderr when it ends.
   bool profile = false;
+  /// SNNRT_CUDA_CONDITIONAL=0: a captured program runs the dense GEMM of an
+  /// event-driven layer always, instead of in a conditional graph node.
+  bool conditional = true;
   static DeviceOptions fromEnvironment();
 };
 
@@ -132,11 +136,30 @@ public:
   void destroyGraph(CUgraphExec graph);
   bool capturing() const { return isCapturing; }
 
+  /// Enqueues `dense` (work on the device's stream) so that it runs only
+  /// when the decision of an event-driven layer (device memory; word 1 is
+  /// 1 when the event-driven kernels ran) is 0, without a host
+  /// synchronisation: while a program is captured, `dense` becomes the body
+  /// of a conditional graph node whose condition a one-thread kernel sets
+  /// from the decision. Not capturing (eager runs, profiling), or without
+  /// conditional nodes (SNNRT_CUDA_CONDITIONAL=0, an old driver), `dense`
+  /// runs always: it computes the same function, so the result is the same.
+  void runUnlessEventPath(CUdeviceptr decision,
+                          const std::function<void()> &dense,
+                          const std::string &where);
+  /// Whether runUnlessEventPath still builds conditional nodes; a capture
+  /// that failed with them turns them off for the device (with a warning
+  /// naming `why`), so that programs are captured again without them.
+  bool conditionalNodes() const { return opts.conditional; }
+  void disableConditionalNodes(const std::string &why);
+
   /// SNNRT_CUDA_PROFILE: adds `ms` to the op kind `key` of `program`.
   void addProfile(const std::string &program, const std::string &key,
                   double ms);
 
 private:
+  /// Points cuBLAS at the device's current stream and its fixed workspace.
+  void bindBlasStream(const std::string &where);
   ProfileTable profileTable;
   struct Scratch {
     CUdeviceptr ptr = 0;
@@ -148,6 +171,8 @@ private:
   CUdevice dev = 0;
   CUcontext context = nullptr;
   CUstream cuStream = nullptr;
+  /// Captures the bodies of conditional nodes (runUnlessEventPath).
+  CUstream bodyStream = nullptr;
   cublasHandle_t handle = nullptr;
   int ccMajor = 0, ccMinor = 0, smCount = 1;
   bool isCapturing = false;

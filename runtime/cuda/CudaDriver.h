@@ -53,9 +53,16 @@ namespace snnrt::cuda {
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphDestroy)                                                            \
+  X(cuGraphConditionalHandleCreate)                                            \
+  X(cuGraphAddNode)                                                            \
+  X(cuStreamGetCaptureInfo)                                                    \
+  X(cuStreamUpdateCaptureDependencies)                                         \
+  X(cuStreamBeginCaptureToGraph)                                               \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuStreamIsCapturing)                                                       \
   X(cuEventQuery)                                                              \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)

@@ -132,6 +132,18 @@ void CudaModule::upload(int64_t id, const void *data, std::size_t n) {
   device.copyToDevice(t.ptr, data, n, device.name() + ": upload " + t.name);
 }
 
+void CudaModule::downloadBytes(int64_t id, std::size_t offset, void *data,
+                               std::size_t n) {
+  const DeviceTensor &t = tensor(id);
+  if (offset + n > bytes(id))
+    throwError(device.name() + ": download of bytes [" +
+               std::to_string(offset) + ", " + std::to_string(offset + n) +
+               ") from tensor " + t.name + " of " + std::to_string(bytes(id)) +
+               " bytes");
+  device.copyToHost(data, t.ptr + offset, n,
+                    device.name() + ": download " + t.name);
+}
+
 void CudaModule::download(int64_t id, void *data, std::size_t n) {
   const DeviceTensor &t = tensor(id);
   if (n != bytes(id))
@@ -160,9 +172,22 @@ void CudaModule::run(const std::string &name, const StepValues &values) {
         device, name, programSources[name],
         [this](int64_t id) { return tensor(id); },
         [this](int64_t id) { return sharedStorage.count(id) > 0; });
+    auto work = sideWork.find(name);
+    if (work != sideWork.end())
+      program->setSideWork(std::move(work->second));
     it = programs.emplace(name, std::move(program)).first;
   }
   it->second->run(values);
+}
+
+void CudaModule::setSideWork(const std::string &name, SideWork work) {
+  if (!hasProgram(name))
+    throwError(device.name() + ": the module has no program '" + name + "'");
+  auto it = programs.find(name);
+  if (it != programs.end())
+    it->second->setSideWork(std::move(work));
+  else
+    sideWork[name] = std::move(work);
 }
 
 std::vector<std::string> CudaModule::kernelsUsed(const std::string &name) const {

@@ -41,10 +41,15 @@ public:
   /// Host <-> device copies of a whole tensor (`bytes` must match).
   void upload(int64_t id, const void *data, std::size_t bytes);
   void download(int64_t id, void *data, std::size_t bytes);
+  /// `bytes` from byte `offset` of tensor `id`.
+  void downloadBytes(int64_t id, std::size_t offset, void *data,
+                     std::size_t bytes);
   void fillZero(int64_t id);
 
   /// Enqueues program `name` ("infer", "train_forward", ...).
   void run(const std::string &name, const StepValues &values);
+  /// Side work of program `name` (CudaProgram::setSideWork).
+  void setSideWork(const std::string &name, SideWork work);
   bool hasProgram(const std::string &name) const;
   /// The kernel each op of `name` ran (for snn-run --verbose).
   std::vector<std::string> kernelsUsed(const std::string &name) const;
@@ -68,6 +73,7 @@ private:
   std::set<int64_t> sharedStorage;
   nlohmann::json programSources;
   std::map<std::string, std::unique_ptr<CudaProgram>> programs;
+  std::map<std::string, SideWork> sideWork; ///< for programs not made yet
 };
 
 } // namespace snnrt::cuda

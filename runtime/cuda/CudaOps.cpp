@@ -98,6 +98,11 @@ static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
   for (CUdeviceptr &p : pointers)
     params.push_back(&p);
   params.push_back(nullptr);
+  // A kernel whose blocks accumulate into their outputs (spike_density).
+  if (attrBool(call, "zero_outputs", false))
+    for (const DeviceTensor &t : call.out)
+      device.zero(t.ptr, static_cast<std::size_t>(t.numel()) * (t.bf16 ? 2 : 4),
+                  call.where);
   device.launchRaw(fn, static_cast<unsigned>(grid),
                    static_cast<unsigned>(block), 0, params.data(), call.where);
 }
@@ -130,7 +135,7 @@ static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
 
 void snnrt::cuda::runOp(CudaDevice &device, OpCall &call) {
   if (runGeneratedKernel(device, call) || runNeuronOp(device, call) ||
-      runLayerOp(device, call) || runTrainingOp(device, call))
+      runLayerOp(device, call))
     return;
   opError(call, "op kind '" + call.op.value("op", std::string("?")) +
                     "' is not supported by the CUDA backend (see "

@@ -55,7 +55,6 @@ void runOp(CudaDevice &device, OpCall &call);
 // The families of ops, one file each.
 bool runNeuronOp(CudaDevice &device, OpCall &call);
 bool runLayerOp(CudaDevice &device, OpCall &call);
-bool runTrainingOp(CudaDevice &device, OpCall &call);
 
 /// Attribute accessors: an error names the op and the attribute.
 double attrNumber(const OpCall &call, const char *name);

@@ -1,27 +1,28 @@
 //===- CudaProgram.cpp - one manifest program on a CUDA device ------------===//
 
 #include "CudaProgram.h"
-
 #include "CudaDriver.h"
 #include "CudaError.h"
 
 #include <algorithm>
+#include <iostream>
 #include <unordered_map>
 
 using namespace snnrt::cuda;
 using nlohmann::json;
 
-/// Whether an op of `ops` (or of a time loop's body) reads the run values.
-static bool readsRunValues(const json &ops) {
+/// Whether an op of `ops` (or of a time loop's body) has the attribute
+/// `key` set to true.
+static bool hasOpWith(const json &ops, const char *key) {
   for (const json &op : ops) {
-    if (op.is_object() && op.value("run_values", false))
+    if (op.is_object() && op.value(key, false))
       return true;
     // A kernel op's launches.
     if (op.is_object() && op.contains("launches") &&
-        op["launches"].is_array() && readsRunValues(op["launches"]))
+        op["launches"].is_array() && hasOpWith(op["launches"], key))
       return true;
     if (op.is_object() && op.contains("body") && op["body"].is_array() &&
-        readsRunValues(op["body"]))
+        hasOpWith(op["body"], key))
       return true;
   }
   return false;
@@ -40,11 +41,40 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   // Kernel arguments are the same at every step: what changes (learning
   // rate, step, seed) is read from the run values.
   capturable = device.options().graphs && !device.options().profile;
-  runValues = readsRunValues(this->ops);
+  runValues = hasOpWith(this->ops, "run_values");
   kernels.resize(this->ops.size());
 }
 
-CudaProgram::~CudaProgram() { device.destroyGraph(graph); }
+CudaProgram::~CudaProgram() {
+  device.destroyGraph(graph);
+  for (CUevent e : sideEvents)
+    driver().cuEventDestroy(e);
+  if (sideStream)
+    driver().cuStreamDestroy(sideStream);
+}
+
+void CudaProgram::setSideWork(SideWork work) {
+  const std::string where = device.name() + ": program '" + name + "'";
+  const DriverApi &d = driver();
+  device.destroyGraph(graph);
+  graph = nullptr;
+  runs = 0;
+  for (CUevent e : sideEvents)
+    d.cuEventDestroy(e);
+  sideEvents.clear();
+  for (size_t op : work.afterOps)
+    if (op >= ops.size())
+      throwError(where + " has " + std::to_string(ops.size()) +
+                 " ops: no side work after op #" + std::to_string(op));
+  side = std::move(work);
+  if (side.afterOps.empty())
+    return;
+  if (!sideStream)
+    SNNRT_CU(d.cuStreamCreate(&sideStream, CU_STREAM_NON_BLOCKING), where);
+  sideEvents.resize(side.afterOps.size() + 1);
+  for (CUevent &e : sideEvents)
+    SNNRT_CU(d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), where);
+}
 
 static std::string describeOp(const std::string &program, size_t index,
                               const json &op,
@@ -62,13 +92,34 @@ static std::string describeOp(const std::string &program, size_t index,
 
 void CudaProgram::runEagerly(const StepValues &values) {
   runOps(ops, name, values, &kernels, resolve);
+  if (side.afterOps.empty())
+    return;
+  // The side stream joins the program's stream (also ends a capture's fork).
+  const std::string where = device.name() + ": program '" + name + "'";
+  const DriverApi &d = driver();
+  SNNRT_CU(d.cuEventRecord(sideEvents.back(), sideStream), where);
+  SNNRT_CU(d.cuStreamWaitEvent(device.stream(), sideEvents.back(), 0), where);
 }
 
 void CudaProgram::runOps(const json &list, const std::string &prefix,
                          const StepValues &values,
                          std::vector<std::string> *used,
                          const Resolver &resolver) {
-  for (size_t i = 0; i < list.size(); ++i) {
+  const bool top = &list == &ops;
+  size_t nextSide = 0;
+  auto enqueueSide = [&](size_t i) {
+    for (; top && nextSide < side.afterOps.size() &&
+           side.afterOps[nextSide] <= i;
+         ++nextSide) {
+      const std::string where = device.name() + ": " + prefix +
+                                " side work after op #" + std::to_string(i);
+      const DriverApi &d = driver();
+      SNNRT_CU(d.cuEventRecord(sideEvents[nextSide], device.stream()), where);
+      SNNRT_CU(d.cuStreamWaitEvent(sideStream, sideEvents[nextSide], 0), where);
+      side.enqueue(side.afterOps[nextSide], sideStream);
+    }
+  };
+  for (size_t i = 0; i < list.size(); enqueueSide(i), ++i) {
     const json &op = list[i];
     if (!op.is_object() || !op.contains("in") || !op["in"].is_array() ||
         !op.contains("out") || !op["out"].is_array())
@@ -77,7 +128,7 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     if (op.value("op", "") == "time_loop") {
       runTimeLoop(op, prefix + " op #" + std::to_string(i) + " 'time_loop'",
                   values, resolver);
-      continue;
+      continue; // (the loop's increment enqueues op i's side work)
     }
     OpCall call{op, {}, {}, resolver, ""};
     for (const json &id : op["in"])
@@ -89,7 +140,7 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     call.kernelUsed = used && i < used->size() ? &(*used)[i] : nullptr;
     if (!device.options().profile) {
       runOp(device, call);
-      continue;
+      continue; // (the loop's increment enqueues op i's side work)
     }
     // Profiling: the op alone between two events (one wait per op).
     const DriverApi &d = driver();
@@ -270,11 +321,22 @@ void CudaProgram::run(const StepValues &values) {
   try {
     runEagerly(values);
     graph = device.endCapture(where);
-  } catch (const std::exception &) {
+  } catch (const std::exception &e) {
+    device.abortCapture();
+    if (device.conditionalNodes() && hasOpWith(ops, "unless_event_path")) {
+      // Conditional graph nodes (CudaDevice::runUnlessEventPath) are the
+      // newest thing in the capture: without them, capture again next run.
+      device.disableConditionalNodes(e.what());
+      runEagerly(values);
+      return;
+    }
     // A library call that cannot be captured: run this program eagerly from
     // now on (a real error of an op shows again in the eager run).
-    device.abortCapture();
     capturable = false;
+    if (!side.afterOps.empty()) // its collectives then cost a launch each
+      std::cerr << "snn-run: note: " << where
+                << " runs op by op: its capture failed (" << e.what()
+                << ")\n";
     runEagerly(values);
     return;
   }

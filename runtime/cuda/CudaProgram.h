@@ -24,6 +24,18 @@
 
 namespace snnrt::cuda {
 
+/// Work enqueued on a second stream after given ops of a program (data
+/// parallel: a gradient bucket's all-reduce as soon as the backward op that
+/// finishes it has been enqueued). `afterOps` ascending; `enqueue(op, stream)`
+/// runs once per such op at every eager run, ordered after the op by an
+/// event; the side stream joins the program's stream at its end. Being part
+/// of the program, it is captured into the program's graph with the ops, so
+/// it must enqueue the same work at every run.
+struct SideWork {
+  std::vector<size_t> afterOps;
+  std::function<void(size_t op, CUstream stream)> enqueue;
+};
+
 /// Values the launcher passes at every step.
 struct StepValues {
   float learningRate = 0.0f;
@@ -49,6 +61,8 @@ public:
   /// Which kernel each neuron op ran at its last eager run ("" for others).
   const std::vector<std::string> &kernelsUsed() const { return kernels; }
   bool usesGraph() const { return graph != nullptr; }
+  /// Attaches side work (replacing any); a captured graph is dropped.
+  void setSideWork(SideWork work);
 
 private:
   void runEagerly(const StepValues &values);
@@ -74,6 +88,9 @@ private:
   bool runValues = false;
   int runs = 0;
   CUgraphExec graph = nullptr;
+  SideWork side;
+  CUstream sideStream = nullptr;
+  std::vector<CUevent> sideEvents; ///< one per side op, then the join
 };
 
 } // namespace snnrt::cuda

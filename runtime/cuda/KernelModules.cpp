@@ -32,6 +32,10 @@ void KernelModules::loadBuiltin(const std::string &where) {
   for (std::size_t i = 0; i < kNumEmbeddedKernels; ++i) {
     CUmodule module = nullptr;
     CUresult r = driver().cuModuleLoadData(&module, kEmbeddedKernels[i].data);
+    // Optional: without it, captured programs run dense GEMMs always.
+    if (r != CUDA_SUCCESS &&
+        std::string(kEmbeddedKernels[i].name) == "GraphCondition")
+      continue;
     if (r != CUDA_SUCCESS)
       throwError(where + ": cannot load the built-in kernels " +
                  kEmbeddedKernels[i].name +
@@ -46,8 +50,7 @@ void KernelModules::loadBuiltin(const std::string &where) {
   }
 }
 
-CUfunction KernelModules::builtin(const std::string &name,
-                                  const std::string &where) {
+CUfunction KernelModules::findBuiltin(const std::string &name) {
   auto it = builtinCache.find(name);
   if (it != builtinCache.end())
     return it->second;
@@ -58,6 +61,13 @@ CUfunction KernelModules::builtin(const std::string &name,
       return fn;
     }
   }
+  return nullptr;
+}
+
+CUfunction KernelModules::builtin(const std::string &name,
+                                  const std::string &where) {
+  if (CUfunction fn = findBuiltin(name))
+    return fn;
   throwError(where + ": the built-in kernel " + name +
              " is missing from libsnnrt (a build error: rebuild snnrt_cuda)");
 }

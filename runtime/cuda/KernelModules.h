@@ -30,6 +30,8 @@ public:
   void loadBuiltin(const std::string &where);
   /// A built-in kernel by name.
   CUfunction builtin(const std::string &name, const std::string &where);
+  /// A built-in kernel of an optional module, or null when it did not load.
+  CUfunction findBuiltin(const std::string &name);
 
   /// Loads the compiled module's kernels for a device of compute capability
   /// `major`.`minor`: `kernels.sm_XY.cubin` of the manifest's "kernels"

@@ -64,15 +64,7 @@ LinearDims linearDims(const OpCall &call, const DeviceTensor &x,
   return d;
 }
 
-void runLinear(CudaDevice &dev, OpCall &call) {
-  bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
-  // An event-driven layer's dense path also reads the decision (last
-  // input). The GEMM runs whatever it says: cuBLAS cannot read it without a
-  // host synchronisation, so the event-driven kernel's output, when it ran,
-  // is overwritten with the same function (docs/artifact-format.md).
-  size_t inputs = (hasBias ? 3 : 2) +
-                  (attrBool(call, "unless_event_path", false) ? 1 : 0);
-  expectArity(call, inputs, inputs, 1, 1);
+void runDenseLinear(CudaDevice &dev, OpCall &call, bool hasBias) {
   const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
   LinearDims d = linearDims(call, x, w);
   expectElements(call, y, d.m * d.n, "rows x N");
@@ -90,6 +82,24 @@ void runLinear(CudaDevice &dev, OpCall &call) {
     dev.launchElementwise("snnrt_add_bias", d.m * d.n, call.where, y.f32(),
                           call.in[2].f32(), d.m, d.n);
   }
+}
+
+void runLinear(CudaDevice &dev, OpCall &call) {
+  bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
+  bool unlessEventPath = attrBool(call, "unless_event_path", false);
+  size_t inputs = (hasBias ? 3 : 2) + (unlessEventPath ? 1 : 0);
+  expectArity(call, inputs, inputs, 1, 1);
+  if (!unlessEventPath)
+    return runDenseLinear(dev, call, hasBias);
+  // An event-driven layer's dense path reads the decision (last input)
+  // on the device: a conditional graph node when the program is captured,
+  // else the GEMM runs and overwrites the event-driven kernel's output with
+  // the same function (docs/artifact-format.md).
+  expectElements(call, call.in.back(), 2, "the decision of an event-driven "
+                                          "layer");
+  dev.runUnlessEventPath(
+      call.in.back().ptr, [&] { runDenseLinear(dev, call, hasBias); },
+      call.where);
 }
 
 void runLinearBackward(CudaDevice &dev, OpCall &call) {

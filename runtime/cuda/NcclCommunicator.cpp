@@ -142,6 +142,7 @@ public:
     if (groupDepth == 0)
       groupStream = nullptr;
   }
+  void watchStream(void *stream) override { track(stream); }
   void barrier() override { hostComm->barrier(); }
   [[noreturn]] void abort(const std::string &why) override {
     // ncclCommAbort ends this rank's kernels; the host ranks end the job.
@@ -177,6 +178,14 @@ private:
     if (timeout <= 0)
       return;
     const cuda::DriverApi &cu = cuda::driver();
+    // A stream being captured into a graph: its event would belong to the
+    // capture (and querying it would break it); the graph's launches are
+    // watched instead (watchStream).
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    SNNRT_CU(cu.cuStreamIsCapturing(static_cast<CUstream>(stream), &capture),
+             "nccl watchdog");
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+      return;
     CUevent event = nullptr;
     SNNRT_CU(cu.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "nccl watchdog");
     SNNRT_CU(cu.cuEventRecord(event, static_cast<CUstream>(stream)),

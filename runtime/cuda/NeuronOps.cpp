@@ -262,8 +262,7 @@ void runForwardRecord(CudaDevice &device, OpCall &call) {
   if (!compiledKernelFor(device, call, "fwd_record", name))
     opError(call, "recording the state of this layer on the GPU needs its "
                   "compiler-generated kernels, which this module or device "
-                  "lacks: recompile the module with target=cuda|all (plif "
-                  "layers have none: record them with --device cpu)");
+                  "lacks: recompile the module with target=cuda|all");
   launchCompiled(device, call, name,
                  {x.ptr, call.out[0].ptr, call.out[1].ptr, call.out[2].ptr}, 1);
 }
@@ -336,8 +335,7 @@ void runForward(CudaDevice &device, OpCall &call) {
   a.syn = saveH && cuba ? call.out[2].f32() : nullptr;
 
   std::string name;
-  if (a.model != SNN_MODEL_PLIF &&
-      compiledKernelFor(device, call, "fwd", name)) {
+  if (compiledKernelFor(device, call, "fwd", name)) {
     if (saveH)
       checkKernelHType(call, call.out[1]);
     std::vector<CUdeviceptr> args{x.ptr};
@@ -392,8 +390,7 @@ void runBackward(CudaDevice &device, OpCall &call) {
   }
 
   std::string name;
-  if (!plif && !a.accumulate &&
-      compiledKernelFor(device, call, "bwd", name)) {
+  if (!a.accumulate && compiledKernelFor(device, call, "bwd", name)) {
     checkKernelHType(call, h);
     size_t firstParam = cuba ? 3 : 2;
     if (call.in.size() < firstParam)
@@ -401,6 +398,8 @@ void runBackward(CudaDevice &device, OpCall &call) {
     std::vector<CUdeviceptr> args{gs.ptr, h.ptr, call.out[0].ptr};
     if (cuba)
       args.push_back(call.in[2].ptr);
+    if (plif) // gw, zeroed above: every thread adds its part
+      args.push_back(call.out[1].ptr);
     launchCompiled(device, call, name, args, firstParam);
     return;
   }
@@ -436,6 +435,18 @@ void runStep(CudaDevice &device, OpCall &call) {
     checkShape(call, t, x);
     a.addend = t.f32();
   }
+  // The generated step kernel: x, the state, the outputs, then the other
+  // inputs (plif's weight, the addend, the parameters).
+  std::string name;
+  if (compiledKernelFor(device, call, saveH ? "fwd_h" : "fwd", name)) {
+    std::vector<CUdeviceptr> args;
+    for (size_t i = 0; i <= states; ++i)
+      args.push_back(call.in[i].ptr);
+    for (const DeviceTensor &t : call.out)
+      args.push_back(t.ptr);
+    launchCompiled(device, call, name, args, 1 + states);
+    return;
+  }
   launchBuiltin(device, call, a, /*backward=*/false);
 }
 /// The backward of one recurrent step: the built-in backward kernel over
@@ -464,6 +475,19 @@ void runStepBackward(CudaDevice &device, OpCall &call) {
     // The kernel adds every block's partial sums into gw (gx is written).
     if (!attrBool(call, "accumulate", false))
       device.zero(gw.ptr, gw.numel() * sizeof(float), call.where);
+  }
+  // The generated kernel: the gradients and H, the outputs (plif's gw,
+  // zeroed above), then V before the step, w and the parameters.
+  std::string name;
+  if (!attrBool(call, "accumulate", false) &&
+      compiledKernelFor(device, call, "bwd", name)) {
+    std::vector<CUdeviceptr> args;
+    for (size_t i = 0; i <= grads; ++i)
+      args.push_back(call.in[i].ptr);
+    for (const DeviceTensor &t : call.out)
+      args.push_back(t.ptr);
+    launchCompiled(device, call, name, args, grads + 1);
+    return;
   }
   a.in = gs.f32();
   a.iIn = cuba ? call.in[1].f32() : nullptr;

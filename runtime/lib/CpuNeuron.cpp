@@ -11,6 +11,7 @@
 #include "CpuOpContext.h"
 #include "HostKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -196,16 +197,16 @@ inline float surrogateGrad(const NeuronSpec &s, float h, float vth) {
 
 /// The op's generated CPU kernel `which` ("fwd"/"bwd"), if the op names one
 /// and the module has a library for this machine.
-HostKernelFn generatedKernel(const Ctx &c, const char *which) {
+HostKernel generatedKernel(const Ctx &c, const char *which) {
   auto it = c.op.attrs.find("kernel");
   if (it == c.op.attrs.end() || !it->is_object() || !it->contains(which) ||
       !(*it)[which].is_string())
-    return nullptr;
+    return {};
   return findHostKernel(c.m, (*it)[which].get<std::string>());
 }
 
 /// Runs `fn` on the kernel ABI's tensors: `first`, then in[firstParam..].
-void callGenerated(const Ctx &c, HostKernelFn fn, std::vector<void *> args,
+void callGenerated(const Ctx &c, HostKernel fn, std::vector<void *> args,
                    size_t firstParam) {
   for (size_t i = firstParam; i < c.op.in.size(); ++i)
     args.push_back(c.inPtr(i));
@@ -307,12 +308,11 @@ static void runNeuronRecord(const Ctx &c, const NeuronSpec &s) {
   size_t total = static_cast<size_t>(s.T * s.N);
   for (size_t i = 0; i < 3; ++i)
     c.expectElements(c.out(i), total, "like the input (S, H, V)");
-  if (!s.plif)
-    if (HostKernelFn fn = generatedKernel(c, "fwd_record")) {
-      callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
-                    1);
-      return;
-    }
+  if (HostKernel fn = generatedKernel(c, "fwd_record")) {
+    callGenerated(c, fn, {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)},
+                  1);
+    return;
+  }
   scanForward(s, c.inPtr(0), c.outPtr(0), c.outPtr(1), nullptr, false,
               c.outPtr(2));
 }
@@ -339,7 +339,7 @@ void runPooledNeuron(const Ctx &c, const NeuronSpec &s) {
            std::to_string(area) + "-neuron pooling windows");
   c.expectElements(c.out(0), static_cast<size_t>(s.T * s.N / area),
                    "the pooled spikes, T x N / (KH KW)");
-  HostKernelFn fn = generatedKernel(c, "fwd");
+  HostKernel fn = generatedKernel(c, "fwd");
   if (!fn)
     c.fail("a layer fused with its pooling runs only as its generated "
            "kernel, which this module lacks for this machine; recompile it "
@@ -348,8 +348,59 @@ void runPooledNeuron(const Ctx &c, const NeuronSpec &s) {
   callGenerated(c, fn, {c.inPtr(0), c.outPtr(0)}, 1);
 }
 
+/// The number of state tensors a layer split in time (--snn-split-time)
+/// takes last in `in` and gives last in `out` (0: none).
+size_t chainedStates(const Ctx &c, const NeuronSpec &s) {
+  int64_t n = c.attr("chained_states", int64_t(0));
+  if (n == 0)
+    return 0;
+  if (n != (s.cuba ? 2 : 1) || c.op.in.size() <= size_t(n) ||
+      c.op.out.size() <= size_t(n))
+    c.fail("'chained_states' must be the layer's number of state tensors (" +
+           std::to_string(s.cuba ? 2 : 1) + "), the last inputs and outputs");
+  for (size_t i = 0; i < size_t(n); ++i) {
+    c.expectElements(c.in(c.op.in.size() - n + i), size_t(s.N),
+                     "a chained state, one value per neuron");
+    c.expectElements(c.out(c.op.out.size() - n + i), size_t(s.N),
+                     "a chained state, one value per neuron");
+  }
+  return size_t(n);
+}
+
+/// The generated kernel of a layer split in time: the ABI's tensors, then
+/// the states in and out (docs/artifact-format.md, "Chained state"), then
+/// the tensor parameters. `lead` inputs and `results` outputs come first.
+void callChained(const Ctx &c, HostKernel fn, std::vector<void *> args,
+                 size_t lead, size_t states) {
+  size_t firstIn = c.op.in.size() - states, firstOut = c.op.out.size() - states;
+  for (size_t i = 0; i < states; ++i)
+    args.push_back(c.inPtr(firstIn + i));
+  for (size_t i = 0; i < states; ++i)
+    args.push_back(c.outPtr(firstOut + i));
+  for (size_t i = lead; i < firstIn; ++i)
+    args.push_back(c.inPtr(i));
+  fn(args.data());
+}
+
+void runChainedNeuron(const Ctx &c, const NeuronSpec &s, size_t states) {
+  HostKernel fn = s.plif || c.attr("record", false)
+                      ? HostKernel{}
+                      : generatedKernel(c, "fwd");
+  if (!fn)
+    c.fail("a neuron layer split in time runs only as its generated kernel "
+           "(no plif, no --record), which this module lacks for this "
+           "machine; recompile it with --snn-compile=\"target=cpu\"");
+  c.expectElements(c.out(0), size_t(s.T * s.N), "the spikes, like the input");
+  std::vector<void *> args{c.inPtr(0)};
+  for (size_t i = 0; i + states < c.op.out.size(); ++i)
+    args.push_back(c.outPtr(i));
+  callChained(c, fn, std::move(args), 1, states);
+}
+
 void runNeuron(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (size_t states = chainedStates(c, s))
+    return runChainedNeuron(c, s, states);
   if (c.op.attrs.contains("pool"))
     return runPooledNeuron(c, s);
   if (c.attr("record", false))
@@ -372,15 +423,14 @@ void runNeuron(const Ctx &c) {
   bool hBf16 = hOut && c.out(1).dtype == DType::BF16;
   if (iOut)
     c.expectElements(c.out(2), total, "saved I, like the input");
-  // The generated kernel keeps H in f32 storage: a bf16 H takes the loops.
-  if (!s.plif && !hBf16)
-    if (HostKernelFn fn = generatedKernel(c, "fwd")) {
-      std::vector<void *> args{c.inPtr(0)};
-      for (size_t i = 0; i < c.op.out.size(); ++i)
-        args.push_back(c.outPtr(i));
-      callGenerated(c, fn, std::move(args), 1);
-      return;
-    }
+  // The generated kernel (a bf16 H rounded in its f32 slots).
+  if (HostKernel fn = generatedKernel(c, "fwd")) {
+    std::vector<void *> args{c.inPtr(0)};
+    for (size_t i = 0; i < c.op.out.size(); ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1);
+    return;
+  }
   const float *x = c.inPtr(0);
   float *out = c.outPtr(0);
   if (chunk > 0) {
@@ -402,6 +452,21 @@ void runNeuron(const Ctx &c) {
 
 void runNeuronBackward(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  if (size_t states = chainedStates(c, s)) {
+    HostKernel fn = s.plif || c.accumulate() ? HostKernel{}
+                                             : generatedKernel(c, "bwd");
+    if (!fn)
+      c.fail("the backward of a neuron layer split in time runs only as its "
+             "generated kernel, which this module lacks for this machine; "
+             "recompile it with --snn-compile=\"target=cpu\"");
+    size_t total = static_cast<size_t>(s.T * s.N);
+    c.expectElements(c.in(1), total, "saved H, like the gradient");
+    c.expectElements(c.out(0), total, "gx, like the gradient");
+    std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
+    if (s.cuba)
+      args.push_back(c.inPtr(2));
+    return callChained(c, fn, std::move(args), s.cuba ? 3 : 2, states);
+  }
   c.arity(2, c.op.in.size(), 1, 2);
   size_t total = static_cast<size_t>(s.T * s.N);
   int64_t chunk = recomputeChunk(c, s);
@@ -413,7 +478,7 @@ void runNeuronBackward(const Ctx &c) {
     c.expectElements(c.in(2), checkpointSize(s, chunk),
                      "membrane checkpoints, max(ceil(T/C) - 1, 1) x N");
     if (!c.accumulate())
-      if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+      if (HostKernel fn = generatedKernel(c, "bwd")) {
         callGenerated(c, fn, {c.inPtr(0), c.inPtr(1), c.inPtr(2), c.outPtr(0)},
                       3);
         return;
@@ -429,14 +494,21 @@ void runNeuronBackward(const Ctx &c) {
     scanForward(s, c.inPtr(1), spikes.data(), recomputed.data(), nullptr,
                 false);
   }
-  // The generated kernel overwrites gx and reads an f32 H.
-  if (chunk == 0 && !s.plif && !c.accumulate() && c.in(1).dtype != DType::BF16)
-    if (HostKernelFn fn = generatedKernel(c, "bwd")) {
+  // The generated kernel overwrites gx and adds plif's gw into a zeroed one.
+  if (chunk == 0 && !c.accumulate())
+    if (HostKernel fn = generatedKernel(c, "bwd")) {
       std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
       if (s.cuba) {
         if (c.op.in.size() < 3)
           c.fail("cuba_lif backward needs the saved synaptic current");
         args.push_back(c.inPtr(2));
+      }
+      if (s.plif) {
+        if (c.op.out.size() != 2)
+          c.fail("plif needs an output for the gradient of 'plif_w'");
+        c.expectElements(c.out(1), s.plifW->numel(), "like plif_w");
+        std::fill_n(c.outPtr(1), s.plifW->numel(), 0.0f);
+        args.push_back(c.outPtr(1));
       }
       callGenerated(c, fn, std::move(args), s.cuba ? 3 : 2);
       return;
@@ -523,6 +595,17 @@ void runNeuronStep(const Ctx &c) {
     c.expectElements(c.m.tensor(id), n, "like the step's input");
     addend = c.get(id);
   }
+  // The generated step kernel: x, the state, the outputs, then the other
+  // inputs (plif's weight, the addend, the parameters).
+  if (HostKernel fn = generatedKernel(c, saveH ? "fwd_h" : "fwd")) {
+    std::vector<void *> args;
+    for (size_t i = 0; i <= states; ++i)
+      args.push_back(c.inPtr(i));
+    for (size_t i = 0; i < outs; ++i)
+      args.push_back(c.outPtr(i));
+    callGenerated(c, fn, std::move(args), 1 + states);
+    return;
+  }
   const float *iPrev = s.cuba ? c.inPtr(1) : nullptr;
   const float *vPrev = c.inPtr(s.cuba ? 2 : 1);
   float *out = c.outPtr(0);
@@ -569,6 +652,22 @@ void runNeuronStepBackward(const Ctx &c) {
     c.expectElements(c.in(i), n, "like the step's input");
   for (size_t i = 0; i < grads; ++i)
     c.expectElements(c.out(i), n, "like the step's input");
+  if (s.plif)
+    c.expectElements(c.out(grads), s.plifW->numel(), "like plif_w");
+  // The generated kernel: the gradients and H, the outputs (plif's gw added
+  // into zeros), then V before the step, w and the parameters.
+  if (!c.accumulate())
+    if (HostKernel fn = generatedKernel(c, "bwd")) {
+      std::vector<void *> args;
+      for (size_t i = 0; i <= grads; ++i)
+        args.push_back(c.inPtr(i));
+      for (size_t i = 0; i < outs; ++i)
+        args.push_back(c.outPtr(i));
+      if (s.plif)
+        std::fill_n(c.outPtr(grads), s.plifW->numel(), 0.0f);
+      callGenerated(c, fn, std::move(args), grads + 1);
+      return;
+    }
   const float *vBefore = s.plif ? c.inPtr(grads + 1) : nullptr;
   // dL/dk per feature (plif), reduced over the batch in double.
   std::vector<double> gk(s.plif ? static_cast<size_t>(s.F) : 0, 0.0);

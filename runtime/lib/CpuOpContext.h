@@ -114,20 +114,6 @@ void runTimeStack(const Ctx &c);
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
 void runLayerBackward(const Ctx &c); // linear/conv
-void runLoss(const Ctx &c);
-
-/// A rate/membrane loss (loss_ce_rate, loss_mse_rate, loss_ce_membrane: on
-/// the time mean of y[T, B, C]; loss_ce_membrane_max: on its maximum over
-/// time) for the first `valid` samples (the rest are padding). Writes gy (when not null, for all B samples, 0 for padding) and
-/// returns the mean loss; `correct` counts argmax hits. Labels outside
-/// [0, C) throw via `fail`.
-struct LossValue {
-  double loss = 0.0;
-  int64_t correct = 0;
-};
-LossValue rateLoss(const std::string &kind, const float *y, int64_t T,
-                   int64_t B, int64_t C, const int32_t *labels, int64_t valid,
-                   float *gy, const std::function<void(const std::string &)> &fail);
 
 /// A counter-based uniform [0, 1) (the rate encoder's; the generated
 /// dropout kernels draw the same way).

@@ -2,10 +2,10 @@
 //
 // Straightforward loops over contiguous rows, written so that the compiler
 // vectorizes the inner loops; GEMMs (linear, convolution via im2col) go
-// through CBLAS (OpenBLAS). Backward, loss and neuron ops live in their own
-// files (CpuOpContext.h lists them). The elementwise ops, dropout and the
-// optimizer updates are `kernel` ops: compiler-generated code of the
-// module's CPU kernel library, run by name.
+// through CBLAS (OpenBLAS). Backward and neuron ops live in their own
+// files (CpuOpContext.h lists them). The elementwise ops, dropout, the
+// losses and the optimizer updates are `kernel` ops: compiler-generated
+// code of the module's CPU kernel library, run by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,7 +258,7 @@ void launchGeneratedKernel(const Ctx &c, const json &launch) {
   if (name.empty() || args == launch.end() || !args->is_array())
     c.fail("a kernel launch needs \"kernel\" (a name) and \"args\" (tensor "
            "ids)");
-  HostKernelFn fn = findOpKernel(c.m, name);
+  HostKernel fn = findOpKernel(c.m, name);
   std::vector<void *> pointers;
   for (const json &id : *args) {
     if (!id.is_number_integer())
@@ -318,8 +318,6 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return generatedKernel(c);
   if (k == "linear_bwd" || k == "conv2d_bwd")
     return runLayerBackward(c);
-  if (k.rfind("loss_", 0) == 0)
-    return runLoss(c);
   c.fail("unknown op kind; this runtime implements the ops of "
          "docs/artifact-format.md (recompile the module with a matching "
          "snn-opt)");

@@ -3,6 +3,7 @@
 #include "snnrt/Executor.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Error.h"
+#include "snnrt/TimeSplitOps.h"
 
 #include <algorithm>
 #include <chrono>
@@ -158,15 +159,39 @@ void Executor::loadState(const std::map<std::string, HostArray> &tensors,
   }
 }
 
-void Executor::setLabels(const int32_t *labels, size_t count) {
-  if (module_.labels < 0)
+void Executor::setLabels(const int32_t *labels, size_t count, int tensor) {
+  if (tensor < 0)
+    tensor = module_.labels;
+  if (tensor < 0)
     throw Error(module_.dir + ": the module has no labels tensor");
-  const TensorInfo &t = module_.tensor(module_.labels);
-  if (t.numel() != count)
+  const TensorInfo &t = module_.tensor(tensor);
+  if (count > t.numel())
     throw Error(module_.dir + ": the labels tensor '" + t.name + "' takes " +
                 std::to_string(t.numel()) + " labels, got " +
                 std::to_string(count));
-  std::memcpy(data(t.id), labels, count * sizeof(int32_t)); // i32 bits
+  const TensorInfo &y = module_.tensor(module_.output);
+  if (y.shape.size() >= 2) {
+    int64_t classes = static_cast<int64_t>(y.numel()) /
+                      (y.shape[0] * y.shape[1]);
+    for (size_t i = 0; i < count; ++i)
+      if (labels[i] < 0 || labels[i] >= classes)
+        throw Error("label " + std::to_string(labels[i]) + " of sample " +
+                    std::to_string(i) + " is outside [0, " +
+                    std::to_string(classes) +
+                    "): the labels do not match the model's " +
+                    std::to_string(classes) + " outputs");
+  }
+  int32_t *slots = reinterpret_cast<int32_t *>(data(t.id)); // i32 bits
+  std::memcpy(slots, labels, count * sizeof(int32_t));
+  std::fill(slots + count, slots + t.numel(), -1);
+}
+
+void Executor::runOp(const Op &op, size_t index, const TensorLookup &lookup,
+                     const RunContext &ctx) {
+  if (isTimeSplitOp(op.kind))
+    runTimeSplitOp(module_, op, index, lookup, comm_);
+  else
+    runCpuOp(module_, op, index, lookup, ctx);
 }
 
 void Executor::run(const std::string &program, const RunContext &ctx,
@@ -175,13 +200,13 @@ void Executor::run(const std::string &program, const RunContext &ctx,
   TensorLookup lookup = [this](int id) { return data(id); };
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!profile_) {
-      runCpuOp(module_, ops[i], i, lookup, ctx);
+      runOp(ops[i], i, lookup, ctx);
       if (afterOp)
         afterOp(i);
       continue;
     }
     auto start = std::chrono::steady_clock::now();
-    runCpuOp(module_, ops[i], i, lookup, ctx);
+    runOp(ops[i], i, lookup, ctx);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();

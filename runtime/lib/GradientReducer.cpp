@@ -96,9 +96,34 @@ void GradientReducer::scatter(const Bucket &bucket, const float *in) {
   }
 }
 
+bool GradientReducer::attachToBackward() {
+  if (attached == Attached::NotYet) {
+    std::vector<size_t> ops;
+    for (const Bucket &bucket : grads)
+      ops.push_back(bucket.lastWriter);
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+    bool ok = runner.enqueueAfterOps("backward", ops, [this](size_t op,
+                                                             void *stream) {
+      for (const Bucket &bucket : grads) // manifest order within an op
+        if (bucket.lastWriter == op)
+          enqueueAverage(bucket, stream);
+    });
+    attached = ok ? Attached::Yes : Attached::Unsupported;
+  }
+  return attached == Attached::Yes;
+}
+
 void GradientReducer::backward(const RunContext &ctx, bool overlap) {
-  // Overlap on the CPU runner only: a GPU runner runs the backward as a
-  // whole (and its copies need the device's context on the calling thread).
+  // Device buffers: the all-reduces are part of the backward program.
+  if (overlap && comm.deviceBuffers() && attachToBackward()) {
+    runner.run("backward", ctx);
+    comm.watchStream(runner.stream()); // a replayed graph's collectives
+    return;
+  }
+  // Host buffers: overlap on the CPU runner only (a GPU runner runs the
+  // backward as a whole, and its copies need the device's context on the
+  // calling thread).
   if (!overlap || comm.deviceBuffers() || comm.size() == 1 || runner.stream()) {
     runner.run("backward", ctx);
     averageGradients();
@@ -179,18 +204,21 @@ void GradientReducer::backward(const RunContext &ctx, bool overlap) {
 }
 void GradientReducer::averageBuffers() { average(buffers); }
 
-void GradientReducer::average(const std::vector<Bucket> &buckets) {
+void GradientReducer::enqueueAverage(const Bucket &bucket, void *stream) {
   const Module &m = exec.module();
+  comm.groupStart();
+  for (int id : bucket.tensors)
+    comm.allReduceAverage(static_cast<float *>(runner.devicePointer(id)),
+                          m.tensor(id).numel(), stream);
+  comm.groupEnd();
+}
+
+void GradientReducer::average(const std::vector<Bucket> &buckets) {
   if (comm.deviceBuffers()) {
     // NCCL: in place on the device, on the programs' stream (ordered after
     // the backward, before the update); one fused group per bucket.
-    for (const Bucket &bucket : buckets) {
-      comm.groupStart();
-      for (int id : bucket.tensors)
-        comm.allReduceAverage(static_cast<float *>(runner.devicePointer(id)),
-                              m.tensor(id).numel(), runner.stream());
-      comm.groupEnd();
-    }
+    for (const Bucket &bucket : buckets)
+      enqueueAverage(bucket, runner.stream());
     return;
   }
   // Host buffers (MPI, TCP): through a flat host bucket; on a GPU the

@@ -10,6 +10,7 @@
 #include "HostKernels.h"
 
 #include "snnrt/CpuOps.h"
+#include "snnrt/CpuThreads.h"
 #include "snnrt/Error.h"
 
 #include <dlfcn.h>
@@ -49,7 +50,7 @@ struct Library {
   std::string loaded;
   bool neurons = false;
   /// Kernels looked up so far: ops run every step, dlsym once.
-  std::map<std::string, cpu::HostKernelFn> kernels;
+  std::map<std::string, cpu::HostKernel> kernels;
 };
 
 std::mutex librariesMutex;
@@ -101,8 +102,8 @@ bool builtinNeurons() {
   return env && std::string(env) == "builtin";
 }
 
-cpu::HostKernelFn lookup(const Module &m, Library &lib,
-                         const std::string &name) {
+cpu::HostKernel lookup(const Module &m, Library &lib,
+                       const std::string &name) {
   auto it = lib.kernels.find(name);
   if (it != lib.kernels.end())
     return it->second;
@@ -110,23 +111,54 @@ cpu::HostKernelFn lookup(const Module &m, Library &lib,
   if (!symbol)
     throw Error(m.dir + ": the module's CPU kernel library has no kernel '" +
                 name + "'; recompile the module");
-  return lib.kernels[name] = reinterpret_cast<cpu::HostKernelFn>(symbol);
+  cpu::HostKernel kernel;
+  kernel.fn = reinterpret_cast<cpu::HostKernel::Fn>(symbol);
+  // Without NAME_range (a library from before ranges) the kernel runs its
+  // whole grid in one call, whatever the range: one item.
+  if (auto *range = static_cast<const int64_t *>(
+          dlsym(lib.handle, (name + "_range").c_str()))) {
+    if (range[0] < 0 || range[1] < 1)
+      throw Error(m.dir + ": the module's CPU kernel '" + name +
+                  "' has an invalid range {" + std::to_string(range[0]) +
+                  ", " + std::to_string(range[1]) + "}; recompile the module");
+    kernel.items = range[0];
+    kernel.grain = range[1];
+  }
+  return lib.kernels[name] = kernel;
+}
+
+/// SNNRT_CPU_GRAIN=G replaces every kernel's grain (tests: G = 1 splits even
+/// tiny kernels over the threads).
+int64_t grainOverride() {
+  static const int64_t grain = [] {
+    const char *env = std::getenv("SNNRT_CPU_GRAIN");
+    long long g = env ? std::atoll(env) : 0;
+    return g > 0 ? static_cast<int64_t>(g) : int64_t(0);
+  }();
+  return grain;
 }
 
 } // namespace
 
-cpu::HostKernelFn cpu::findHostKernel(const Module &m,
+void cpu::HostKernel::operator()(void **args) const {
+  Fn f = fn;
+  int64_t g = grainOverride();
+  parallelFor(items, g ? g : grain,
+              [f, args](int64_t begin, int64_t end) { f(args, begin, end); });
+}
+
+cpu::HostKernel cpu::findHostKernel(const Module &m,
                                       const std::string &name) {
   if (builtinNeurons())
-    return nullptr;
+    return {};
   std::lock_guard<std::mutex> lock(librariesMutex);
   Library &lib = library(m);
   if (!lib.handle || !lib.neurons)
-    return nullptr;
+    return {};
   return lookup(m, lib, name);
 }
 
-cpu::HostKernelFn cpu::findOpKernel(const Module &m, const std::string &name) {
+cpu::HostKernel cpu::findOpKernel(const Module &m, const std::string &name) {
   std::lock_guard<std::mutex> lock(librariesMutex);
   Library &lib = library(m);
   if (!lib.handle)

@@ -2,8 +2,10 @@
 //
 // Internal to libsnnrt. A module compiled with target=cpu|all carries its
 // neuron kernels as a shared library for the compiling machine's CPU
-// (docs/artifact-format.md): each kernel is `void NAME(void **args)`, args
-// being the tensors of the GPU kernel ABI in its order.
+// (docs/artifact-format.md): each kernel is `void NAME(void **args, int64_t
+// begin, int64_t end)`, args being the tensors of the GPU kernel ABI in its
+// order, running its work items [begin, end) of `int64_t NAME_range[2]` =
+// {items, grain}.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,24 +14,35 @@
 
 #include "snnrt/Manifest.h"
 
+#include <cstdint>
 #include <string>
 
 namespace snnrt {
 namespace cpu {
 
-using HostKernelFn = void (*)(void **args);
+/// A kernel of the library and its work items.
+struct HostKernel {
+  using Fn = void (*)(void **args, int64_t begin, int64_t end);
+  Fn fn = nullptr;
+  /// Work items, and the fewest worth a thread of their own.
+  int64_t items = 1, grain = 1;
+
+  explicit operator bool() const { return fn != nullptr; }
+  /// Runs every item on getCpuThreads() threads (CpuThreads.h).
+  void operator()(void **args) const;
+};
 
 /// The generated kernel `name` of the module's CPU kernel library, or null
 /// when the module has no library this machine can run (none compiled,
 /// another architecture or CPU level, or SNNRT_CPU_KERNELS=builtin): the
 /// caller then runs its built-in loops. Throws snnrt::Error when the library
 /// is there for this machine but does not load or lacks `name`.
-HostKernelFn findHostKernel(const Module &m, const std::string &name);
+HostKernel findHostKernel(const Module &m, const std::string &name);
 
 /// The generated op kernel `name` (a `kernel` op) of the module's CPU kernel
 /// library. Throws snnrt::Error when the library cannot run here or lacks
 /// `name`: there is no other implementation.
-HostKernelFn findOpKernel(const Module &m, const std::string &name);
+HostKernel findOpKernel(const Module &m, const std::string &name);
 
 } // namespace cpu
 } // namespace snnrt

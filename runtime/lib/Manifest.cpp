@@ -112,11 +112,53 @@ Module Module::load(const std::string &dir) {
   return parse(readManifest(dir), dir);
 }
 
+json Module::selectRank(json j, const std::string &dir, int rank, int ranks) {
+  if (!isTimeSplit(j))
+    return j;
+  std::string path = dir + "/manifest.json";
+  try {
+    const json &split = j.at("split_time");
+    int parts = split.at("parts").get<int>();
+    if (parts != ranks)
+      throw Error(path + ": the module is split in time over " +
+                  std::to_string(parts) +
+                  " ranks (--snn-split-time), but this job has " +
+                  std::to_string(ranks) + "; run it with mpirun -np " +
+                  std::to_string(parts) + " snn-run ... (or --nproc " +
+                  std::to_string(parts) + ")");
+    int set = split.at("ranks").at(rank).get<int>();
+    json programs = j.at("program_sets").at(set);
+    programs["split_rank"] = {{"parts", parts},
+                              {"steps", split.at("steps").get<int>()},
+                              {"rank", rank}};
+    return programs;
+  } catch (const json::exception &e) {
+    throw Error(path + ": malformed split_time or program_sets: " + e.what());
+  }
+}
+
 Module Module::parse(json j, const std::string &dir) {
   std::string path = dir + "/manifest.json";
   Module m;
   m.dir = dir;
+  if (isTimeSplit(j))
+    throw Error(path + ": the module is split in time over " +
+                std::to_string(j["split_time"].value("parts", 0)) +
+                " ranks (--snn-split-time): snn-run infer, grads and train "
+                "run it under mpirun -np P (or --nproc P), P its number of "
+                "parts; other commands do not run split modules yet");
   try {
+    if (const json *split = j.contains("split_rank") ? &j["split_rank"] : nullptr) {
+      m.split.parts = split->at("parts").get<int>();
+      m.split.steps = split->at("steps").get<int>();
+      m.split.rank = split->at("rank").get<int>();
+      if (j.value("local_steps", -1) != m.split.length())
+        throw Error(path + ": the program set of rank " +
+                    std::to_string(m.split.rank) + " runs " +
+                    std::to_string(j.value("local_steps", -1)) +
+                    " steps, but its range of the split has " +
+                    std::to_string(m.split.length()));
+    }
     if (j.value("format", "") != "snn-module")
       throw Error(path + ": not an snn-mlir compiled module (format is '" +
                   j.value("format", "") + "')");
@@ -131,6 +173,12 @@ Module Module::parse(json j, const std::string &dir) {
     m.labels = j.value("labels", -1);
     m.loss = j.value("loss", -1);
     m.correct = j.value("correct", -1);
+    if (j.contains("evaluate")) {
+      const json &e = j.at("evaluate");
+      m.evalLabels = e.at("labels").get<int>();
+      m.evalLoss = e.at("loss").get<int>();
+      m.evalCorrect = e.at("correct").get<int>();
+    }
     for (const json &t : j.at("tensors")) {
       TensorInfo info;
       info.id = t.at("id").get<int>();

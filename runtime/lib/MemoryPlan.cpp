@@ -113,7 +113,8 @@ MemoryPlan planMemory(const Module &module,
     if (!sharable(t))
       candidate[root(t.id)] = false;
   for (int id : {module.input, module.output, module.labels, module.loss,
-                 module.correct})
+                 module.correct, module.evalLabels, module.evalLoss,
+                 module.evalCorrect})
     if (id >= 0 && size_t(id) < count)
       candidate[root(id)] = false;
 

@@ -4,7 +4,6 @@
 #include "snnrt/Error.h"
 #include "snnrt/GradientReducer.h"
 
-#include "CpuOpContext.h"
 
 #include <chrono>
 #include <cmath>
@@ -27,15 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// The module's loss op kind ("" when it has none).
-std::string lossKind(const Module &m) {
-  for (auto &[name, ops] : m.programs)
-    for (const Op &op : ops)
-      if (op.kind.rfind("loss_", 0) == 0)
-        return op.kind;
-  return "";
 }
 
 struct BatchShape {
@@ -159,11 +149,12 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                 "run infer without mpirun/--nproc");
   BatchShape s = batchShape(m);
   checkData(m, s, data);
-  std::string kind = lossKind(m);
-  bool labeled = !data.labels.empty();
+  // The `evaluate` program computes the loss (a module without a loss op:
+  // only the correct count) on the output.
+  bool labeled = !data.labels.empty() && m.evalLoss >= 0;
   EvalResult r;
   r.samples = data.count;
-  r.hasLoss = labeled && !kind.empty();
+  r.hasLoss = labeled && m.loss >= 0;
   r.spikeRates.assign(m.spikeLayers.size(), 0.0);
   r.eventPathShare.assign(m.eventLayers.size(), 0.0);
   int64_t batches = 0;
@@ -203,14 +194,20 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
                     valid, first, data.count, trace.data);
     }
     if (labeled) {
-      cpu::LossValue v = cpu::rateLoss(
-          kind.empty() ? "loss_ce_rate" : kind, y, s.T, s.B,
-          static_cast<int64_t>(s.outSample), data.labels.data() + first,
-          valid, nullptr, [&](const std::string &msg) {
-            throw Error(data.source + ": " + msg);
-          });
-      lossSum += v.loss * valid;
-      r.correct += v.correct;
+      // Padding samples of the last batch get the label -1: skipped, the
+      // loss is the mean over the `valid` others.
+      try {
+        exec.setLabels(data.labels.data() + first, static_cast<size_t>(valid),
+                       m.evalLabels);
+      } catch (const Error &e) {
+        throw Error(data.source + ": " + e.what());
+      }
+      runner.upload(m.evalLabels);
+      runner.run("evaluate", RunContext{});
+      runner.download(m.evalLoss);
+      runner.download(m.evalCorrect);
+      lossSum += double(*exec.data(m.evalLoss)) * double(valid);
+      r.correct += std::llround(*exec.data(m.evalCorrect));
     }
     ++batches;
     for (size_t l = 0; l < m.eventLayers.size(); ++l) {
@@ -416,6 +413,7 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
   // Training spike densities from about 16 batches per epoch: each one
   // copies the layers' spikes to the host.
   int64_t densityStride = std::max<int64_t>(1, batches / 16);
+  const size_t densityWindow = size_t(1) << 18; // elements
   size_t layers = m.spikeLayers.size();
   for (int64_t epoch = from.epoch; epoch < config.epochs; ++epoch) {
     double lr = learningRate(epoch);
@@ -428,13 +426,19 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     auto start = Clock::now();
     std::vector<double> densitySum(layers, 0.0);
     int64_t densityBatches = 0;
-    for (int64_t b = 0; b < batches; ++b) {
-      int64_t first = b * G + rank() * s.B;
+    // Batch b + 1 is encoded while the device runs step b: the input's host
+    // buffer is free once its upload has been enqueued (staged copies) and,
+    // on the CPU, once the step has run.
+    auto encode = [&](int64_t b) {
+      int64_t first = b * G + dataRank() * s.B;
       encodeBatch(train, order, first, s.B, s.T, s.B, config.encoder,
                   mixSeed({config.seed, uint64_t(epoch), uint64_t(b)}), x, G,
-                  rank() * s.B);
+                  dataRank() * s.B);
       for (int64_t i = 0; i < s.B; ++i)
         labels[i] = train.labels[order[first + i]];
+    };
+    encode(0);
+    for (int64_t b = 0; b < batches; ++b) {
       exec.setLabels(labels.data(), labels.size());
       runner.upload(m.input);
       runner.upload(m.labels);
@@ -450,10 +454,22 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
           auto [id, bits] = m.spikeLayerTrain[l];
           if (id < 0)
             continue;
-          runner.download(id);
-          densitySum[l] += spikeDensity(
-              exec.data(id), m.tensor(id).numel(), bits,
-              m.tensor(m.spikeLayers[l].second).numel());
+          // A window of at most 1 MiB at a seeded offset: the estimate over
+          // an epoch is unbiased, and a large layer's read-back (VGG-11's
+          // first: 67 MB) does not stall the device every few steps.
+          size_t numel = m.tensor(id).numel(), window = densityWindow;
+          size_t count = m.tensor(m.spikeLayers[l].second).numel();
+          size_t first = 0;
+          if (numel > window) {
+            first = mixSeed({config.seed, uint64_t(epoch), uint64_t(b), l}) %
+                    (numel - window + 1);
+            count = static_cast<size_t>(double(count) * window / numel);
+          } else {
+            window = numel;
+          }
+          runner.downloadWindow(id, first, window);
+          densitySum[l] +=
+              spikeDensity(exec.data(id) + first, window, bits, count);
         }
         ++densityBatches;
       }
@@ -464,6 +480,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       runner.run("update", ctx);
       if (reducer)
         reducer->averageBuffers();
+      if (b + 1 < batches)
+        encode(b + 1);
       runner.download(m.loss);
       // The step's loss (mean over the global batch) and correct count.
       float stats[2] = {*exec.data(m.loss), 0.0f};
@@ -508,8 +526,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     }
     runner.addLayerCalls(r.layers);
     pos.epoch = epoch + 1;
-    if (P > 1) // the ranks must still hold the same weights
-      checkSameOnAllRanks(*config.comm,
+    if (job() && job()->size() > 1) // the ranks must hold the same weights
+      checkSameOnAllRanks(*job(),
                           "the weights after epoch " + std::to_string(pos.epoch),
                           stateHash(exec, runner));
     if (!config.checkpoint.empty() && lead)
@@ -552,8 +570,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       onEpoch(r);
     // Rank 0's checkpoint is complete before any rank moves on (a resume
     // after a kill finds the last epoch's file).
-    if (P > 1)
-      config.comm->host().barrier();
+    if (job() && job()->size() > 1)
+      job()->host().barrier();
   }
 }
 

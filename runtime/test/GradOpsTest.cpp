@@ -1,4 +1,4 @@
-//===- GradOpsTest.cpp - backward, loss and training-mode ops ------------===//
+//===- GradOpsTest.cpp - backward and training-mode ops ------------------===//
 //
 // Each backward op against central finite differences of an independent
 // float64 forward written here (naive loops), on small shapes with fresh
@@ -136,84 +136,6 @@ TEST(GradOps, GroupedDilatedConvBackwardMatchesFiniteDifferences) {
   expectGrad(o.out(2), finiteDifferences([&](const std::vector<double> &v) {
                return dot(gy, convRef(s, X, W, v));
              }, B), "gb");
-}
-
-/// m[c] of sample b: the time mean of y, or its maximum for
-/// loss_ce_membrane_max.
-std::vector<double> timeReduce(const std::string &kind,
-                               const std::vector<double> &y, int T, int B,
-                               int C, int b) {
-  bool max = kind == "loss_ce_membrane_max";
-  std::vector<double> m(C, max ? -INFINITY : 0.0);
-  for (int t = 0; t < T; ++t)
-    for (int c = 0; c < C; ++c)
-      m[c] = max ? std::max(m[c], y[(t * B + b) * C + c])
-                 : m[c] + y[(t * B + b) * C + c] / T;
-  return m;
-}
-
-double lossRef(const std::string &kind, const std::vector<double> &y, int T,
-               int B, int C, const std::vector<int32_t> &labels) {
-  double total = 0;
-  for (int b = 0; b < B; ++b) {
-    std::vector<double> m = timeReduce(kind, y, T, B, C, b);
-    if (kind == "loss_mse_rate") {
-      for (int c = 0; c < C; ++c)
-        total += std::pow(m[c] - (c == labels[b]), 2) / (B * C);
-    } else {
-      double z = 0;
-      for (int c = 0; c < C; ++c)
-        z += std::exp(m[c]);
-      total += (std::log(z) - m[labels[b]]) / B;
-    }
-  }
-  return total;
-}
-
-TEST(GradOps, LossesMatchFiniteDifferences) {
-  std::mt19937 rng(16);
-  const int T = 3, B = 4, C = 5;
-  std::vector<int32_t> labels = {2, 0, 4, 2};
-  for (std::string kind :
-       {"loss_ce_rate", "loss_mse_rate", "loss_ce_membrane",
-        "loss_ce_membrane_max"}) {
-    OneOp o(kind, {{T, B, C}, {B}}, {{}, {T, B, C}, {}}, {});
-    o.m.tensors[o.op.in[1]].dtype = DType::I32;
-    std::memcpy(o.in(1).data(), labels.data(), sizeof(int32_t) * B);
-    fillRandom(o.in(0), rng, kind.rfind("loss_ce_membrane", 0) == 0 ? -3 : 0,
-               1);
-    o.run();
-    auto Y = toDouble(o.in(0));
-    EXPECT_NEAR(o.out(0)[0], lossRef(kind, Y, T, B, C, labels), 1e-5) << kind;
-    expectGrad(o.out(1), finiteDifferences([&](const std::vector<double> &v) {
-                 return lossRef(kind, v, T, B, C, labels);
-               }, Y), kind);
-    int correct = 0;
-    for (int b = 0; b < B; ++b) {
-      int best = 0;
-      std::vector<double> m = timeReduce(kind, Y, T, B, C, b);
-      for (int c = 1; c < C; ++c)
-        if (m[c] > m[best])
-          best = c;
-      correct += best == labels[b];
-    }
-    EXPECT_EQ(o.out(2)[0], correct) << kind;
-  }
-}
-
-TEST(GradOps, LabelOutOfRangeIsAClearError) {
-  OneOp o("loss_ce_rate", {{2, 1, 3}, {1}}, {{}, {2, 1, 3}, {}}, {});
-  o.m.tensors[o.op.in[1]].dtype = DType::I32;
-  int32_t bad = 7;
-  std::memcpy(o.in(1).data(), &bad, 4);
-  try {
-    o.run();
-    FAIL() << "expected an error";
-  } catch (const std::exception &e) {
-    EXPECT_NE(std::string(e.what()).find("label 7 of sample 0 is outside [0, 3)"),
-              std::string::npos)
-        << e.what();
-  }
 }
 
 TEST(GradOps, WrongArityIsAClearError) {

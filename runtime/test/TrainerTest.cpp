@@ -92,8 +92,32 @@ std::string tinyModule() {
       with(lif, {3}, {4, 5}, {{"save_h", true}}),
       with(linear, {4, 8, 9}, {10}),
       with(li, {10}, {11})};
+  auto constant = [&](const std::string &name, double value) {
+    int id = static_cast<int>(tensors.size());
+    tensors.push_back(t(id, name, {1}, "constant"));
+    tensors.back()["init"] = {{"kind", "constant"}, {"value", value}};
+    return id;
+  };
+  // The loss (cross-entropy on the mean membrane) and the evaluation's
+  // loss: kernel ops of the test kernel library, whose sizes are constant
+  // tensors.
+  json lossArgs = {constant("loss.T", T), constant("loss.B", B),
+                   constant("loss.C", OUT)};
+  auto lossKernel = [&](bool gradient, json in, json out) {
+    json args = lossArgs;
+    args.push_back(constant(gradient ? "loss.grad" : "eval.grad", gradient));
+    for (const json &id : in)
+      args.push_back(id);
+    for (const json &id : out)
+      args.push_back(id);
+    return json{{"op", "kernel"}, {"kernel", "snnrt_test_loss_ce"},
+                {"in", in},       {"out", out},
+                {"args", args},   {"grid", 1},
+                {"block", 1}};
+  };
+  json evaluate = {lossKernel(false, {11, 12}, {13, 15})};
   json backward = {
-      {{"op", "loss_ce_membrane"}, {"in", {11, 12}}, {"out", {13, 14, 15}}},
+      lossKernel(true, {11, 12}, {13, 14, 15}),
       with(li, {14, 11}, {16}, {{"op", "neuron_bwd"}}),
       {{"op", "linear_bwd"}, {"in", {16, 4, 8}}, {"out", {19, 17, 18}},
        {"has_bias", true}, {"need_gx", true}},
@@ -104,12 +128,6 @@ std::string tinyModule() {
   // kernel library (Inputs/TestKernels.cpp), whose sizes and hyperparameters
   // are constant tensors.
   int params[] = {1, 2, 8, 9}, grads[] = {22, 23, 17, 18};
-  auto constant = [&](const std::string &name, double value) {
-    int id = static_cast<int>(tensors.size());
-    tensors.push_back(t(id, name, {1}, "constant"));
-    tensors.back()["init"] = {{"kind", "constant"}, {"value", value}};
-    return id;
-  };
   json args = {constant("sgd.segments", 4), constant("sgd.momentum", 0.9),
                constant("sgd.weight_decay", 1e-4)};
   json in = json::array(), out = json::array();
@@ -133,8 +151,12 @@ std::string tinyModule() {
                   {"run_values", true},
                   {"grid", 1},
                   {"block", 1}}};
-  std::filesystem::copy_file(SNNRT_TEST_KERNELS, dir + "/kernels.host.so",
-                             std::filesystem::copy_options::skip_existing);
+  // A fresh copy (a library of an earlier build may be there), renamed
+  // into place: an earlier test of this process may still map the old one.
+  std::filesystem::copy_file(SNNRT_TEST_KERNELS, dir + "/kernels.host.so.new",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(dir + "/kernels.host.so.new",
+                          dir + "/kernels.host.so");
   json m = {{"format", "snn-module"},
             {"version", 1},
             {"time_steps", T},
@@ -145,9 +167,11 @@ std::string tinyModule() {
             {"labels", 12},
             {"loss", 13},
             {"correct", 15},
+            {"evaluate", {{"labels", 12}, {"loss", 13}, {"correct", 15}}},
             {"spike_layers", {{{"name", "lif1"}, {"tensor", 4}}}},
             {"programs",
              {{"infer", infer},
+              {"evaluate", evaluate},
               {"train_forward", forward},
               {"backward", backward},
               {"update", update}}},

@@ -130,7 +130,7 @@ def SNNDumpNeuronKernels : Pass<"snn-dump-neuron-kernels", "ModuleOp"> {
 }
 
 def SNNOpKernels : Pass<"snn-op-kernels", "ModuleOp"> {
-  let summary = "generate the kernels of the elementwise, pooling, batch norm and optimizer ops";
+  let summary = "generate the kernels of the elementwise, pooling, batch norm, loss and optimizer ops";
   let description = [{
     Adds the kernels that `--snn-compile` generates for the non-neuron ops it
     does not leave to a vendor library (include/snn/Conversion/NeuronToGPU/
@@ -139,7 +139,10 @@ def SNNOpKernels : Pass<"snn-op-kernels", "ModuleOp"> {
     pooling op (`snn.avg_pool2d`, `snn.sum_pool2d`, `snn.max_pool2d`) and
     pooling gradient, `snn.batch_norm` (training mode when an
     `snn.batch_norm_bwd` takes its gradient, else eval) and
-    `snn.batch_norm_bwd` (equal ones share a kernel), and one multi-tensor
+    `snn.batch_norm_bwd`, loss op (`snn.loss_ce_rate`, `snn.loss_ce_membrane`,
+    `snn.loss_mse_rate`, `snn.loss_ce_membrane_max`: the training kernel,
+    which writes the gradient, and the evaluation kernel, which does not)
+    (equal ones share a kernel), and one multi-tensor
     kernel per
     group of `snn.sgd` / `snn.adam` ops of a function with equal hyperparameters,
     which updates every parameter of the group in one launch (one segment

@@ -16,6 +16,8 @@
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "BlockSum.h"
+#include "BlockSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -171,8 +173,8 @@ MemRefType mlir::snn::getBatchNormSharedType(const OpKernelSpec &spec,
 
 namespace {
 /// Emits the code of one batch norm kernel: on the GPU as block `block`,
-/// thread `lane`; on the host (no shared memory) a loop over the blocks or
-/// threads. Index arithmetic is in i32 when x has fewer than 2^31 elements.
+/// thread `lane`; on the host (no shared memory) one work item, a block or
+/// a thread run by one CPU thread. Index arithmetic is in i32 when x has fewer than 2^31 elements.
 class BatchNormEmitter : KernelArith {
 public:
   BatchNormEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec,
@@ -185,7 +187,9 @@ public:
                : b.getI64Type()) {}
 
   void emitGPU(Value shared, Value block, Value lane);
-  void emitHost();
+  /// Work item `item` (index) of the host function: a statistics block, or
+  /// a thread of the other kernels, one element at a time.
+  void emitHostItem(Value item);
 
 private:
   /// Block `block` of a statistics kernel as thread `lane` of `threads`.
@@ -199,6 +203,8 @@ private:
   void emitBwdFinish(Value c);
   /// Elements [i W, (i + 1) W), all of one channel.
   void emitApply(Value i);
+  /// Eval on the host: channel `c`'s affine once, then its elements.
+  void emitEvalChannel(Value c);
   /// The two sums of channel `c`, combined over its parts (f64).
   std::pair<Value, Value> emitCombinedSums(Value c);
   /// The eval affine of channel `c` in f32 from the running statistics.
@@ -379,29 +385,9 @@ std::pair<Value, Value> BatchNormEmitter::emitBlockSums(Value first,
                                                         Value lane) {
   if (!gpu)
     return {first, second};
-  const int64_t n = kOpKernelBlockSize;
-  Value mine = toIndex(lane);
-  Value upper = arith::AddIOp::create(
-      b, loc, mine, arith::ConstantIndexOp::create(b, loc, n));
-  store(first, shared, mine);
-  store(second, shared, upper);
-  gpu::BarrierOp::create(b, loc);
-  // A tree: at each level the lower half of the threads adds the upper.
-  for (int64_t stride = n / 2; stride >= 1; stride /= 2) {
-    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         lane, cst(stride));
-    when(active, [&] {
-      for (Value i : {mine, upper}) {
-        Value other = arith::AddIOp::create(
-            b, loc, i, arith::ConstantIndexOp::create(b, loc, stride));
-        Value sum = add(load(shared, i), load(shared, other));
-        store(sum, shared, i);
-      }
-    });
-    gpu::BarrierOp::create(b, loc);
-  }
-  return {load(shared, arith::ConstantIndexOp::create(b, loc, 0)),
-          load(shared, arith::ConstantIndexOp::create(b, loc, n))};
+  SmallVector<Value> sums = emitBlockSum(b, loc, shared, toIndex(lane),
+                                         kOpKernelBlockSize, {first, second});
+  return {sums[0], sums[1]};
 }
 
 std::pair<Value, Value> BatchNormEmitter::emitCombinedSums(Value c) {
@@ -524,6 +510,22 @@ void BatchNormEmitter::emitApply(Value i) {
   storeLanes(out, y, e);
 }
 
+void BatchNormEmitter::emitEvalChannel(Value c) {
+  auto [scale, shift] = emitEvalAffine(c);
+  // x[m, c, s] = x[(m C + c) S + s], m below rows, s below S.
+  scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, g.rows * g.spatial),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
+      [&](OpBuilder &, Location, Value j, ValueRange) {
+        Value jj = toIt(j);
+        Value plane = addi(muli(divi(jj, g.spatial), cst(g.channels)), c);
+        Value e = addi(muli(plane, cst(g.spatial)), remi(jj, g.spatial));
+        put(add(mul(at(args[0], e), scale), shift), args[5], e);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
 void BatchNormEmitter::emitThread(Value i) {
   if (spec.kind == OpKernelKind::BatchNormFinish)
     return emitFinish(i);
@@ -546,19 +548,12 @@ void BatchNormEmitter::emitGPU(Value sharedMemory, Value block, Value lane) {
        [&] { emitThread(i); });
 }
 
-void BatchNormEmitter::emitHost() {
-  int64_t count =
-      isStats(spec) ? g.channels * g.parts : getThreadCount(spec, width);
-  scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-                     arith::ConstantIndexOp::create(b, loc, count),
-                     arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
-                     [&](OpBuilder &, Location, Value i, ValueRange) {
-                       if (isStats(spec))
-                         emitStatsBlock(toIt(i), cst(0), 1);
-                       else
-                         emitThread(toIt(i));
-                       scf::YieldOp::create(b, loc);
-                     });
+void BatchNormEmitter::emitHostItem(Value item) {
+  if (isStats(spec))
+    return emitStatsBlock(toIt(item), cst(0), 1);
+  if (spec.kind == OpKernelKind::BatchNormEval)
+    return emitEvalChannel(toIt(item));
+  emitThread(toIt(item));
 }
 
 void mlir::snn::emitBatchNormGPUKernel(OpBuilder &b, Location loc,
@@ -569,8 +564,26 @@ void mlir::snn::emitBatchNormGPUKernel(OpBuilder &b, Location loc,
       .emitGPU(shared, block, lane);
 }
 
-void mlir::snn::emitBatchNormHostKernel(OpBuilder &b, Location loc,
-                                        const OpKernelSpec &spec,
-                                        ValueRange args) {
-  BatchNormEmitter(b, loc, spec, args, /*gpu=*/false).emitHost();
+int64_t mlir::snn::getBatchNormHostItems(const OpKernelSpec &spec) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  if (isStats(spec))
+    return g.channels * g.parts;
+  return spec.kind == OpKernelKind::BatchNormEval ? g.channels
+                                                  : getThreadCount(spec, 1);
+}
+
+int64_t mlir::snn::getBatchNormHostItemWork(const OpKernelSpec &spec) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  if (isStats(spec))
+    return g.rowsPerPart * g.spatial;
+  if (spec.kind == OpKernelKind::BatchNormEval)
+    return g.rows * g.spatial;
+  // A finish item reads its channel's partial sums.
+  return isFinish(spec) ? 4 * g.parts : 1;
+}
+
+void mlir::snn::emitBatchNormHostItem(OpBuilder &b, Location loc,
+                                      const OpKernelSpec &spec,
+                                      ValueRange args, Value item) {
+  BatchNormEmitter(b, loc, spec, args, /*gpu=*/false).emitHostItem(item);
 }

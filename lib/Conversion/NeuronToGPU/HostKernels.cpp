@@ -9,14 +9,18 @@
 // are single instructions, as on the GPU) when the compiling machine has it,
 // else for the baseline; the runtime checks the level before it loads.
 //
-// Each kernel `name` is exported as `void name(void **args)`, args[i] being
-// the i-th tensor of the kernel ABI (docs/artifact-format.md); the function
+// Each kernel `name` is exported as `void name(void **args, int64_t begin,
+// int64_t end)`, args[i] being the i-th tensor of the kernel ABI
+// (docs/artifact-format.md), running its work items [begin, end), with
+// `int64_t name_range[2]` = {items, grain} (HostKernelRange.h); the function
 // with one argument per tensor stays internal. One entry point of one
-// signature lets the runtime call every kernel through one function type.
+// signature lets the runtime call every kernel through one function type and
+// spread its items over threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "NeuronKernelBuilder.h"
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 
@@ -47,34 +51,51 @@ using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
+/// Work worth a CPU thread of its own: about 16k neuron steps (tens of
+/// microseconds), against the few microseconds of waking a thread.
+static constexpr int64_t kNeuronStepsPerThread = 16384;
+
 func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                         StringRef name, const NeuronSpec &spec,
                                         KernelKind kind) {
   MLIRContext *ctx = b.getContext();
-  auto fnType = FunctionType::get(ctx, getKernelArgTypes(spec, kind, ctx), {});
-  auto fn = func::FuncOp::create(b, loc, name, fnType);
+  int64_t threads = spec.getNumThreads();
+  int64_t stepsPerThread = spec.numSteps * spec.getWidth();
+  int64_t grain = llvm::divideCeilSigned(kNeuronStepsPerThread, stepsPerThread);
+  // plif's backward adds every neuron's share of the weight gradient into
+  // one sum: on one CPU thread, in item order, so the bits do not depend on
+  // the thread count.
+  if (kind == KernelKind::Backward && spec.plifWeightSize > 0)
+    grain = std::max<int64_t>(grain, threads);
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name, getKernelArgTypes(spec, kind, ctx), threads, grain);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  // The grid, one thread after the other.
-  auto threads = scf::ForOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-      arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()),
-      arith::ConstantIndexOp::create(b, loc, 1));
-  b.setInsertionPoint(threads.getBody()->getTerminator());
-  buildNeuronThread(b, loc, spec, kind, threads.getInductionVar(),
-                    fn.getArguments());
-  b.setInsertionPointAfter(threads);
+  b.setInsertionPointToStart(&fn.front());
+  // The grid's threads [begin, end), one after the other.
+  {
+    OpBuilder::InsertionGuard inner(b);
+    scf::ForOp loop = createHostRangeLoop(b, loc, fn, 0, threads);
+    buildNeuronThread(b, loc, spec, kind, loop.getInductionVar(),
+                      getHostTensorArgs(fn));
+  }
   func::ReturnOp::create(b, loc);
   return fn;
 }
 
+/// A kernel's work items and the fewest worth a CPU thread (HostKernelRange.h).
+using HostRanges = llvm::StringMap<std::pair<int64_t, int64_t>>;
+
 /// Renames every kernel `name` of the lowered module to an internal
-/// `name_args` and adds the exported `void name(void **args)` that calls it.
-static void addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names) {
+/// `name_args` and adds the exported `void name(void **args, int64_t begin,
+/// int64_t end)` that calls it, and the exported constant `int64_t
+/// name_range[2]` = {items, grain}.
+static void addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names,
+                                 const HostRanges &ranges) {
   MLIRContext *ctx = module.getContext();
   SymbolTable symbols(module);
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
   for (const std::string &name : names) {
     auto impl = symbols.lookup<LLVM::LLVMFuncOp>(name);
     if (!impl)
@@ -85,18 +106,31 @@ static void addPackedEntryPoints(ModuleOp module, ArrayRef<std::string> names) {
     Location loc = impl.getLoc();
     auto entry = LLVM::LLVMFuncOp::create(
         b, loc, name,
-        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(entry.addEntryBlock(b));
-    Value args = entry.getArgument(0);
-    SmallVector<Value> operands;
-    for (unsigned i = 0, e = impl.getNumArguments(); i < e; ++i) {
-      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, args,
-                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
-      operands.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                    {ptr, i64, i64}));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(entry.addEntryBlock(b));
+      Value args = entry.getArgument(0);
+      SmallVector<Value> operands;
+      // The tensors, then begin and end.
+      for (unsigned i = 0, e = impl.getNumArguments() - 2; i < e; ++i) {
+        Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, args,
+                                         ArrayRef<LLVM::GEPArg>{int32_t(i)});
+        operands.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+      }
+      operands.push_back(entry.getArgument(1));
+      operands.push_back(entry.getArgument(2));
+      LLVM::CallOp::create(b, loc, impl, operands);
+      LLVM::ReturnOp::create(b, loc, ValueRange{});
     }
-    LLVM::CallOp::create(b, loc, impl, operands);
-    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    auto [items, grain] = ranges.lookup(name);
+    auto arrayType = LLVM::LLVMArrayType::get(i64, 2);
+    LLVM::GlobalOp::create(
+        b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::External,
+        name + "_range",
+        DenseElementsAttr::get(RankedTensorType::get({2}, i64),
+                               ArrayRef<int64_t>{items, grain}));
   }
 }
 
@@ -210,7 +244,7 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 FailureOr<HostKernelLibrary>
 snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                                ArrayRef<NamedOpKernel> opKernels,
-                               bool neurons) {
+                               bool neurons, bool bf16H) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -229,6 +263,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                               KernelKind::Backward, KernelKind::ForwardRecord};
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
+  storage.bf16HInF32 = bf16H;
   if (neurons)
   forEachKernelOp(
       func,
@@ -242,8 +277,10 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
             continue;
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);
-          buildHostKernel(b, op->getLoc(), name, spec, kind);
-          names.push_back(name);
+          if (!spec.sharesKernels) {
+            buildHostKernel(b, op->getLoc(), name, spec, kind);
+            names.push_back(name);
+          }
           (kind == KernelKind::ForwardSaveH    ? kernel.fwdName
            : kind == KernelKind::Forward       ? kernel.fwdInferName
            : kind == KernelKind::ForwardRecord ? kernel.fwdRecordName
@@ -259,6 +296,10 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
   if (names.empty())
     return library;
 
+  HostRanges ranges;
+  for (auto fn : module->getOps<func::FuncOp>())
+    ranges[fn.getSymName()] = getHostRange(fn);
+
   PassManager pm(ctx);
   if (failed(expandMathOps(*module)) ||
       failed(expandBF16Conversions(*module)) ||
@@ -271,7 +312,7 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
           pm, llvm::errs())) ||
       failed(pm.run(*module)))
     return func.emitError() << "failed to lower the CPU neuron kernels to LLVM";
-  addPackedEntryPoints(*module, names);
+  addPackedEntryPoints(*module, names, ranges);
 
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string cpu = getHostCPULevel(triple);

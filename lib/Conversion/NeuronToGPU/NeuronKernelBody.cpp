@@ -43,6 +43,23 @@ Value ThreadEmitter::paramVector(Value memref) {
 }
 
 void ThreadEmitter::loadParams(ValueRange paramArgs) {
+  if (spec.learnsLeak()) {
+    Value w = paramArgs.front();
+    paramArgs = paramArgs.drop_front();
+    plifWeight = spec.plifWeightSize == 1
+                     ? vector::BroadcastOp::create(
+                           b, loc, vecType,
+                           memref::LoadOp::create(b, loc, w,
+                                                  ValueRange{index(0)}))
+                     : paramVector(w);
+    // k = sigmoid(w) = 1 / (1 + exp(-w)); c = k with decay_input.
+    Value e = math::ExpOp::create(
+        b, loc, arith::NegFOp::create(b, loc, plifWeight));
+    Value k = div(splat(1.0), add(splat(1.0), e));
+    params[&spec.k] = k;
+    if (spec.decayInput)
+      params[&spec.c] = k;
+  }
   SmallVector<const NeuronParam *> tensors = spec.getTensorParams();
   assert(tensors.size() == paramArgs.size() && "kernel ABI mismatch");
   for (auto [p, arg] : llvm::zip(tensors, paramArgs))
@@ -131,6 +148,8 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
   }
   Value in = load(x, at);
+  if (addend)
+    in = add(in, load(addend, at));
   if (spec.hasSynapse()) {
     // I[t] = I[t-1] - k_syn I[t-1] + c_syn X[t]
     Value i = state[1];
@@ -141,10 +160,16 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     in = i;
   }
   Value hv = charge(state[0], in);
+  Value hSaved = hv;
+  if (roundsH) {
+    auto bf16 = cast<VectorType>(hv.getType()).clone(b.getBF16Type());
+    Value rounded = arith::TruncFOp::create(b, loc, bf16, hv);
+    hSaved = arith::ExtFOp::create(b, loc, vecType, rounded);
+  }
   if (!spec.spikes()) {
     store(hv, s, at);
     if (h)
-      store(hv, h, at);
+      store(hSaved, h, at);
     if (vOut)
       store(hv, vOut, at);
     next.insert(next.begin(), hv);
@@ -154,7 +179,7 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
   if (s && !spec.packsSpikes())
     store(select(spike, splat(1.0), splat(0.0)), s, at);
   if (h)
-    store(hv, h, at);
+    store(hSaved, h, at);
   Value v = afterReset(hv, spike);
   if (vOut)
     store(v, vOut, at);
@@ -177,6 +202,49 @@ Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
     dvdh = spec.detachReset ? one : sub(one, mul(param(spec.vTh), sg));
   }
   return add(mul(gOut, sg), mul(gv, dvdh));
+}
+
+Value ThreadEmitter::leakGrad(Value hv, Value vPrev) {
+  // With decay_input c X = k X = H - V - k (v_leak - V), so
+  // dH/dk = (v_leak - V) + X = (H - V) / k; else dH/dk = v_leak - V.
+  if (spec.decayInput)
+    return div(sub(hv, vPrev), param(spec.k));
+  return sub(param(spec.vLeak), vPrev);
+}
+
+Value ThreadEmitter::membraneBefore(Value t, Value h) {
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, index(0));
+  // Step 0 reads H[0] (in bounds) and discards it.
+  Value prev = arith::SelectOp::create(
+      b, loc, isFirst, index(0), arith::SubIOp::create(b, loc, t, index(1)));
+  Value hp = load(h, offset(prev));
+  Value vInit = param(spec.vInitFromReset ? spec.vReset : spec.vInit);
+  return select(isFirst, vInit, afterReset(hp, fires(hp)));
+}
+
+void ThreadEmitter::addWeightGrad(Value gk, Value gw) {
+  Value k = param(spec.k);
+  Value grad = mul(mul(gk, k), sub(splat(1.0), k)); // sigmoid'(w) = k (1 - k)
+  auto lane = [&](int64_t i) -> Value {
+    return vector::ExtractOp::create(b, loc, grad, ArrayRef<int64_t>{i});
+  };
+  auto atomicAdd = [&](Value v, Value at) {
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, v, gw,
+                                ValueRange{at});
+  };
+  if (spec.plifWeightSize == 1) {
+    Value sum = lane(0);
+    for (int64_t i = 1; i < width; ++i)
+      sum = arith::AddFOp::create(b, loc, sum, lane(i));
+    atomicAdd(sum, index(0));
+    return;
+  }
+  for (int64_t i = 0; i < width; ++i) {
+    Value n = arith::AddIOp::create(b, loc, base, index(i));
+    atomicAdd(lane(i),
+              arith::RemUIOp::create(b, loc, n, index(spec.numFeatures)));
+  }
 }
 
 Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
@@ -246,6 +314,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   Value h = (saveH && !ckpt) || record ? args[2] : Value();
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   Value vOut = record ? args[3] : Value();
+  roundsH = h && !record && spec.storage.bf16HInF32;
   unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numOutputs);
   loadParams(args.drop_front(numOutputs + stateArgs.size()));
@@ -313,7 +382,8 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
 
 void ThreadEmitter::emitBackward(ValueRange args) {
   Value gs = args[0], h = args[1], gx = args[2];
-  unsigned numFixed = spec.hasSynapse() ? 4 : 3;
+  Value gw = spec.learnsLeak() ? args[3] : Value();
+  unsigned numFixed = spec.hasSynapse() || spec.learnsLeak() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numFixed);
   loadParams(args.drop_front(numFixed + stateArgs.size()));
 
@@ -326,6 +396,9 @@ void ThreadEmitter::emitBackward(ValueRange args) {
   // A chained layer's scan starts from the gradient of its final state.
   if (spec.chainsState)
     init = loadState(stateArgs.take_front(spec.getNumStateTensors()));
+  // plif: dL/dk of the thread's lanes, summed over the steps.
+  if (gw)
+    init.push_back(zero);
   Value last = index(spec.numSteps - 1);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(1), init,
@@ -335,9 +408,10 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         Value at = offset(t);
         Value gOut = load(gs, at);
         Value gv = grads[0];
-        Value gh;
+        Value gh, hv;
         if (spec.spikes()) {
-          gh = gradH(gOut, gv, load(h, at));
+          hv = load(h, at);
+          gh = gradH(gOut, gv, hv);
         } else {
           // li: the output is H itself and the membrane is not reset.
           gh = add(gOut, gv);
@@ -350,12 +424,75 @@ void ThreadEmitter::emitBackward(ValueRange args) {
           next.push_back(mul(gi, synDecay));
         }
         store(gin, gx, at);
+        if (gw)
+          next.push_back(
+              add(grads.back(), mul(gh, leakGrad(hv, membraneBefore(t, h)))));
         scf::YieldOp::create(b, loc, next);
       });
+  if (gw)
+    addWeightGrad(loop.getResults().back(), gw);
   // What the scan carries past step 0 is the initial state's gradient.
   if (spec.chainsState)
     storeState(loop.getResults(),
                stateArgs.drop_front(spec.getNumStateTensors()));
+}
+
+void ThreadEmitter::emitStep(ValueRange args, bool saveH) {
+  unsigned states = spec.getNumStateTensors();
+  Value x = args[0];
+  ValueRange stateIn = args.slice(1, states);
+  unsigned next = 1 + states;
+  Value s = args[next++];
+  // li: the output is the next membrane.
+  ValueRange stateOut = args.slice(next, spec.spikes() ? states : 0);
+  next += stateOut.size();
+  Value h = saveH ? args[next++] : Value();
+  SmallVector<Value> paramArgs;
+  if (spec.learnsLeak())
+    paramArgs.push_back(args[next++]);
+  if (spec.stepAddend)
+    addend = args[next++];
+  llvm::append_range(paramArgs, args.drop_front(next));
+  loadParams(paramArgs);
+  SmallVector<Value> state = loadState(stateIn), after;
+  forwardStep(index(0), state, x, s, h, Value(), Value(), after);
+  storeState(after, stateOut);
+}
+
+void ThreadEmitter::emitStepBackward(ValueRange args) {
+  unsigned grads = spec.getNumStateTensors() + 1;
+  Value gs = args[0], giNext = spec.hasSynapse() ? args[1] : Value();
+  Value gvNext = args[grads - 1], h = args[grads];
+  ValueRange out = args.slice(grads + 1, grads);
+  Value gx = out[0], gi = spec.hasSynapse() ? out[1] : Value();
+  Value gv = out[grads - 1];
+  unsigned next = 2 * grads + 1;
+  Value gw, vBefore;
+  if (spec.learnsLeak()) {
+    gw = args[next++];
+    vBefore = args[next++];
+  }
+  loadParams(args.drop_front(next));
+
+  Value one = splat(1.0);
+  Value gOut = load(gs, base), gvIn = load(gvNext, base);
+  Value hv, gh;
+  if (spec.spikes()) {
+    hv = load(h, base);
+    gh = gradH(gOut, gvIn, hv);
+  } else {
+    gh = add(gOut, gvIn); // li: the output is H itself
+  }
+  store(mul(gh, sub(one, param(spec.k))), gv, base);
+  Value gin = mul(param(spec.c), gh);
+  if (spec.hasSynapse()) {
+    Value g = add(gin, load(giNext, base));
+    gin = mul(param(spec.cSyn), g);
+    store(mul(g, sub(one, param(spec.kSyn))), gi, base);
+  }
+  store(gin, gx, base);
+  if (gw)
+    addWeightGrad(mul(gh, leakGrad(hv, load(vBefore, base))), gw);
 }
 
 void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
@@ -368,6 +505,14 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   Value base = arith::MulIOp::create(
       b, loc, thread, arith::ConstantIndexOp::create(b, loc, spec.getWidth()));
   ThreadEmitter emitter(b, loc, spec, base);
+  if (spec.step) {
+    assert(kind != KernelKind::ForwardRecord && "steps are not recorded");
+    if (kind == KernelKind::Backward)
+      emitter.emitStepBackward(args);
+    else
+      emitter.emitStep(args, kind == KernelKind::ForwardSaveH);
+    return;
+  }
   switch (kind) {
   case KernelKind::Forward:
   case KernelKind::ForwardSaveH:

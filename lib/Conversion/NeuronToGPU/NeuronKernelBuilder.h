@@ -23,12 +23,12 @@
 
 namespace mlir::snn::kernelgen {
 
-enum class NeuronModel { LIF, IF, LI, CubaLIF };
+enum class NeuronModel { LIF, IF, LI, CubaLIF, PLIF };
 
 enum class KernelKind {
   Forward,      ///< x -> s
   ForwardSaveH, ///< x -> s, h (and i_saved for cuba_lif)
-  Backward,     ///< gs, h -> gx
+  Backward,     ///< gs, h -> gx (and gw for plif)
   /// x -> s, h, v: H and the membrane after the reset in f32 whatever the
   /// storage options (snn-run --record).
   ForwardRecord,
@@ -67,6 +67,21 @@ struct NeuronSpec {
   /// backward reads the final state's gradient and writes the initial
   /// state's (each [N] f32 per state tensor, in the op's state order).
   bool chainsState = false;
+  /// plif: k = sigmoid(w) from the weight tensor w (the first parameter
+  /// argument, plifWeightSize = 1 or F values), c = k with decayInput, else
+  /// 1. The backward also writes dL/dw: added to gw (zeroed by the caller)
+  /// with atomics, per feature or summed for a scalar weight.
+  int64_t plifWeightSize = 0;
+  bool decayInput = true;
+  /// One step of the layer from a given state (a step op inside a time
+  /// loop: `neuron_step` / `neuron_step_bwd`), numSteps = 1; its own ABI.
+  bool step = false;
+  /// The step's input is x + addend (the snn.add that the manifest folds
+  /// into neuron_step, kStepAddendAttrName).
+  bool stepAddend = false;
+  /// An earlier step op of the function has the same kernels (the steps of
+  /// an unrolled loop): this one takes their names and builds nothing.
+  bool sharesKernels = false;
   /// The average/sum pooling the forward kernel computes (--snn-fuse): a
   /// thread per window of the [.., rows, cols] feature map.
   std::optional<FusedPool> pool;
@@ -75,6 +90,8 @@ struct NeuronSpec {
   /// Pooled layers have the inference forward only (the fused backward is
   /// not built yet).
   bool hasKernel(KernelKind kind) const {
+    if (step)
+      return kind != KernelKind::ForwardRecord;
     return !pool || kind == KernelKind::Forward;
   }
   /// Windows of a pooled layer (its pooled outputs per step).
@@ -84,6 +101,7 @@ struct NeuronSpec {
 
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
+  bool learnsLeak() const { return model == NeuronModel::PLIF; }
   /// Neurons per thread and access: 4 (16-byte accesses) when N is a
   /// multiple of 4; a pooled layer's thread reads its window a row of KW
   /// neurons at a time.
@@ -106,9 +124,11 @@ struct NeuronSpec {
     return (numSteps + getSpikeWordBits() - 1) / getSpikeWordBits();
   }
   /// The backward recomputes H (NeuronStorage::recomputeChunk): lif and if
-  /// (li's backward needs no H; cuba_lif would need its current too).
+  /// (li's backward needs no H; cuba_lif would need its current too, plif
+  /// its V[t-1]).
   bool recomputes() const {
-    return storage.recomputeChunk > 0 && spikes() && !hasSynapse();
+    return storage.recomputeChunk > 0 && spikes() && !hasSynapse() &&
+           !learnsLeak();
   }
   int64_t getNumChunks() const {
     if (!recomputes())
@@ -127,7 +147,7 @@ struct NeuronSpec {
 };
 
 /// Describes `op`, or returns std::nullopt with the reason in `why` when the
-/// op has no generated kernel (step form, snn.plif, non-f32 element type).
+/// op has no generated kernel (step form, non-f32 element type, ...).
 std::optional<NeuronSpec> getNeuronSpec(Operation *op, std::string &why);
 
 /// The kernel's memref argument types in ABI order.
@@ -151,7 +171,8 @@ void buildPooledNeuronThread(OpBuilder &b, Location loc,
                              ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
-/// arguments, a loop over its threads, each running the per-thread code.
+/// arguments then a range (HostKernelRange.h), a loop over the threads of
+/// the range, each running the per-thread code.
 func::FuncOp buildHostKernel(OpBuilder &b, Location loc, StringRef name,
                              const NeuronSpec &spec, KernelKind kind);
 
@@ -165,10 +186,12 @@ struct NeuronOpKernels {
   int64_t gridSize;
 };
 
-/// Calls `fn(op, index, spec)` for every multi-step neuron op of `func` that
-/// has generated kernels, with `storage` in its spec; `index` counts every
-/// multi-step neuron op in order, so that names do not depend on which ops
-/// are supported. Returns the number of neuron ops skipped.
+/// Calls `fn(op, index, spec)` for every neuron op of `func` that has
+/// generated kernels, with `storage` in its spec; `index` counts every
+/// multi-step neuron op in order (step ops apart), so that names do not
+/// depend on which ops are supported. A step op like an earlier one gets
+/// that one's index and spec.sharesKernels. Returns the number of neuron ops
+/// skipped.
 unsigned forEachKernelOp(
     func::FuncOp func,
     function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,

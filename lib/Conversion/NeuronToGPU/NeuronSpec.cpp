@@ -62,74 +62,100 @@ template <typename OpT> static void readFire(OpT op, NeuronSpec &spec) {
 std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
                                                    std::string &why) {
   auto neuron = dyn_cast<NeuronOpInterface>(op);
-  if (!neuron || neuron.isStepForm()) {
-    why = "not a multi-step neuron op";
+  if (!neuron) {
+    why = "not a neuron op";
     return std::nullopt;
   }
-  if (isa<PLIFOp>(op)) {
-    why = "snn.plif's leak gradient is a reduction over the batch: it runs "
-          "on the runtime's built-in kernel";
-    return std::nullopt;
-  }
+  bool step = neuron.isStepForm();
   auto type = cast<RankedTensorType>(neuron.getInput().getType());
   if (!type.getElementType().isF32()) {
     why = "generated kernels are f32 only";
     return std::nullopt;
   }
-  if (!type.hasStaticShape() || type.getRank() < 3) {
-    why = "generated kernels need a static [T, B, features...] shape";
+  if (!type.hasStaticShape() || type.getRank() < (step ? 2 : 3)) {
+    why = step ? "generated kernels need a static [B, features...] shape"
+               : "generated kernels need a static [T, B, features...] shape";
     return std::nullopt;
   }
 
   NeuronSpec spec;
-  spec.numSteps = type.getDimSize(0);
+  spec.step = step;
+  spec.stepAddend = step && op->hasAttr(kStepAddendAttrName);
+  spec.numSteps = step ? 1 : type.getDimSize(0);
   spec.numNeurons = type.getNumElements() / spec.numSteps;
-  spec.numFeatures = spec.numNeurons / type.getDimSize(1);
+  spec.numFeatures = spec.numNeurons / type.getDimSize(step ? 0 : 1);
   spec.k = spec.c = spec.vLeak = spec.vTh = spec.vReset = spec.vInit =
       getScalar(0.0);
   spec.kSyn = spec.cSyn = spec.iInit = getScalar(0.0);
+  // The step ops (inside a time loop) have the attributes of their layers.
+  auto lif = [&](auto lif) {
+    spec.model = NeuronModel::LIF;
+    spec.k = getParam(lif.getK());
+    spec.c = getParam(lif.getC());
+    spec.vLeak = getParam(lif.getVLeak());
+    readFire(lif, spec);
+    return true;
+  };
+  auto ifNeuron = [&](auto ifOp) {
+    spec.model = NeuronModel::IF;
+    spec.c = getParam(ifOp.getC());
+    readFire(ifOp, spec);
+    return true;
+  };
+  auto li = [&](auto li) {
+    spec.model = NeuronModel::LI;
+    spec.k = getParam(li.getK());
+    spec.c = getParam(li.getC());
+    spec.vLeak = getParam(li.getVLeak());
+    if (std::optional<Attribute> vInit = li.getVInit())
+      spec.vInit = getParam(*vInit);
+    return true;
+  };
+  auto plif = [&](auto plif) {
+    spec.model = NeuronModel::PLIF;
+    spec.plifWeightSize =
+        cast<ShapedType>(plif.getW().getType()).getNumElements();
+    spec.decayInput = plif.getDecayInput();
+    // k and c come from w in the kernel.
+    spec.c = getScalar(1.0);
+    spec.vLeak = getParam(plif.getVLeak());
+    readFire(plif, spec);
+    return true;
+  };
+  auto cuba = [&](auto cuba) {
+    spec.model = NeuronModel::CubaLIF;
+    spec.kSyn = getParam(cuba.getKSyn());
+    spec.cSyn = getParam(cuba.getCSyn());
+    if (std::optional<Attribute> iInit = cuba.getIInit())
+      spec.iInit = getParam(*iInit);
+    spec.k = getParam(cuba.getK());
+    spec.c = getParam(cuba.getC());
+    spec.vLeak = getParam(cuba.getVLeak());
+    readFire(cuba, spec);
+    return true;
+  };
   bool known = llvm::TypeSwitch<Operation *, bool>(op)
-                   .Case([&](LIFOp lif) {
-                     spec.model = NeuronModel::LIF;
-                     spec.k = getParam(lif.getK());
-                     spec.c = getParam(lif.getC());
-                     spec.vLeak = getParam(lif.getVLeak());
-                     readFire(lif, spec);
-                     return true;
-                   })
-                   .Case([&](IFOp ifOp) {
-                     spec.model = NeuronModel::IF;
-                     spec.c = getParam(ifOp.getC());
-                     readFire(ifOp, spec);
-                     return true;
-                   })
-                   .Case([&](LIOp li) {
-                     spec.model = NeuronModel::LI;
-                     spec.k = getParam(li.getK());
-                     spec.c = getParam(li.getC());
-                     spec.vLeak = getParam(li.getVLeak());
-                     if (std::optional<Attribute> vInit = li.getVInit())
-                       spec.vInit = getParam(*vInit);
-                     return true;
-                   })
-                   .Case([&](CubaLIFOp cuba) {
-                     spec.model = NeuronModel::CubaLIF;
-                     spec.kSyn = getParam(cuba.getKSyn());
-                     spec.cSyn = getParam(cuba.getCSyn());
-                     if (std::optional<Attribute> iInit = cuba.getIInit())
-                       spec.iInit = getParam(*iInit);
-                     spec.k = getParam(cuba.getK());
-                     spec.c = getParam(cuba.getC());
-                     spec.vLeak = getParam(cuba.getVLeak());
-                     readFire(cuba, spec);
-                     return true;
-                   })
+                   .Case<LIFOp, LIFStepOp>(lif)
+                   .Case<IFOp, IFStepOp>(ifNeuron)
+                   .Case<LIOp, LIStepOp>(li)
+                   .Case<PLIFOp, PLIFStepOp>(plif)
+                   .Case<CubaLIFOp, CubaLIFStepOp>(cuba)
                    .Default([](Operation *) { return false; });
   if (!known) {
     why = "no kernel generator for this neuron model";
     return std::nullopt;
   }
-  spec.chainsState = !getInitState(op).empty() || !getFinalState(op).empty();
+  spec.chainsState =
+      !step && (!getInitState(op).empty() || !getFinalState(op).empty());
+  if (spec.learnsLeak() &&
+      (spec.plifWeightSize != 1 && spec.plifWeightSize != spec.numFeatures)) {
+    why = "snn.plif's weight has neither 1 nor one value per feature";
+    return std::nullopt;
+  }
+  if (spec.learnsLeak() && spec.chainsState) {
+    why = "a plif layer split in time has no generated kernel yet";
+    return std::nullopt;
+  }
   if (op->hasAttr(kFusedPoolAttrName)) {
     spec.pool = getFusedPool(op);
     int64_t rank = type.getRank();
@@ -180,9 +206,40 @@ SmallVector<const NeuronParam *> NeuronSpec::getTensorParams() const {
   return params;
 }
 
+/// The ABI of a step kernel (docs/artifact-format.md): the op's fixed
+/// inputs, its outputs, then its other inputs in the manifest's order.
+static SmallVector<Type> getStepArgTypes(const NeuronSpec &spec,
+                                         KernelKind kind, MLIRContext *ctx) {
+  Type f32 = Float32Type::get(ctx);
+  Type flat = MemRefType::get({spec.numNeurons}, f32);
+  Type weight = MemRefType::get({spec.plifWeightSize}, f32);
+  unsigned states = spec.getNumStateTensors();
+  SmallVector<Type> types;
+  if (kind == KernelKind::Backward) {
+    // gS, [gI'], gV', H; gX, [gI], gV, [gw]; [V before the step, w]
+    types.append(2 * (states + 1) + 1, flat);
+    if (spec.learnsLeak())
+      types.append({weight, flat, weight});
+  } else {
+    // x, [i], v; s, [i', v' (spiking)], [h]; [w], [addend]
+    types.append(1 + states + 1 + (spec.spikes() ? states : 0), flat);
+    if (kind == KernelKind::ForwardSaveH)
+      types.push_back(flat);
+    if (spec.learnsLeak())
+      types.push_back(weight);
+    if (spec.stepAddend)
+      types.push_back(flat);
+  }
+  types.append(spec.getTensorParams().size(),
+               MemRefType::get({spec.numFeatures}, f32));
+  return types;
+}
+
 SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
                                                KernelKind kind,
                                                MLIRContext *ctx) {
+  if (spec.step)
+    return getStepArgTypes(spec, kind, ctx);
   Type f32 = Float32Type::get(ctx);
   int64_t size = spec.numSteps * spec.numNeurons;
   Type flat = MemRefType::get({size}, f32);
@@ -208,6 +265,8 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
     types = spec.recomputes() ? SmallVector<Type>{flat, flat, ckpt, flat}
                               : SmallVector<Type>{flat, h, flat};
+    if (spec.learnsLeak()) // gw
+      types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
     break;
   case KernelKind::ForwardRecord: // x, s, h, v (f32)
     types = {flat, s, flat, flat};
@@ -221,6 +280,9 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.chainsState)
     types.append(2 * spec.getNumStateTensors(),
                  MemRefType::get({spec.numNeurons}, f32));
+  // plif's weight comes first among the parameters.
+  if (spec.learnsLeak())
+    types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
   types.append(spec.getTensorParams().size(), param);
   return types;
 }
@@ -254,6 +316,8 @@ static StringRef getModelName(NeuronModel model) {
     return "li";
   case NeuronModel::CubaLIF:
     return "cuba_lif";
+  case NeuronModel::PLIF:
+    return "plif";
   }
   llvm_unreachable("unknown neuron model");
 }
@@ -264,6 +328,8 @@ std::string kernelgen::getKernelName(StringRef funcName, unsigned index,
   for (char ch : funcName)
     name += llvm::isAlnum(ch) ? ch : '_';
   name += "_" + std::to_string(index) + "_" + getModelName(spec.model).str();
+  if (spec.step)
+    name += "_step";
   switch (kind) {
   case KernelKind::Forward:
     return name + "_fwd";

@@ -33,6 +33,9 @@ public:
   void emitBackward(ValueRange args);
   /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
   void emitBackwardRecompute(ValueRange args);
+  /// One step from the state tensors (spec.step), and its backward.
+  void emitStep(ValueRange args, bool saveH);
+  void emitStepBackward(ValueRange args);
 
   /// Runs one forward step at `t` from `state`: stores what the step
   /// writes except packed spikes (the spikes only when `s` is given; the
@@ -70,7 +73,8 @@ public:
       store(value, m, base);
   }
 
-  /// Loads the tensor parameters once, before the time loop.
+  /// Loads the tensor parameters once, before the time loop (plif: its
+  /// weight first, k = sigmoid(w) and c from it).
   void loadParams(ValueRange paramArgs);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(double v) {
@@ -122,9 +126,20 @@ private:
   /// the membrane before `first`.
   Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
                        ValueRange args);
+  /// plif: dH/dk of the step that charged `hv` from the membrane `vPrev`.
+  Value leakGrad(Value hv, Value vPrev);
+  /// plif: adds dL/dw = gk k (1 - k) of the thread's lanes into `gw`.
+  void addWeightGrad(Value gk, Value gw);
+  /// The membrane before step `t` of the backward scan: v_init at t = 0,
+  /// else the reset of H[t-1] (read from `h`).
+  Value membraneBefore(Value t, Value h);
 
+  /// A tensor parameter's lanes (or plif's k and c computed from w), else
+  /// the scalar.
   Value param(const NeuronParam &p) {
-    return p.isTensor() ? params.lookup(&p) : splat(p.scalar);
+    if (Value lanes = params.lookup(&p))
+      return lanes;
+    return splat(p.scalar);
   }
   Value paramVector(Value memref);
 
@@ -136,7 +151,7 @@ private:
     return arith::SelectOp::create(b, loc, cond, a, c);
   }
   Value isScalar(const NeuronParam &p, double v) {
-    return (!p.isTensor() && p.scalar == v) ? Value() : param(p);
+    return (!params.count(&p) && p.scalar == v) ? Value() : param(p);
   }
 
   /// H = V + k (v_leak - V) + c X.
@@ -157,6 +172,13 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
+  /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
+  /// bf16HInF32), not the recorded one.
+  bool roundsH = false;
+  /// A step's second input tensor (spec.stepAddend), else null.
+  Value addend;
+  /// plif's weight lanes (null for other models).
+  Value plifWeight;
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <map>
+
 namespace mlir::snn {
 #define GEN_PASS_DEF_SNNNEURONTOGPU
 #include "snn/Conversion/Passes.h.inc"
@@ -27,18 +29,33 @@ unsigned kernelgen::forEachKernelOp(
     func::FuncOp func,
     function_ref<void(Operation *, unsigned, const NeuronSpec &)> fn,
     const NeuronStorage &storage) {
-  unsigned index = 0, skipped = 0;
+  // Step ops are counted apart, so that the multi-step layers' names do not
+  // depend on the time loops around them.
+  unsigned index = 0, stepIndex = 0, skipped = 0;
+  // The first step op of each kind: its name, attributes and operand types.
+  std::map<std::string, unsigned> firstStep;
   func.walk([&](NeuronOpInterface neuron) {
-    if (neuron.isStepForm())
-      return;
+    bool step = neuron.isStepForm();
     std::string why;
     if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why)) {
-      spec->storage = storage;
-      fn(neuron, index, *spec);
-    }
-    else
+      // A step keeps its H and spikes in f32 tensors of one step.
+      spec->storage = step ? NeuronStorage() : storage;
+      unsigned at = step ? stepIndex : index;
+      if (step) {
+        std::string key;
+        llvm::raw_string_ostream os(key);
+        os << neuron->getName() << neuron->getAttrDictionary();
+        for (Type type : neuron->getOperandTypes())
+          os << type;
+        auto [first, inserted] = firstStep.try_emplace(key, at);
+        spec->sharesKernels = !inserted;
+        at = first->second;
+      }
+      fn(neuron, at, *spec);
+    } else {
       ++skipped;
-    ++index;
+    }
+    ++(step ? stepIndex : index);
   });
   return skipped;
 }
@@ -97,6 +114,10 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
       if (!spec.hasKernel(kind))
         continue;
       std::string name = getKernelName(func.getSymName(), index, spec, kind);
+      if (spec.sharesKernels) {
+        kernels.names.emplace_back(kind, name);
+        continue;
+      }
       if (symbols.lookup(name)) {
         op->emitError() << "gpu.module @" << gpuModule.getSymName()
                         << " already has a kernel named '" << name

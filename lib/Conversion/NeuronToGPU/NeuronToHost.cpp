@@ -43,6 +43,8 @@ struct SNNNeuronToHostPass
       forEachKernelOp(func, [&](Operation *op, unsigned index,
                                 const NeuronSpec &spec) {
         for (KernelKind kind : kinds) {
+          if (spec.sharesKernels)
+            continue;
           std::string name =
               getKernelName(func.getSymName(), index, spec, kind);
           if (symbols.lookup(name)) {

@@ -13,7 +13,9 @@
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "SpikeBitsKernels.h"
@@ -54,6 +56,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
+  case OpKernelKind::Loss:
+    return lossGradient ? 5 : 4;
   default: // batch norm
     return getBatchNormTensorCount(*this);
   }
@@ -66,6 +70,12 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
     return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
   if (isBatchNorm(*this))
     return getBatchNormTensorSize(*this, tensor);
+  if (kind == OpKernelKind::Loss) {
+    // y, labels, loss, (gy,) correct
+    if (tensor == 0 || (lossGradient && tensor == 3))
+      return loss.getElements();
+    return tensor == 1 ? loss.batch : 1;
+  }
   return sizes[segment];
 }
 
@@ -114,6 +124,12 @@ StringRef OpKernelSpec::getKindName() const {
     return "batch_norm_bwd_finish";
   case OpKernelKind::BatchNormBwdApply:
     return "batch_norm_bwd_apply";
+  case OpKernelKind::Loss: {
+    static const char *names[2][3] = {
+        {"loss_ce_eval", "loss_mse_eval", "loss_ce_max_eval"},
+        {"loss_ce", "loss_mse", "loss_ce_max"}};
+    return names[lossGradient][static_cast<int>(lossMode)];
+  }
   }
   return "";
 }
@@ -146,7 +162,16 @@ std::string OpKernelSpec::getKey() const {
                          g.width, g.eps, g.momentum)
                .str();
   }
+  if (kind == OpKernelKind::Loss)
+    key += llvm::formatv(";{0},{1},{2}", loss.steps, loss.batch, loss.classes)
+               .str();
   return key;
+}
+
+int64_t OpKernelSpec::getBlockSize() const {
+  if (isEventKernel(kind))
+    return getEventKernelBlockSize(*this);
+  return kOpKernelBlockSize;
 }
 
 int64_t OpKernelSpec::getGridSize() const {
@@ -154,6 +179,8 @@ int64_t OpKernelSpec::getGridSize() const {
     return getEventKernelGridSize(*this);
   if (isBatchNorm(*this))
     return getBatchNormGridSize(*this);
+  if (kind == OpKernelKind::Loss)
+    return 1;
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -169,11 +196,14 @@ SmallVector<Type> mlir::snn::getOpKernelArgTypes(const OpKernelSpec &spec,
   if (isSpikeBitsKernel(spec))
     return getSpikeBitsArgTypes(spec, ctx);
   Type mask = host ? f32 : IntegerType::get(ctx, 8);
+  Type label = IntegerType::get(ctx, 32);
   for (unsigned s = 0; s < spec.sizes.size(); ++s)
     for (unsigned i = 0; i < spec.getTensorsPerSegment(); ++i)
       types.push_back(MemRefType::get(
           {spec.getTensorSize(s, i)},
-          static_cast<int>(i) == spec.getMaskTensor() ? mask : f32));
+          static_cast<int>(i) == spec.getMaskTensor() ? mask
+          : isLossKernel(spec) && i == 1              ? label
+                                                      : f32));
   if (spec.usesRunValues())
     types.push_back(MemRefType::get({4}, IntegerType::get(ctx, 32)));
   return types;
@@ -446,6 +476,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return emitSpikeBitsWord(b, loc, spec, args, i);
+  case OpKernelKind::Loss:
+    llvm_unreachable("losses are reductions, built by LossKernels.cpp");
   default:
     llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }
@@ -507,11 +539,15 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  MemRefType shared =
-      isBatchNorm(spec) ? getBatchNormSharedType(spec, ctx) : MemRefType();
+  SmallVector<Type> shared;
+  if (isBatchNorm(spec))
+    if (MemRefType type = getBatchNormSharedType(spec, ctx))
+      shared.push_back(type);
+  if (isLossKernel(spec))
+    shared.push_back(getLossScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
-      shared ? TypeRange{shared} : TypeRange{});
+      shared);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
@@ -536,12 +572,30 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   if (isBatchNorm(spec)) {
     ArrayRef<BlockArgument> shared = kernel.getWorkgroupAttributions();
     emitBatchNormGPUKernel(b, loc, spec, args,
-                           shared.empty() ? Value() : Value(shared[0]), block, lane);
-  }
+                           shared.empty() ? Value() : Value(shared[0]), block,
+                           lane);
+  } else if (isLossKernel(spec))
+    emitLossGPUBlock(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
+                     lane);
   else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
   return kernel;
+}
+
+/// Work worth a CPU thread of its own (tens of microseconds): elements of
+/// an elementwise kernel; a pooling element costs its window's taps, a
+/// spike word its 32 bits, a batch norm item the elements it reads.
+static int64_t getHostGrain(const OpKernelSpec &spec) {
+  constexpr int64_t kElementsPerThread = 16384;
+  if (isBatchNorm(spec))
+    return llvm::divideCeilSigned(kElementsPerThread,
+                                  getBatchNormHostItemWork(spec));
+  if (isSpikeBitsKernel(spec))
+    return kElementsPerThread / 32;
+  if (spec.kind == OpKernelKind::Pool || spec.kind == OpKernelKind::PoolBwd)
+    return kElementsPerThread / std::max<int64_t>(1, spec.pool.kh * spec.pool.kw);
+  return kElementsPerThread;
 }
 
 func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
@@ -550,27 +604,40 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   if (isEventKernel(spec.kind))
     return buildEventHostKernel(b, loc, name, spec);
   MLIRContext *ctx = b.getContext();
-  auto fn = func::FuncOp::create(
-      b, loc, name,
-      FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx, /*host=*/true), {}));
+  // Work items: batch norm's own (getBatchNormHostItems), one for a loss,
+  // else the elements of the segments one after the other.
+  int64_t items = isBatchNorm(spec)      ? getBatchNormHostItems(spec)
+                  : isLossKernel(spec) ? 1
+                                       : 0;
+  if (!isBatchNorm(spec) && !isLossKernel(spec))
+    for (int64_t n : spec.sizes)
+      items += n;
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name, getOpKernelArgTypes(spec, ctx, /*host=*/true), items,
+      getHostGrain(spec));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  ValueRange args = fn.getArguments();
+  b.setInsertionPointToStart(&fn.front());
+  ValueRange args = getHostTensorArgs(fn);
   ElementEmitter emit(b, loc, spec);
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   if (isBatchNorm(spec)) {
-    emitBatchNormHostKernel(b, loc, spec, args);
-    func::ReturnOp::create(b, loc);
-    return fn;
-  }
-  for (auto [s, n] : llvm::enumerate(spec.sizes)) {
-    auto loop = scf::ForOp::create(b, loc,
-                                   arith::ConstantIndexOp::create(b, loc, 0),
-                                   arith::ConstantIndexOp::create(b, loc, n),
-                                   arith::ConstantIndexOp::create(b, loc, 1));
     OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    emit.emitElement(segmentArgs(spec, args, s), loop.getInductionVar());
+    scf::ForOp loop =
+        createHostRangeLoop(b, loc, fn, 0, getBatchNormHostItems(spec));
+    emitBatchNormHostItem(b, loc, spec, args, loop.getInductionVar());
+  } else if (isLossKernel(spec)) {
+    // The whole batch is one work item (its reduction has a fixed order).
+    OpBuilder::InsertionGuard inner(b);
+    createHostRangeLoop(b, loc, fn, 0, 1);
+    emitLossHost(b, loc, spec, args);
+  } else {
+    int64_t offset = 0;
+    for (auto [s, n] : llvm::enumerate(spec.sizes)) {
+      OpBuilder::InsertionGuard inner(b);
+      scf::ForOp loop = createHostRangeLoop(b, loc, fn, offset, n);
+      emit.emitElement(segmentArgs(spec, args, s), loop.getInductionVar());
+      offset += n;
+    }
   }
   func::ReturnOp::create(b, loc);
   return fn;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/Passes.h"
@@ -75,6 +76,16 @@ static SmallVector<OpKernelSpec, 3> getBatchNormSpecs(Operation *op) {
                                  /*backward=*/true);
 }
 
+/// The kernel of a loss op (its gradient written), or nullopt.
+static std::optional<OpKernelSpec> getLossSpec(Operation *op, bool gradient) {
+  if (!isa<LossCERateOp, LossMSERateOp, LossCEMembraneOp,
+           LossCEMembraneMaxOp>(op))
+    return std::nullopt;
+  auto output = cast<RankedTensorType>(op->getOperand(0).getType());
+  return makeLossKernelSpec(op->getName().stripDialect(), output.getShape(),
+                            gradient);
+}
+
 /// Elements of a static tensor type, or nullopt.
 static std::optional<int64_t> getNumElements(Type type) {
   auto ranked = dyn_cast<RankedTensorType>(type);
@@ -112,6 +123,10 @@ struct SNNOpKernelsPass
           for (const OpKernelSpec &stage : bn)
             registry.request(stage);
           return;
+        } else if (std::optional<OpKernelSpec> loss = getLossSpec(op, true)) {
+          // The training step's kernel, then the evaluation's (no gy).
+          registry.request(*loss);
+          spec = *getLossSpec(op, false);
         } else if (isa<AddOp, AccumulateOp>(op)) {
           spec.kind = OpKernelKind::Add;
         } else if (auto scale = dyn_cast<ScaleOp>(op)) {

@@ -9,12 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -49,19 +53,54 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
   }
 }
 
+/// Blocks of spike_density: enough for every SM several times over, each
+/// thread counting at least kDensityElementsPerThread inputs.
+static int64_t getDensityGridSize(const OpKernelSpec &spec) {
+  constexpr int64_t kDensityElementsPerThread = 16, kMaxDensityBlocks = 1024;
+  int64_t perBlock = kOpKernelBlockSize * kDensityElementsPerThread;
+  return std::clamp<int64_t>(
+      llvm::divideCeilSigned(spec.rows * spec.inFeatures, perBlock), 1,
+      kMaxDensityBlocks);
+}
+
+std::optional<EventRowLayout>
+mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
+  // Static shared memory of a block is at most 48 KiB; keep room for two
+  // blocks per SM's worth of other state.
+  constexpr int64_t kMaxListBytes = 40 * 1024;
+  EventRowLayout layout;
+  layout.width = spec.outFeatures % 4 == 0 ? 4 : 1;
+  int64_t groups = spec.outFeatures / layout.width;
+  layout.threads = std::clamp<int64_t>(llvm::alignTo(groups, 32), 64, 1024);
+  layout.segment = llvm::alignTo(
+      llvm::divideCeilSigned(spec.inFeatures, layout.warps()), 32);
+  if ((layout.listWords() + layout.warps()) * 4 > kMaxListBytes)
+    return std::nullopt;
+  return layout;
+}
+
 int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity:
-    return 1;
+    return getDensityGridSize(spec);
   case OpKernelKind::TransposeWeight:
     return llvm::divideCeilSigned(spec.inFeatures * spec.outFeatures,
                                   kOpKernelBlockSize);
   case OpKernelKind::EventLinear:
+    if (getEventRowLayout(spec))
+      return spec.rows;
     return spec.rows *
            llvm::divideCeilSigned(spec.outFeatures, kOpKernelBlockSize);
   default:
     llvm_unreachable("not an event-driven kernel");
   }
+}
+
+int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
+  if (spec.kind == OpKernelKind::EventLinear)
+    if (std::optional<EventRowLayout> layout = getEventRowLayout(spec))
+      return layout->threads;
+  return kOpKernelBlockSize;
 }
 
 namespace {
@@ -202,6 +241,166 @@ public:
 };
 } // namespace
 
+/// spike_density on the GPU: a grid of blocks over the input, each thread
+/// counting a strided (coalesced) share; one warp reduction and one atomic
+/// add per warp into word 0, which the op zeroes before the launch. The
+/// last block to finish (a ticket in word 1, also zeroed) writes the
+/// decision. Integer sums: the count does not depend on the order.
+static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
+                           Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Value x = args[0], decision = args[1];
+  int64_t grid = getDensityGridSize(e.spec);
+  Value first = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize)), lane);
+  Value count =
+      e.countNonzeros(x, first, e.idx(grid * kOpKernelBlockSize));
+  Value warpSum = NVVM::ReduxOp::create(b, loc, b.getI32Type(), count,
+                                        NVVM::ReduxKind::ADD, e.i32(-1));
+  auto atomicAdd = [&](Value v, int64_t word) {
+    return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, v,
+                                       decision, ValueRange{e.idx(word)})
+        .getResult();
+  };
+  auto eq = [&](Value v, Value w) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, w);
+  };
+  {
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(eq(arith::RemUIOp::create(b, loc, lane, e.idx(32)), e.idx(0)));
+    atomicAdd(warpSum, 0);
+    // Release the count before the block's ticket below.
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  }
+  gpu::BarrierOp::create(b, loc);
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(eq(lane, e.idx(0)));
+  // The barrier and this fence order the block's counts before its ticket;
+  // the last block's fence orders everyone's before its read of the total.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  Value ticket = atomicAdd(e.i32(1), 1);
+  e.openIf(eq(ticket, e.i32(grid - 1)));
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  e.storeDecision(atomicAdd(e.i32(0), 0), decision);
+}
+
+/// event_linear on the GPU, compacted form (EventRowLayout): block = row.
+/// Each warp compacts the nonzero inputs of its segment of the row (ballot,
+/// then each active lane's rank = popcount of the lower lanes' bits) into a
+/// shared index list, in input order; after a barrier each thread sums the
+/// transposed weight rows of the listed inputs for `width` adjacent output
+/// features (one 16-byte load per input when width = 4), the segments in
+/// order: the same order as the host form and the per-tile form.
+static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
+                                        const EventRowLayout &layout,
+                                        Value list, Value counts, Value row,
+                                        Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
+  Type i32Type = b.getI32Type(), indexType = b.getIndexType();
+  Value x = args[0], wt = args[1], decision = args[args.size() - 2];
+  OpBuilder::InsertionGuard g(b);
+  // The decision is the same for the whole block: the barrier below is
+  // reached by every thread or by none.
+  e.openIf(e.eventPathChosen(decision));
+  Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
+  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+  Value rowStart = e.mulI(row, e.idx(k));
+  Value segStart = e.mulI(warp, e.idx(layout.segment));
+  Value lowerLanes = arith::SubIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc, e.i32(1),
+          arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
+      e.i32(1));
+  auto popcount = [&](Value v) {
+    return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
+  };
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, indexType, v).getResult();
+  };
+  auto chunks = scf::ForOp::create(
+      b, loc, segStart, e.addI(segStart, e.idx(layout.segment)), e.idx(32),
+      ValueRange{e.i32(0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(chunks.getBody());
+    Value found = chunks.getRegionIterArg(0);
+    Value j = e.addI(chunks.getInductionVar(), laneInWarp);
+    Value inRange = e.ult(j, e.idx(k));
+    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
+    Value xv = e.load(x, e.addI(rowStart, jc));
+    Value active = arith::AndIOp::create(
+        b, loc, inRange,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                              e.f32(0.0)));
+    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), active,
+                                            NVVM::VoteSyncKind::ballot);
+    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+    {
+      OpBuilder::InsertionGuard store(b);
+      e.openIf(active);
+      e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), list,
+              e.addI(segStart, toIndex(e.addI(found, rank))));
+    }
+    scf::YieldOp::create(b, loc, ValueRange{e.addI(found, popcount(ballot))});
+  }
+  {
+    OpBuilder::InsertionGuard store(b);
+    e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   laneInWarp, e.idx(0)));
+    e.store(chunks.getResult(0), counts, warp);
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  auto vecType = VectorType::get({layout.width}, b.getF32Type());
+  llvm::MaybeAlign align(layout.width * 4);
+  auto loadVec = [&](Value memref, Value at) {
+    return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{at},
+                                  /*nontemporal=*/false, align)
+        .getResult();
+  };
+  int64_t groups = n / layout.width;
+  auto columns = scf::ForOp::create(b, loc, lane, e.idx(groups),
+                                    e.idx(layout.threads));
+  b.setInsertionPointToStart(columns.getBody());
+  Value col = e.mulI(columns.getInductionVar(), e.idx(layout.width));
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
+  auto segments = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.warps()),
+                                     e.idx(1), ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(segments.getBody());
+    Value w = segments.getInductionVar();
+    Value base = e.mulI(w, e.idx(layout.segment));
+    auto inputs = scf::ForOp::create(b, loc, e.idx(0),
+                                     toIndex(e.load(counts, w)), e.idx(1),
+                                     ValueRange{segments.getRegionIterArg(0)});
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(inputs.getBody());
+      Value j = toIndex(e.load(list, e.addI(base, inputs.getInductionVar())));
+      Value xv = vector::BroadcastOp::create(
+          b, loc, vecType, e.load(x, e.addI(rowStart, j)));
+      Value wv = loadVec(wt, e.addI(e.mulI(j, e.idx(n)), col));
+      Value sum = arith::AddFOp::create(
+          b, loc, inputs.getRegionIterArg(0),
+          arith::MulFOp::create(b, loc, xv, wv));
+      scf::YieldOp::create(b, loc, ValueRange{sum});
+    }
+    scf::YieldOp::create(b, loc, inputs.getResults());
+  }
+  Value acc = segments.getResult(0);
+  if (spec.hasBias)
+    acc = arith::AddFOp::create(b, loc, acc, loadVec(args[2], col));
+  vector::StoreOp::create(b, loc, acc, args.back(),
+                          ValueRange{e.addI(e.mulI(row, e.idx(n)), col)},
+                          /*nontemporal=*/false, align);
+}
+
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
                                               StringRef name,
                                               const OpKernelSpec &spec) {
@@ -209,39 +408,34 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                       b.getUnitAttr());
+  std::optional<EventRowLayout> layout;
+  if (spec.kind == OpKernelKind::EventLinear)
+    layout = getEventRowLayout(spec);
+  BlockArgument list, counts;
+  if (layout) {
+    auto shared = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto words = [&](int64_t count) {
+      return MemRefType::get({count}, b.getI32Type(),
+                             MemRefLayoutAttrInterface(), shared);
+    };
+    list = kernel.addWorkgroupAttribution(words(layout->listWords()), loc);
+    counts = kernel.addWorkgroupAttribution(words(layout->warps()), loc);
+  }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
-  ValueRange args = kernel.getArguments();
+  b.getContext()->getOrLoadDialect<NVVM::NVVMDialect>();
+  ValueRange args = kernel.getArguments().take_front(
+      kernel.getFunctionType().getNumInputs());
   EventEmitter e(b, loc, spec);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value width = e.idx(kOpKernelBlockSize);
   int64_t k = spec.inFeatures, n = spec.outFeatures;
   switch (spec.kind) {
-  case OpKernelKind::SpikeDensity: {
-    // One block: per-thread counts over a strided (coalesced) share, summed
-    // with one atomic per thread into word 0, zeroed first by thread 0.
-    Value x = args[0], decision = args[1];
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        lane, e.idx(0));
-    {
-      OpBuilder::InsertionGuard g(b);
-      e.openIf(first);
-      e.store(e.i32(0), decision, e.idx(0));
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value count = e.countNonzeros(x, lane, width);
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
-                                count, decision,
-                                ValueRange{e.idx(0)});
-    gpu::BarrierOp::create(b, loc);
-    {
-      OpBuilder::InsertionGuard g(b);
-      e.openIf(first);
-      e.storeDecision(e.load(decision, e.idx(0)), decision);
-    }
+  case OpKernelKind::SpikeDensity:
+    emitDensityGPU(e, args, block, lane);
     break;
-  }
   case OpKernelKind::TransposeWeight: {
     // wt[i] with i = j * n + o is w[o * k + j].
     Value decision = args[0], w = args[1], wt = args[2];
@@ -255,10 +449,13 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     break;
   }
   case OpKernelKind::EventLinear: {
+    if (layout) {
+      emitCompactedEventLinearGPU(e, args, *layout, list, counts, block, lane);
+      break;
+    }
     // Block (row, tile): thread t computes output feature tile * 256 + t.
     // Every thread takes part in the warp ballots (threads past the last
     // feature read a valid column and store nothing).
-    b.getContext()->getOrLoadDialect<NVVM::NVVMDialect>();
     Value x = args[0], wt = args[1], decision = args[args.size() - 2];
     int64_t tiles = llvm::divideCeilSigned(n, kOpKernelBlockSize);
     Value row = arith::DivUIOp::create(b, loc, block, e.idx(tiles));
@@ -281,21 +478,40 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   return kernel;
 }
 
+/// Work items of the host form: the whole count (one item), tiles of 32
+/// input features of the transpose, rows of event_linear.
+static constexpr int64_t kTransposeTile = 32;
+static int64_t getEventHostItems(const OpKernelSpec &spec) {
+  switch (spec.kind) {
+  case OpKernelKind::SpikeDensity:
+    return 1;
+  case OpKernelKind::TransposeWeight:
+    return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
+  default:
+    return spec.rows;
+  }
+}
+
 func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
                                              StringRef name,
                                              const OpKernelSpec &spec) {
-  auto fn = func::FuncOp::create(
-      b, loc, name,
-      FunctionType::get(b.getContext(), getEventKernelArgTypes(spec, b.getContext()), {}));
+  // A row writes and reads its N outputs at least once: rows of ~16k
+  // outputs are worth a thread of their own.
+  int64_t grain = spec.kind == OpKernelKind::EventLinear
+                      ? llvm::divideCeilSigned(16384, spec.outFeatures)
+                      : 1;
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name, getEventKernelArgTypes(spec, b.getContext()),
+      getEventHostItems(spec), grain);
   // Every argument is a different tensor: LLVM vectorizes the row updates
   // without runtime overlap checks.
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+  for (unsigned i = 0; i + 2 < fn.getNumArguments(); ++i)
     fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  ValueRange args = fn.getArguments();
+  b.setInsertionPointToStart(&fn.front());
+  ValueRange args = getHostTensorArgs(fn);
   EventEmitter e(b, loc, spec);
-  int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
   // A loop whose body takes the insertion point; its induction variable.
   auto loopFrom = [&](Value first, Value end, int64_t step) {
     auto loop = scf::ForOp::create(b, loc, first, end, e.idx(step));
@@ -305,9 +521,16 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   auto forLoop = [&](int64_t count) {
     return loopFrom(e.idx(0), e.idx(count), 1);
   };
+  // The items [begin, end) of this call.
+  auto rangeLoop = [&]() {
+    return createHostRangeLoop(b, loc, fn, 0, getEventHostItems(spec))
+        .getInductionVar();
+  };
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity: {
     Value x = args[0], decision = args[1];
+    OpBuilder::InsertionGuard g(b);
+    rangeLoop();
     e.storeDecision(e.countNonzeros(x, e.idx(0), e.idx(1)), decision);
     break;
   }
@@ -317,13 +540,13 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value decision = args[0], w = args[1], wt = args[2];
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    constexpr int64_t tile = 32;
+    constexpr int64_t tile = kTransposeTile;
     auto withinTile = [&](Value first, int64_t count) {
       Value end = arith::MinUIOp::create(b, loc, e.addI(first, e.idx(tile)),
                                          e.idx(count));
       return loopFrom(first, end, 1);
     };
-    Value j0 = loopFrom(e.idx(0), e.idx(k), tile);
+    Value j0 = e.mulI(rangeLoop(), e.idx(tile));
     Value o0 = loopFrom(e.idx(0), e.idx(n), tile);
     Value j = withinTile(j0, k);
     Value o = withinTile(o0, n);
@@ -338,7 +561,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value y = args.back();
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    Value row = forLoop(m);
+    Value row = rangeLoop();
     Value outStart = e.mulI(row, e.idx(n));
     {
       OpBuilder::InsertionGuard inner(b);

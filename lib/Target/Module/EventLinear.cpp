@@ -67,8 +67,11 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                  {"out", Array{decision}},
                  {"crossover", spec.crossover},
                  {"limit", getEventPathLimit(spec.crossover, elements)}};
-  emit(phase, makeKernelOp(spec, Array{*x, decision}, Array{*x},
-                           Array{decision}, Array{std::move(density)}));
+  Object densityOp = makeKernelOp(spec, Array{*x, decision}, Array{*x},
+                                  Array{decision}, Array{std::move(density)});
+  // The GPU kernel's blocks add their counts into the decision.
+  densityOp["zero_outputs"] = true;
+  emit(phase, std::move(densityOp));
 
   spec.kind = OpKernelKind::TransposeWeight;
   Object transpose{{"op", "transpose_weight"},

@@ -79,12 +79,10 @@ LogicalResult ManifestBuilder::serializeTimeLoop(TimeLoopOp loop,
   for (Operation &op : body.without_terminator()) {
     // The sum feeding a step neuron (feed-forward + recurrent current) is
     // computed by the neuron_step itself: one kernel less per step.
-    if (auto add = dyn_cast<AddOp>(op); add && add->hasOneUse()) {
-      auto neuron = dyn_cast<NeuronOpInterface>(*add->user_begin());
-      if (neuron && neuron.isStepForm() && neuron.getInput() == add.getResult() &&
-          neuron->getBlock() == &body)
-        continue;
-    }
+    if (auto add = dyn_cast<AddOp>(op);
+        add && add->hasOneUse() &&
+        getFoldedStepAddend(*add->user_begin()) == add)
+      continue;
     if (failed(serializeOp(&op, phase)))
       return failure();
   }
@@ -203,6 +201,12 @@ LogicalResult ManifestBuilder::serializeNeuronStep(Operation *op,
     out.push_back(record.savedH);
   }
   json["save_h"] = saveH;
+  // Both forms: snn-run --record turns save_h on in the infer program.
+  if (auto kernel = kernels.find(op); kernel != kernels.end())
+    json["kernel"] = Object{{"fwd", kernel->second.fwdInfer},
+                            {"fwd_h", kernel->second.fwd},
+                            {"block", kernel->second.block},
+                            {"grid", kernel->second.grid}};
   if (phase == Phase::Infer)
     json["layer"] = layer; // snn-run --record finds the layer by this name
   json["in"] = std::move(in);
@@ -249,6 +253,10 @@ LogicalResult ManifestBuilder::serializeNeuronStepBackward(Operation *op) {
   if (failed(out))
     return failure();
   json["op"] = "neuron_step_bwd";
+  if (auto kernel = kernels.find(record.op); kernel != kernels.end())
+    json["kernel"] = Object{{"bwd", kernel->second.bwd},
+                            {"block", kernel->second.block},
+                            {"grid", kernel->second.grid}};
   json["in"] = std::move(in);
   json["out"] = std::move(*out);
   emit(Phase::Backward, std::move(json));

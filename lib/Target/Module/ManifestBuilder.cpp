@@ -13,6 +13,7 @@
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
+#include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -199,6 +200,9 @@ int64_t ManifestBuilder::addConstant(StringRef name, DenseFPElementsAttr values)
 FailureOr<llvm::json::Value>
 ManifestBuilder::convertAttribute(Operation *op, StringRef name,
                                   Attribute attr) {
+  // An I32 enum is an IntegerAttr: before the integers.
+  if (auto peer = dyn_cast<PeerAttr>(attr))
+    return llvm::json::Value(stringifyPeer(peer.getValue()));
   if (auto b = dyn_cast<BoolAttr>(attr))
     return llvm::json::Value(b.getValue());
   if (auto f = dyn_cast<FloatAttr>(attr))
@@ -290,21 +294,31 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
                << what << ": the input must be a float tensor [T, B, "
                           "features...], got "
                << arg.getType();
+      // A rank of a time split reads its steps of the whole input.
+      SmallVector<int64_t> whole(*shape);
+      if (splitSteps)
+        whole[0] = splitSteps;
+      Phase phase = training ? Phase::TrainForward : Phase::Infer;
       if (inputId) {
         if (tensor(*inputId).getArray("shape") &&
-            *tensor(*inputId).getArray("shape") != toArray(*shape))
+            *tensor(*inputId).getArray("shape") != toArray(whole))
           return func.emitError()
                  << what << ": the input " << arg.getType()
                  << " has another shape than in the other entry point";
+      } else {
+        timeSteps = whole[0];
+        batchSize = whole[1];
+        localSteps = (*shape)[0];
+        inputId = addTensor(Object{{"name", "input"},
+                                   {"shape", toArray(whole)},
+                                   {"role", "input"}});
+      }
+      if (!splitSteps) {
         ids[arg] = *inputId;
         continue;
       }
-      timeSteps = (*shape)[0];
-      batchSize = (*shape)[1];
-      inputId = addTensor(Object{{"name", "input"},
-                                 {"shape", toArray(*shape)},
-                                 {"role", "input"}});
-      ids[arg] = *inputId;
+      if (failed(addLocalInput(func, arg, *shape, phase)))
+        return failure();
       continue;
     }
     if (training && isLabel && !labelsId) {
@@ -333,6 +347,32 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   return success();
 }
 
+FailureOr<int64_t> ManifestBuilder::addLocalInput(func::FuncOp func,
+                                                  BlockArgument arg,
+                                                  ArrayRef<int64_t> localShape,
+                                                  Phase phase) {
+  if (localShape[0] != localSteps)
+    return func.emitError() << "takes " << localShape[0]
+                            << " time steps but the other entry point of "
+                               "this rank takes "
+                            << localSteps;
+  // One tensor for both entry points, as the input.
+  std::optional<int64_t> id = localInputId;
+  if (!id) {
+    FailureOr<int64_t> added =
+        addValueTensor(func, arg, "activation", "input.local");
+    if (failed(added))
+      return failure();
+    id = localInputId = *added;
+  }
+  ids[arg] = *id;
+  forwardActivations.insert(*id);
+  emit(phase, Object{{"op", "time_range"},
+                     {"in", Array{*inputId}},
+                     {"out", Array{*id}}});
+  return *id;
+}
+
 LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
   if (failed(beginFunction(forward, /*training=*/false)))
     return failure();
@@ -346,6 +386,17 @@ LogicalResult ManifestBuilder::addInferProgram(func::FuncOp forward) {
       if (failed(id))
         return failure();
       outputId = *id;
+      if (splitSteps) {
+        // Every rank gets the output of all steps.
+        Array shape = *tensor(*id).getArray("shape");
+        shape[0] = splitSteps;
+        outputId = addTensor(Object{{"name", "output"},
+                                    {"shape", std::move(shape)},
+                                    {"role", "activation"}});
+        emit(Phase::Infer, Object{{"op", "gather_time"},
+                                  {"in", Array{*id}},
+                                  {"out", Array{*outputId}}});
+      }
       continue;
     }
     if (failed(serializeOp(&op, Phase::Infer)))
@@ -413,7 +464,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
-                   TimeStackOp>(op);
+                   TimeStackOp, RecvOp, SendOp, AllReduceSumOp, TimeSumOp,
+                   TimeBroadcastOp>(op);
   if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
     return op->emitError()
            << "'" << op->getName()
@@ -617,6 +669,9 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else if (std::optional<OpKernelSpec> loss = makeLossKernelSpec(
+                 kind, shape(in[0]), /*gradient=*/true)) {
+    spec = *loss;
   } else {
     spec.kind = kind == "scale"         ? OpKernelKind::Scale
                 : kind == "dropout"     ? OpKernelKind::Dropout
@@ -708,6 +763,14 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   }
   for (int64_t id : record.paramInputs)
     in.push_back(id);
+  // A time split's initial state comes last (its final state too, in out).
+  OperandRange initState = getInitState(op);
+  for (Value state : initState) {
+    FailureOr<int64_t> id = lookup(op, state);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
 
   // A layer fused with its pooling (--snn-fuse) writes the pooled spikes:
   // its output is the pooling's result, and the pooling writes nothing.
@@ -760,6 +823,12 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
       out.push_back(record.savedI);
     }
   }
+  for (Value state : getFinalState(op)) {
+    FailureOr<int64_t> id = addValueTensor(op, state, "activation");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+  }
   forwardActivations.insert(*s);
   // The mean of an average pooling's output is the layer's spike rate; a
   // sum pooling's is not.
@@ -771,6 +840,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   for (const auto &kv : record.attrs)
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
+  if (!initState.empty())
+    json["chained_states"] = static_cast<int64_t>(initState.size());
   // snn-run --record finds the layer by this name.
   if (phase == Phase::Infer)
     json["layer"] = layer;
@@ -796,13 +867,48 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   return success();
 }
 
+void ManifestBuilder::addEvaluateProgram() {
+  if (!outputId)
+    return;
+  SmallVector<int64_t> shape = toInts(*tensor(*outputId).getArray("shape"));
+  // Without a loss op the kernel counts the argmax hits of the time mean.
+  StringRef kind = lossKind.empty() ? StringRef("loss_ce_rate") : lossKind;
+  std::optional<OpKernelSpec> spec =
+      makeLossKernelSpec(kind, shape, /*gradient=*/false);
+  if (!spec)
+    return;
+  auto scalar = [&](StringRef name) {
+    return addTensor(Object{{"name", name}, {"shape", Array{}},
+                            {"role", "metric"}});
+  };
+  int64_t labels = labelsId ? *labelsId
+                            : addTensor(Object{{"name", "eval.labels"},
+                                               {"shape", Array{shape[1]}},
+                                               {"role", "label"},
+                                               {"dtype", "i32"}});
+  int64_t loss = lossId ? *lossId : scalar("eval.loss");
+  int64_t correct = correctId ? *correctId : scalar("eval.correct");
+  Array in{*outputId, labels}, out{loss, correct};
+  Array args{*outputId, labels, loss, correct};
+  Object of{{"op", kind}, {"in", Array(in)}, {"out", Array(out)}};
+  evaluate.push_back(makeKernelOp(*spec, std::move(args), std::move(in),
+                                  std::move(out), Array{std::move(of)}));
+  evaluateIds = Object{{"labels", labels}, {"loss", loss}, {"correct", correct}};
+}
+
 Object ManifestBuilder::finish(
     const std::map<std::string, std::string> &kernelFiles) {
+  // The spike tensors of a rank hold its steps only; the host's spike
+  // rates would be the rank's, so a split lists no layers.
+  if (splitSteps)
+    spikeLayers = Array();
   addTrainSpikeTensors(); // reads the tensors' roles: before they move
   Array tensorArray;
   for (Object &t : tensors)
     tensorArray.push_back(std::move(t));
   Object programs{{"infer", std::move(infer)}};
+  if (!evaluate.empty())
+    programs["evaluate"] = std::move(evaluate);
   if (!trainForward.empty() || !backward.empty()) {
     programs["train_forward"] = std::move(trainForward);
     programs["backward"] = std::move(backward);
@@ -815,6 +921,8 @@ Object ManifestBuilder::finish(
                   {"tensors", std::move(tensorArray)},
                   {"spike_layers", std::move(spikeLayers)},
                   {"programs", std::move(programs)}};
+  if (splitSteps)
+    manifest["local_steps"] = localSteps;
   if (!eventLayers.empty())
     manifest["event_layers"] = std::move(eventLayers);
   if (inputId)
@@ -827,6 +935,8 @@ Object ManifestBuilder::finish(
     manifest["loss"] = *lossId;
   if (correctId)
     manifest["correct"] = *correctId;
+  if (evaluateIds)
+    manifest["evaluate"] = std::move(*evaluateIds);
   if (optimizer)
     manifest["optimizer"] = std::move(*optimizer);
   if (!kernelFiles.empty()) {

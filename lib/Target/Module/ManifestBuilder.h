@@ -64,8 +64,19 @@ public:
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
         spikeBits(spikeBits) {}
 
+  /// The functions are one rank's share of a time split (--snn-split-time)
+  /// of `totalSteps` steps: the module's input and output keep all steps,
+  /// a `time_range` op takes the rank's steps of the input and a
+  /// `gather_time` op puts every rank's output steps together.
+  void setTimeSplit(int64_t totalSteps) { splitSteps = totalSteps; }
+
   LogicalResult addInferProgram(func::FuncOp forward);
   LogicalResult addTrainPrograms(func::FuncOp trainStep);
+  /// Adds the `evaluate` program (the loss and correct count of the
+  /// output against labels, no gradient) and its tensors; after the other
+  /// programs (it reads the training step's loss kind), before the op
+  /// kernels are generated.
+  void addEvaluateProgram();
 
   /// The manifest; `kernelFiles` maps "sm_80"/"ptx" to file names.
   llvm::json::Object finish(const std::map<std::string, std::string> &kernelFiles);
@@ -116,6 +127,9 @@ private:
   /// event-driven path ran (EventLinear.cpp).
   LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
   LogicalResult serializeLoss(Operation *op);
+  /// The input of a split function: its rank's steps of the whole input.
+  FailureOr<int64_t> addLocalInput(func::FuncOp func, BlockArgument arg,
+                                   ArrayRef<int64_t> localShape, Phase phase);
   void emit(Phase phase, llvm::json::Object op);
   /// `op` (an add, accumulate, scale, training dropout or dropout_bwd of
   /// the manifest) as a `kernel` op; `index` is its index in its op list
@@ -187,7 +201,15 @@ private:
   llvm::json::Array eventLayers;
   std::optional<llvm::json::Object> optimizer;
   std::optional<int64_t> inputId, outputId, labelsId, lossId, correctId;
+  /// The training step's loss op ("" without one).
+  std::string lossKind;
+  llvm::json::Array evaluate;
+  std::optional<llvm::json::Object> evaluateIds;
   int64_t timeSteps = 0, batchSize = 0;
+  /// The whole sequence of a time split (0: not split) and this set's
+  /// local length.
+  int64_t splitSteps = 0, localSteps = 0;
+  std::optional<int64_t> localInputId;
 
   // Per function.
   llvm::DenseMap<Value, int64_t> ids;

@@ -14,6 +14,9 @@
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "llvm/ADT/StringSwitch.h"
+
+#include <map>
+#include <memory>
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -103,6 +106,59 @@ static LogicalResult checkMultiStepForm(func::FuncOp func, bool training) {
   return failure(result.wasInterrupted());
 }
 
+namespace {
+/// The entry points one group of ranks runs: all ranks in a module without
+/// a time split, else the ranks of one local length.
+struct ProgramSet {
+  func::FuncOp forward, trainStep;
+  int64_t length = 0;
+  SmallVector<int64_t> ranks;
+};
+} // namespace
+
+/// The program sets of `module`: one, or one per local length of a time
+/// split (--snn-split-time's @forward_t<L> and @train_step_t<L>).
+static FailureOr<SmallVector<ProgramSet>> findProgramSets(ModuleOp module) {
+  SmallVector<ProgramSet> sets;
+  if (!module->hasAttr("snn.split_time")) {
+    ProgramSet set;
+    set.forward = module.lookupSymbol<func::FuncOp>("forward");
+    set.trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!set.forward)
+      return module.emitError()
+             << "snn-compile found no entry point: the module needs a "
+                "func.func @forward (input [T, B, ...] -> output)";
+    sets.push_back(set);
+    return sets;
+  }
+  std::map<int64_t, ProgramSet> byLength;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto length = func->getAttrOfType<IntegerAttr>("snn.time_length");
+    auto ranks = func->getAttrOfType<DenseI64ArrayAttr>("snn.ranks");
+    if (!length || !ranks)
+      continue;
+    ProgramSet &set = byLength[length.getInt()];
+    set.length = length.getInt();
+    set.ranks.assign(ranks.asArrayRef().begin(), ranks.asArrayRef().end());
+    if (func.getSymName().starts_with("train_step_t"))
+      set.trainStep = func;
+    else
+      set.forward = func;
+  }
+  for (auto &[length, set] : byLength) {
+    if (!set.forward)
+      return module.emitError()
+             << "snn-compile: the time split has no @forward_t" << length
+             << "; run --snn-split-time on a module with @forward";
+    sets.push_back(set);
+  }
+  if (sets.empty())
+    return module.emitError() << "snn-compile: the module is marked "
+                                 "snn.split_time but has no per-rank "
+                                 "functions (snn.time_length, snn.ranks)";
+  return sets;
+}
+
 LogicalResult
 mlir::snn::compileToModuleDirectory(ModuleOp module,
                                     const ModuleCompileOptions &options) {
@@ -110,17 +166,20 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     return module.emitError()
            << "snn-compile needs an output directory: "
               "--snn-compile=\"output=model.snnmod\"";
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return module.emitError()
-           << "snn-compile found no entry point: the module needs a "
-              "func.func @forward (input [T, B, ...] -> output)";
-  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
-  SmallVector<func::FuncOp> entries{forward};
-  if (trainStep)
-    entries.push_back(trainStep);
+  FailureOr<SmallVector<ProgramSet>> sets = findProgramSets(module);
+  if (failed(sets))
+    return failure();
+  SmallVector<func::FuncOp> entries;
+  for (const ProgramSet &set : *sets) {
+    entries.push_back(set.forward);
+    if (set.trainStep)
+      entries.push_back(set.trainStep);
+  }
   for (func::FuncOp func : entries)
-    if (failed(checkMultiStepForm(func, func == trainStep)))
+    if (failed(checkMultiStepForm(
+            func, llvm::any_of(*sets, [&](const ProgramSet &set) {
+              return set.trainStep == func;
+            }))))
       return failure();
 
   NeuronKernelMap kernels;
@@ -140,12 +199,21 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   // The manifest names the op kernels it needs; then they are generated
   // with the neuron kernels into the same files.
   OpKernelRegistry opKernels;
-  ManifestBuilder builder(options.batch, kernels, opKernels,
-                          options.savedHBf16, options.recomputeChunk,
-                          options.spikeBits);
-  if (failed(builder.addInferProgram(forward)) ||
-      (trainStep && failed(builder.addTrainPrograms(trainStep))))
-    return failure();
+  auto split = module->getAttrOfType<DictionaryAttr>("snn.split_time");
+  std::vector<std::unique_ptr<ManifestBuilder>> builders;
+  for (const ProgramSet &set : *sets) {
+    auto builder = std::make_unique<ManifestBuilder>(
+        options.batch, kernels, opKernels, options.savedHBf16,
+        options.recomputeChunk, options.spikeBits);
+    if (split)
+      builder->setTimeSplit(
+          cast<IntegerAttr>(split.get("steps")).getInt());
+    if (failed(builder->addInferProgram(set.forward)) ||
+        (set.trainStep && failed(builder->addTrainPrograms(set.trainStep))))
+      return failure();
+    builder->addEvaluateProgram();
+    builders.push_back(std::move(builder));
+  }
   if (failed(moduleKernels.generate(opKernels, blobs)))
     return failure();
 
@@ -162,11 +230,49 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     kernelFiles[key] = name;
     files.emplace_back(name, std::move(blob));
   }
-  llvm::json::Value manifest(builder.finish(kernelFiles));
+  llvm::json::Object manifest;
+  SafetensorsWriter initFile = builders.front()->getInitFile();
+  if (!split) {
+    manifest = builders.front()->finish(kernelFiles);
+  } else {
+    // Rank r runs program_sets[ranks[r]].
+    int64_t parts = cast<IntegerAttr>(split.get("parts")).getInt();
+    std::vector<int64_t> setOfRank(parts, -1);
+    llvm::json::Array programSets;
+    for (auto [index, set] : llvm::enumerate(*sets)) {
+      llvm::json::Object programs = builders[index]->finish(kernelFiles);
+      programs["ranks"] = toArray(set.ranks);
+      programSets.push_back(std::move(programs));
+      for (int64_t rank : set.ranks)
+        if (rank >= 0 && rank < parts)
+          setOfRank[rank] = index;
+      std::string clash = initFile.merge(builders[index]->getInitFile());
+      if (!clash.empty())
+        return module.emitError()
+               << "snn-compile: the ranks' programs hold different values "
+                  "named '"
+               << clash << "' for init.safetensors";
+    }
+    if (llvm::is_contained(setOfRank, -1))
+      return module.emitError()
+             << "snn-compile: the time split of " << parts
+             << " parts has a rank without functions (snn.ranks)";
+    manifest = llvm::json::Object{
+        {"format", "snn-module"},
+        {"version", 1},
+        {"split_time",
+         llvm::json::Object{
+             {"parts", parts},
+             {"steps", cast<IntegerAttr>(split.get("steps")).getInt()},
+             {"ranks", toArray(setOfRank)}}},
+        {"program_sets", std::move(programSets)}};
+  }
   files.emplace_back("manifest.json",
-                     llvm::formatv("{0:2}", manifest).str() + "\n");
-  if (!builder.getInitFile().empty())
-    files.emplace_back("init.safetensors", builder.getInitFile().serialize());
+                     llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+                             .str() +
+                         "\n");
+  if (!initFile.empty())
+    files.emplace_back("init.safetensors", initFile.serialize());
 
   if (llvm::Error err = writeDirectoryAtomically(options.outputDir, files))
     return module.emitError()

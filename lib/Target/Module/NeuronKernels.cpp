@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NeuronKernels.h"
+#include "NeuronSerialization.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -47,10 +48,6 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
   SmallVector<Type> argTypes;
   for (func::FuncOp func : funcs)
     func.walk([&](NeuronOpInterface op) {
-      // Step ops inside a recurrent time loop run the runtime's built-in
-      // one-step kernel.
-      if (op.isStepForm())
-        return;
       originals.push_back(op);
       for (Value operand : op->getOperands())
         argTypes.push_back(withBatch(operand.getType(), options.batch));
@@ -69,7 +66,12 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
     for (Type type : op->getResultTypes())
       state.addTypes(withBatch(type, options.batch));
     state.addAttributes(op->getAttrs());
-    originalOf[b.create(state)] = op;
+    Operation *copy = b.create(state);
+#ifdef SNN_HAVE_NEURON_TO_GPU
+    if (getFoldedStepAddend(op))
+      copy->setAttr(kStepAddendAttrName, b.getUnitAttr());
+#endif
+    originalOf[copy] = op;
   }
   func::ReturnOp::create(b, loc);
   if (originals.empty())
@@ -81,7 +83,7 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
             "(lib/Conversion/NeuronToGPU)";
 #else
   // The GPU kernels and the CPU ones have the same names per op.
-  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  bool hostNeurons = options.host && options.hostNeurons;
   if (!options.cuda && !hostNeurons)
     return success();
   for (auto &[copy, kernel] : getNeuronKernelNames(kernelFunc)) {
@@ -112,10 +114,11 @@ ModuleKernels::generate(const OpKernelRegistry &ops,
               "(lib/Conversion/NeuronToGPU)";
   return success();
 #else
-  bool hostNeurons = options.host && options.hostNeurons && !options.savedHBf16;
+  bool hostNeurons = options.host && options.hostNeurons;
   if (options.host && ((hostNeurons && anyNeuronKernels) || !ops.empty())) {
     FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(
-        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons);
+        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons,
+        options.savedHBf16);
     if (failed(library))
       return failure();
     if (!library->sharedLibrary.empty()) {

@@ -164,3 +164,13 @@ void mlir::snn::serializeNeuronAttributes(Operation *op, Object &json,
         writeFireOptions(cuba, json);
       });
 }
+
+AddOp mlir::snn::getFoldedStepAddend(Operation *op) {
+  auto neuron = dyn_cast<NeuronOpInterface>(op);
+  if (!neuron || !neuron.isStepForm() || !isa<TimeLoopOp>(op->getParentOp()))
+    return {};
+  auto add = neuron.getInput().getDefiningOp<AddOp>();
+  if (!add || !add->hasOneUse() || add->getBlock() != op->getBlock())
+    return {};
+  return add;
+}

@@ -32,6 +32,11 @@ void serializeNeuronAttributes(Operation *op, llvm::json::Object &json,
                                SmallVectorImpl<int64_t> &paramInputs,
                                NeuronConstantFn addConstant);
 
+/// The snn.add whose result is only the input of the step neuron op `op` in
+/// the same time-loop body: its `neuron_step` reads both operands (an
+/// `"addend"`) instead of a separate add. Null otherwise.
+AddOp getFoldedStepAddend(Operation *op);
+
 } // namespace mlir::snn
 
 #endif // SNN_LIB_TARGET_MODULE_NEURONSERIALIZATION_H

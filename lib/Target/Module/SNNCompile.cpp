@@ -17,15 +17,6 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Per-rank programs and the send/recv/all-reduce manifest ops are not
-    // written yet: refuse rather than write a module without them.
-    if (module->hasAttr("snn.split_time")) {
-      module.emitError() << "snn-compile: this module is split across ranks "
-                            "(--snn-split-time), which the compiled module "
-                            "format cannot express yet; compile without "
-                            "--snn-split-time";
-      return signalPassFailure();
-    }
     ModuleCompileOptions options;
     options.outputDir = output;
     std::optional<ModuleTarget> parsed = parseModuleTarget(target);

@@ -17,6 +17,20 @@ bool SafetensorsWriter::add(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
   return true;
 }
 
+std::string SafetensorsWriter::merge(const SafetensorsWriter &other) {
+  for (const Tensor &t : other.tensors) {
+    auto it = index.find(t.name);
+    if (it == index.end()) {
+      add(t.name, t.shape, t.values);
+      continue;
+    }
+    const Tensor &mine = tensors[it->second];
+    if (mine.shape != t.shape || mine.values != t.values)
+      return t.name;
+  }
+  return "";
+}
+
 std::string SafetensorsWriter::serialize() const {
   llvm::json::Object header;
   uint64_t offset = 0;

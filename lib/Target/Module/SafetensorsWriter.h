@@ -24,6 +24,9 @@ public:
   bool add(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
            std::vector<float> values);
   bool empty() const { return tensors.empty(); }
+  /// Adds the tensors of `other` whose names are new here; returns the first
+  /// name that both hold with different shapes or values ("" when none).
+  std::string merge(const SafetensorsWriter &other);
   /// The whole file image. Tensors are laid out in insertion order and the
   /// header is padded with spaces so that the data starts 8-byte aligned.
   std::string serialize() const;

@@ -64,6 +64,14 @@ LogicalResult ManifestBuilder::addTrainPrograms(func::FuncOp trainStep) {
         return failure();
       continue;
     }
+    // A time split sums each weight gradient over the ranks right before
+    // its optimizer op: at the end of the backward program, so that the
+    // gradients it leaves are the whole sequence's.
+    if (isa<AllReduceSumOp>(op) && phase == Phase::Update) {
+      if (failed(serializeOp(&op, Phase::Backward)))
+        return failure();
+      continue;
+    }
     if (phase == Phase::Update)
       return op.emitError() << "'" << op.getName()
                             << "' after an optimizer op in @train_step: "
@@ -117,7 +125,12 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   // the other operand is the gradient of those spikes.
   NeuronRecord *record = nullptr;
   Value gs;
-  for (Value operand : op->getOperands()) {
+  // A time split's gradient of the final state is not the spikes'.
+  auto chained = dyn_cast<NeuronBwdOp>(op);
+  OperandRange gradFinal =
+      chained ? chained.getGradFinalState()
+              : OperandRange(op->operand_end(), op->operand_end());
+  for (Value operand : op->getOperands().drop_back(gradFinal.size())) {
     Operation *def = operand.getDefiningOp();
     auto it = def ? neurons.find(def) : neurons.end();
     if (!record && it != neurons.end())
@@ -144,12 +157,20 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     in.push_back(*record->plifWeight);
   for (int64_t id : record->paramInputs)
     in.push_back(id);
+  for (Value state : gradFinal) {
+    FailureOr<int64_t> id = lookup(op, state);
+    if (failed(id))
+      return failure();
+    in.push_back(*id);
+  }
   FailureOr<Array> out = addResultTensors(op, "grad");
   if (failed(out))
     return failure();
   Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(*out)}};
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
+  if (!gradFinal.empty())
+    json["chained_states"] = static_cast<int64_t>(gradFinal.size());
   auto kernel = kernels.find(record->op);
   if (kernel != kernels.end())
     json["kernel"] = Object{{"bwd", kernel->second.bwd},
@@ -182,6 +203,11 @@ LogicalResult ManifestBuilder::serializeLoss(Operation *op) {
       tensor(id)["name"] = "grad:output";
     }
   }
+  // The loss runs as its generated kernel.
+  lossKind = getOpKind(op).str();
+  llvm::json::Value last = backward.back();
+  backward.back() = toKernelOp(std::move(*last.getAsObject()),
+                               nextOpIndex(Phase::Backward) - 1);
   return success();
 }
 

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 using namespace snnrt::cuda;
@@ -481,61 +482,6 @@ TEST(CudaLayers, Conv2dThroughIm2colAndCublas) {
   checkConvs(plainHx, rnd);
 }
 
-//===-- losses ------------------------------------------------------------===//
-
-TEST(CudaTraining, RateLosses) {
-  REQUIRE_GPU();
-  const int64_t T = 6, B = 9, C = 11;
-  std::vector<float> y = rnd.uniform(T * B * C, 0, 1);
-  std::vector<int32_t> labels = rnd.labels(B, C);
-  int64_t yi = hx.add("y", {T, B, C}, y), li = hx.addInts("labels", {B}, labels);
-  for (const char *kind : {"loss_ce_rate", "loss_ce_membrane", "loss_mse_rate",
-                           "loss_ce_membrane_max"}) {
-    SCOPED_TRACE(kind);
-    bool mse = std::string(kind) == "loss_mse_rate";
-    bool max = std::string(kind) == "loss_ce_membrane_max";
-    double loss = 0, correct = 0;
-    std::vector<double> gy(y.size());
-    for (int64_t b = 0; b < B; ++b) {
-      std::vector<double> m(C, max ? -INFINITY : 0.0);
-      std::vector<int64_t> first(C, 0); // the step of the maximum
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t c = 0; c < C; ++c) {
-          double v = y[(t * B + b) * C + c];
-          if (max && v > m[c])
-            m[c] = v, first[c] = t;
-          else if (!max)
-            m[c] += v / T;
-        }
-      int64_t arg = std::max_element(m.begin(), m.end()) - m.begin();
-      correct += arg == labels[b];
-      double mx = m[arg], z = 0;
-      for (double v : m)
-        z += std::exp(v - mx);
-      for (int64_t c = 0; c < C; ++c) {
-        double target = c == labels[b], g;
-        if (mse) {
-          loss += std::pow(m[c] - target, 2) / (B * C);
-          g = 2 * (m[c] - target) / (B * C);
-        } else {
-          double p = std::exp(m[c] - mx) / z;
-          if (target)
-            loss -= std::log(p) / B;
-          g = (p - target) / B;
-        }
-        for (int64_t t = 0; t < T; ++t)
-          gy[(t * B + b) * C + c] = max ? (t == first[c] ? g : 0.0) : g / T;
-      }
-    }
-    int64_t lossi = hx.addOutput("loss", {}), gyi = hx.addOutput("gy", {T, B, C});
-    int64_t ci = hx.addOutput("correct", {});
-    hx.run({{"op", kind}, {"in", ids({yi, li})}, {"out", ids({lossi, gyi, ci})}});
-    EXPECT_CLOSE(hx.read(lossi), std::vector<double>{loss}, 1e-5, 1e-6);
-    EXPECT_CLOSE(hx.read(ci), std::vector<double>{correct}, 0, 1e-6);
-    EXPECT_CLOSE(hx.read(gyi), gy, 1e-4, 1e-7);
-  }
-}
-
 TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
   REQUIRE_GPU();
   // linear -> lif, run eagerly, then captured, then replayed, with new
@@ -578,6 +524,98 @@ TEST(CudaBackend, ProgramsReplayAsCudaGraphs) {
     EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
   }
   EXPECT_EQ(program.kernelsUsed()[1].rfind("built-in kernel", 0), 0u);
+}
+
+TEST(CudaBackend, SideWorkRunsAfterItsOpAndIsCapturedWithTheProgram) {
+  REQUIRE_GPU();
+  // linear y = x w^T, then linear z = y w2^T; after op 0, a copy of y on the
+  // side stream (as a gradient bucket's all-reduce is). The copy must see
+  // op 0's y of this run, be done when the program is, and replay with the
+  // graph: enqueued at the eager run and the capture only.
+  const int64_t M = 16, K = 24, N = 32, P = 8;
+  int64_t xi = hx.add("x", {M, K}, rnd.uniform(M * K, -1, 1));
+  std::vector<float> w = rnd.uniform(N * K, -0.5f, 0.5f);
+  int64_t wi = hx.add("w", {N, K}, w);
+  int64_t w2i = hx.add("w2", {P, N}, rnd.uniform(P * N, -0.5f, 0.5f));
+  int64_t yi = hx.addOutput("y", {M, N}), zi = hx.addOutput("z", {M, P});
+  int64_t ci = hx.addOutput("copy", {M, N});
+  json ops = json::array();
+  ops.push_back({{"op", "linear"}, {"has_bias", false},
+                 {"in", ids({xi, wi})}, {"out", ids({yi})}});
+  ops.push_back({{"op", "linear"}, {"has_bias", false},
+                 {"in", ids({yi, w2i})}, {"out", ids({zi})}});
+  CudaProgram program(*device, "backward", ops, [&](int64_t id) {
+    return hx.tensor(id);
+  });
+  int enqueued = 0;
+  SideWork work;
+  work.afterOps = {0};
+  work.enqueue = [&](size_t op, CUstream stream) {
+    EXPECT_EQ(op, 0u);
+    ++enqueued;
+    SNNRT_CU(driver().cuMemcpyDtoDAsync(hx.tensor(ci).ptr, hx.tensor(yi).ptr,
+                                        M * N * sizeof(float), stream),
+             "side copy");
+  };
+  program.setSideWork(work);
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    hx.write(xi, rnd.uniform(M * K, -1, 1));
+    program.run({});
+    device->synchronize("test");
+    std::vector<float> y = hx.read(yi);
+    EXPECT_TRUE(hx.read(ci) == y);
+    EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
+  }
+  EXPECT_EQ(enqueued, device->options().graphs ? 2 : 4);
+  work.afterOps = {2};
+  EXPECT_THROW(program.setSideWork(work), std::exception);
+}
+
+TEST(CudaBackend, DensePathOfAnEventLayerIsAConditionalGraphNode) {
+  REQUIRE_GPU();
+  // The dense linear of an event-driven layer (unless_event_path) reads the
+  // decision on the device: captured, it runs only when decision[1] is 0.
+  // Eager runs (the first) run it always. y is refilled with a sentinel
+  // before each run, standing in for the event-driven kernel's output.
+  const int64_t M = 24, K = 40, N = 36;
+  std::vector<float> x = rnd.uniform(M * K, -1, 1), w = rnd.uniform(N * K, -1, 1);
+  std::vector<float> b = rnd.uniform(N, -1, 1);
+  int64_t xi = hx.add("x", {M, K}, x), wi = hx.add("w", {N, K}, w);
+  int64_t bi = hx.add("b", {N}, b), yi = hx.addOutput("y", {M, N});
+  int64_t di = hx.addInts("decision", {2}, {0, 0});
+  json ops = json::array();
+  ops.push_back({{"op", "linear"}, {"has_bias", true}, {"unless_event_path", true},
+                 {"in", ids({xi, wi, bi, di})}, {"out", ids({yi})}});
+  CudaProgram program(*device, "infer", ops,
+                      [&](int64_t id) { return hx.tensor(id); });
+  std::vector<double> dense(M * N);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = b[n];
+      for (int64_t k = 0; k < K; ++k)
+        acc += (double)x[m * K + k] * w[n * K + k];
+      dense[m * N + n] = acc;
+    }
+  bool conditional = device->options().graphs && device->options().conditional &&
+                     device->kernels().findBuiltin("snnrt_set_dense_condition");
+  const int eventPath[] = {1, 1, 0, 1, 0};
+  for (int run = 0; run < 5; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run) + ", decision[1] " +
+                 std::to_string(eventPath[run]));
+    float words[2];
+    int32_t decision[2] = {0, eventPath[run]};
+    std::memcpy(words, decision, sizeof words);
+    hx.write(di, {words[0], words[1]});
+    hx.write(yi, std::vector<float>(M * N, 7.0f));
+    program.run({});
+    device->synchronize("test");
+    EXPECT_EQ(program.usesGraph(), run >= 1 && device->options().graphs);
+    if (conditional && run >= 1 && eventPath[run])
+      EXPECT_TRUE(hx.read(yi) == std::vector<float>(M * N, 7.0f));
+    else
+      EXPECT_CLOSE(hx.read(yi), dense, 1e-5, 1e-5);
+  }
 }
 
 TEST(CudaBackend, ModuleStorageAliasesAndPrograms) {

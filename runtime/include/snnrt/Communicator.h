@@ -75,6 +75,10 @@ public:
   /// groups); host backends run them one by one.
   virtual void groupStart() {}
   virtual void groupEnd() {}
+  /// Device backends: the work enqueued on `stream` so far holds collectives
+  /// that were not watched when enqueued (captured into a CUDA graph, whose
+  /// replay is a single launch): watch it with the same timeout.
+  virtual void watchStream(void * /*stream*/) {}
 };
 
 /// The NCCL backend lives with the CUDA backend; a program that has both

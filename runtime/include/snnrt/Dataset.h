@@ -55,6 +55,18 @@ Dataset loadSpikeFile(const std::string &path, size_t sampleSize,
 /// Whether `path` names an HDF5 spike file (.h5 or .hdf5).
 bool isSpikeFile(const std::string &path);
 
+/// An event-camera dataset in N-MNIST's layout: class folders named by their
+/// label (DIR/0/*.bin, DIR/1/*.bin, ...), each file one recording of 5-byte
+/// events (x, y, polarity, 23-bit microsecond timestamp). When DIR holds
+/// Train/ and Test/ folders, `split` ("train" or "test") picks one. Events are
+/// binned into `steps` steps over `duration` seconds as channels
+/// p * S * S + y * S + x of a [2, S, S] input (sampleSize = 2 S^2).
+Dataset loadEventDirectory(const std::string &dir, const std::string &split,
+                           size_t sampleSize, int64_t steps, double duration);
+
+/// Whether `dir` is such a dataset (class folders, or Train/ holding them).
+bool isEventDirectory(const std::string &dir);
+
 /// One split of an IDX directory: "train" or "t10k"
 /// (DIR/<split>-images-idx3-ubyte[.gz] and the labels beside it).
 Dataset loadIdxSplit(const std::string &dir, const std::string &split,

@@ -3,6 +3,7 @@
 #ifndef SNNRT_EXECUTOR_H
 #define SNNRT_EXECUTOR_H
 
+#include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Manifest.h"
@@ -39,13 +40,19 @@ public:
   /// `optimizerState`) from `tensors`, read from `path` (for messages).
   void loadState(const std::map<std::string, HostArray> &tensors,
                  const std::string &path, bool optimizerState);
-  /// Writes the labels tensor (i32 bits in its slots).
-  void setLabels(const int32_t *labels, size_t count);
+  /// Writes `count` labels into the labels tensor `tensor` (default: the
+  /// training labels; i32 bits in its slots), -1 (padding, which the
+  /// evaluation skips) into its remaining slots. A label outside the
+  /// model's classes [0, C) is an error (the loss kernels would give NaN).
+  void setLabels(const int32_t *labels, size_t count, int tensor = -1);
   /// Runs every op of `program` on the CPU; `afterOp(i)`, when given, runs
   /// after op i (data parallel training starts a gradient bucket's
   /// all-reduce there once the bucket's last writer has run).
   void run(const std::string &program, const RunContext &ctx = {},
            const std::function<void(size_t)> &afterOp = {});
+  /// The ranks of a module split in time, which its send, recv and
+  /// all-reduce ops talk to (not owned).
+  void setCommunicator(Communicator *comm) { comm_ = comm; }
   /// Times every op from now on; the time per op kind of each program is
   /// printed to stderr when the executor ends (snn-run --profile).
   void enableProfile() { profile_ = true; }
@@ -54,6 +61,9 @@ public:
 private:
   void initialize(uint64_t seed);
   bool profile_ = false;
+  Communicator *comm_ = nullptr;
+  void runOp(const Op &op, size_t index, const TensorLookup &lookup,
+             const RunContext &ctx);
   ProfileTable profileTable_;
   Module module_;
   MemoryPlan plan_;

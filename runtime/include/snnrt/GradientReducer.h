@@ -28,10 +28,12 @@ public:
 
   /// grad:<param> := mean over ranks, for every trainable parameter.
   void averageGradients();
-  /// Runs the backward program and averages the gradients. On host buffers
-  /// with `overlap`, a bucket's all-reduce starts on a communication thread
-  /// as soon as the last op that writes its gradients has run, while the
-  /// backward goes on (the same sums in the same order: the same bits).
+  /// Runs the backward program and averages the gradients. With `overlap`,
+  /// a bucket's all-reduce starts as soon as the last op that writes its
+  /// gradients has run, while the backward goes on (the same sums in the
+  /// same order: the same bits): on host buffers on a communication thread;
+  /// on device buffers (NCCL) on a second stream after that op, without a
+  /// host wait and inside the backward's CUDA graph.
   void backward(const RunContext &ctx, bool overlap);
   /// Non-trainable params (batch norm running statistics) := mean over
   /// ranks, so that every rank keeps the same module state.
@@ -49,6 +51,10 @@ private:
                                          const std::vector<int> &ids,
                                          size_t bucketBytes);
   void average(const std::vector<Bucket> &buckets);
+  /// Device buffers: attaches the buckets' all-reduces to the backward
+  /// program (once); false if the runner cannot.
+  bool attachToBackward();
+  void enqueueAverage(const Bucket &bucket, void *stream);
   void gather(const Bucket &bucket, float *flat);
   void scatter(const Bucket &bucket, const float *flat);
 
@@ -58,6 +64,7 @@ private:
   std::vector<Bucket> grads, buffers;
   std::vector<float> flat;
   std::vector<std::vector<float>> bucketFlats; ///< overlap: one per bucket
+  enum class Attached { NotYet, Yes, Unsupported } attached = Attached::NotYet;
 };
 
 } // namespace snnrt

@@ -49,10 +49,24 @@ struct Op {
   std::string describe(size_t index) const;
 };
 
+/// A rank's share of a module split in time (--snn-split-time): rank r of
+/// `parts` runs the steps [r*steps/parts, (r+1)*steps/parts).
+struct TimeSplit {
+  int parts = 1, steps = 0, rank = 0;
+  int begin() const { return rank * steps / parts; }
+  int length() const { return (rank + 1) * steps / parts - begin(); }
+};
+
 struct Module {
   std::string dir;
+  /// parts == 1: not split.
+  TimeSplit split;
   int timeSteps = 0, batch = 0;
   int input = -1, output = -1, labels = -1, loss = -1, correct = -1;
+  /// The `evaluate` program's labels (the training labels, or labels of
+  /// their own in an inference module), loss and correct count (-1: the
+  /// module has no such program; docs/artifact-format.md).
+  int evalLabels = -1, evalLoss = -1, evalCorrect = -1;
   std::vector<TensorInfo> tensors;
   std::map<std::string, std::vector<Op>> programs;
   std::vector<std::pair<std::string, int>> spikeLayers;
@@ -77,6 +91,15 @@ struct Module {
   static nlohmann::json readManifest(const std::string &dir);
   /// The module of manifest `j` whose files are in `dir`.
   static Module parse(nlohmann::json j, const std::string &dir);
+  /// The manifest that rank `rank` of a job of `ranks` runs: `j` itself
+  /// unless it is split in time, else its program set for that rank (an
+  /// Error when the module was split for another number of ranks).
+  static nlohmann::json selectRank(nlohmann::json j, const std::string &dir,
+                                   int rank, int ranks);
+  /// Whether manifest `j` is split in time.
+  static bool isTimeSplit(const nlohmann::json &j) {
+    return j.contains("split_time");
+  }
   const TensorInfo &tensor(int id) const;
   const std::vector<Op> &program(const std::string &name) const;
 };

@@ -16,6 +16,7 @@
 
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
+#include "snnrt/CpuThreads.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Recording.h"
@@ -36,6 +37,11 @@ public:
   /// Host -> device and back for one tensor (no-ops on the CPU).
   virtual void upload(int id) = 0;
   virtual void download(int id) = 0;
+  /// Elements [first, first + count) of tensor `id` only, into the same
+  /// place of its host storage (the rest of the host copy is left as is).
+  virtual void downloadWindow(int id, size_t /*first*/, size_t /*count*/) {
+    download(id);
+  }
   /// Brings params, buffers and optimizer state back to the host.
   virtual void downloadState() = 0;
   virtual void run(const std::string &program, const RunContext &ctx) = 0;
@@ -61,6 +67,16 @@ public:
   /// collectives on device buffers (NCCL); null on the CPU.
   virtual void *devicePointer(int) { return nullptr; }
   virtual void *stream() { return nullptr; }
+  /// Device runners: at every run of `program`, enqueues `enqueue(op,
+  /// stream)` on a second stream right after op `op` for each op in
+  /// `afterOps` (ascending), ordered after it on the device without a host
+  /// wait, and joins that stream back at the program's end (captured into
+  /// the program's CUDA graph with its ops). False where unsupported.
+  virtual bool enqueueAfterOps(const std::string & /*program*/,
+                               std::vector<size_t> /*afterOps*/,
+                               std::function<void(size_t, void *)>) {
+    return false;
+  }
   /// Adds, per spiking layer (`layers` in module().spikeLayers order), the
   /// calls of its consumers since the last call of this and those that
   /// took the sparse path (LayerStats::calls, sparseCalls). No backend
@@ -74,6 +90,7 @@ public:
   explicit CpuRunner(Executor &exec) : exec(exec) {}
   void upload(int) override {}
   void download(int) override {}
+  void downloadWindow(int, size_t, size_t) override {}
   void downloadState() override {}
   void run(const std::string &program, const RunContext &ctx) override {
     exec.run(program, ctx);
@@ -85,7 +102,9 @@ public:
   MemoryPlan memoryPlan() const override { return exec.memoryPlan(); }
   std::size_t deviceBytes() const override { return exec.storageBytes(); }
   std::string describe() const override {
-    return "cpu, " + describeCpuNeuronKernels(exec.module());
+    int threads = getCpuThreads();
+    return "cpu, " + describeCpuNeuronKernels(exec.module()) + ", " +
+           std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   }
 
 private:
@@ -134,6 +153,11 @@ struct TrainConfig {
   /// (the same on every rank), gradients are averaged before each update.
   /// Rank 0 alone prints progress and writes metrics and checkpoints.
   Communicator *comm = nullptr;
+  /// The ranks of a module split in time (--snn-split-time; not with
+  /// `comm`): every rank runs every batch on its time steps, the programs
+  /// themselves exchange what crosses the ranks. Rank 0 alone prints and
+  /// writes metrics and checkpoints.
+  Communicator *timeSplit = nullptr;
   size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
   /// Start each bucket's all-reduce during the backward (CPU, host buffers).
   bool overlap = true;
@@ -197,7 +221,13 @@ public:
 private:
   void writeCheckpoint(const TrainPosition &pos);
   void injectFault(int64_t step) const;
-  int rank() const { return config.comm ? config.comm->rank() : 0; }
+  /// This process among the ranks of the job (data parallel or time split).
+  Communicator *job() const {
+    return config.comm ? config.comm : config.timeSplit;
+  }
+  int rank() const { return job() ? job()->rank() : 0; }
+  /// Which rows of each global batch this rank trains on (data parallel).
+  int dataRank() const { return config.comm ? config.comm->rank() : 0; }
   int ranks() const { return config.comm ? config.comm->size() : 1; }
   Executor &exec;
   ProgramRunner &runner;

@@ -10,7 +10,7 @@ compiler (runtime/test/snn-run-train.sh).
         [--steps 4] [--batch 64] [--lr 0.1]
         --kernels snnrt-test-kernels.so
 
-The update is SGD with momentum through the test kernel library (the
+The loss and the update (SGD with momentum) run the test kernel library (the
 runtime computes no op itself; a compiled module carries generated kernels).
 """
 
@@ -87,7 +87,22 @@ def build(args):
     loss = m.tensor("loss", [], "loss")
     correct = m.tensor("correct", [], "metric")
     g = m.tensor("%grad.y", m.shape(y), "grad")
-    backward = [op("loss_ce_membrane", [y, labels], [loss, g, correct])]
+
+    def constant(name, value):
+        return m.tensor(name, [1], "constant",
+                        init={"kind": "constant", "value": value})
+
+    # The loss (cross-entropy on the mean membrane) and the evaluation's:
+    # kernel ops of the test kernel library, sizes as constant tensors.
+    def loss_kernel(gradient, ins, outs):
+        kargs = [constant(f"loss{int(gradient)}.T", T),
+                 constant(f"loss{int(gradient)}.B", B),
+                 constant(f"loss{int(gradient)}.C", m.shape(y)[-1]),
+                 constant(f"loss{int(gradient)}.gradient", int(gradient))]
+        return op("kernel", ins, outs, kernel="snnrt_test_loss_ce",
+                  args=kargs + ins + outs, grid=1, block=1)
+    backward = [loss_kernel(True, [y, labels], [loss, g, correct])]
+    evaluate = [loss_kernel(False, [y, labels], [loss, correct])]
     sgd = []
     for i in reversed(range(len(layers))):
         L = layers[i]
@@ -113,9 +128,6 @@ def build(args):
     # SGD with momentum 0.9 over every parameter: one kernel op of the test
     # kernel library (runtime/test/Inputs/TestKernels.cpp), which reads the
     # sizes and hyperparameters from constant tensors.
-    def constant(name, value):
-        return m.tensor(name, [1], "constant",
-                        init={"kind": "constant", "value": value})
     kargs = [constant("sgd.segments", len(sgd)), constant("sgd.momentum", 0.9),
              constant("sgd.weight_decay", 0.0)]
     for i, (param, grad, buf) in enumerate(sgd):
@@ -129,9 +141,11 @@ def build(args):
         "format": "snn-module", "version": 1, "time_steps": T, "batch": B,
         "tensors": m.tensors, "input": x, "output": layers[-1]["s"],
         "labels": labels, "loss": loss, "correct": correct,
+        "evaluate": {"labels": labels, "loss": loss, "correct": correct},
         "spike_layers": spike_layers,
         "programs": {"infer": infer, "train_forward": forward,
-                     "backward": backward, "update": update},
+                     "backward": backward, "update": update,
+                     "evaluate": evaluate},
         "optimizer": {"kind": "sgd", "lr": args.lr, "momentum": 0.9},
         "kernels": {"host": "kernels.host.so",
                     "host_triple": platform.machine() + "-unknown-linux-gnu",

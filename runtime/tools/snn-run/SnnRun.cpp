@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snnrt/Communicator.h"
+#include "snnrt/CpuThreads.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
@@ -52,6 +53,12 @@ Runs a module compiled by `snn-opt --snn-compile`.
 common options:
   --device cpu|cuda|cuda:N   where to run (default: cuda:0 when this build has
                              CUDA and a GPU answers, else cpu)
+  --threads N                CPU threads of the generated kernels, and of
+                             OpenBLAS unless OPENBLAS_NUM_THREADS is set
+                             (default: SNN_NUM_THREADS, else every core this
+                             process may use); the kernels give the same
+                             bits for every N, OpenBLAS at a fixed
+                             OPENBLAS_NUM_THREADS
   --seed N                   seed of initialization, data order, encoders and
                              dropout (default 0)
   --weights FILE             params and buffers from a safetensors file
@@ -70,8 +77,11 @@ data:
   --labels FILE              labels (.npy or IDX) of a --data file
   --spike-duration S         HDF5 spike files (.h5/.hdf5, the Spiking
                              Heidelberg Digits layout: /spikes/times,
-                             /spikes/units, /labels): seconds binned into the
-                             model's T steps (default 1.0)
+                             /spikes/units, /labels) and event-camera
+                             directories (N-MNIST's layout: class folders of
+                             5-byte-event .bin files, Train/ and Test/):
+                             seconds binned into the model's T steps
+                             (default 1.0)
   --test-data FILE           train: evaluation samples (a --data directory
   --test-labels FILE         uses its t10k split)
   --encoder direct|rate|latency
@@ -102,7 +112,9 @@ train:
   --resume FILE              continue a run from its checkpoint, exactly as
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
-many processes (train; docs/user-guide.md, "Many GPUs"):
+many processes (train, and infer/grads of a module compiled after
+--snn-split-time=parts=N, whose ranks each run a time range; CPU only for
+now; docs/user-guide.md, "Many GPUs"):
   --nproc N                  start N ranks of this command on this machine
                              (through mpirun when it is there, else as child
                              processes with torchrun-style variables)
@@ -115,8 +127,12 @@ many processes (train; docs/user-guide.md, "Many GPUs"):
   --comm-timeout SECONDS     a collective blocked this long ends every rank
                              with an error (default 300)
   --bucket-mb MB             gradient all-reduce bucket size (default 25)
-  --no-comm-overlap          all-reduce the gradients after the backward, not
-                             during it (the results are the same bits)
+  --comm-overlap, --no-comm-overlap
+                             all-reduce each gradient bucket during the
+                             backward, as soon as it is final, or after the
+                             backward (the same bits either way); default:
+                             during on host buffers (MPI, TCP), after with
+                             NCCL (2 NVLink H100s: VGG-11 1.92x vs 1.87x)
   (started by `mpirun -np N snn-run ...`, or with the torchrun variables
   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; --device cuda
   gives rank r its local GPU r)
@@ -159,13 +175,25 @@ struct Options {
   int dataParallel = -1; ///< -1: on when the job has several ranks
   double commTimeout = 300.0, bucketMB = 25.0;
   std::string comm; ///< --comm: "" picks from the job
-  bool overlap = true;
+  int overlap = -1; ///< -1: per backend (host buffers yes, NCCL no)
   /// bench: spikes with this probability instead of uniform input (< 0: off).
   double benchDensity = -1.0;
 };
 
 /// The job's communicator (train only; one local rank otherwise).
 std::unique_ptr<Communicator> gComm;
+
+/// The module this rank runs: of a module split in time
+/// (--snn-split-time), its rank's program set.
+Module loadModule(const Options &o, nlohmann::json manifest) {
+  int rank = gComm ? gComm->rank() : 0, ranks = gComm ? gComm->size() : 1;
+  return Module::parse(Module::selectRank(std::move(manifest), o.module, rank,
+                                          ranks),
+                       o.module);
+}
+
+/// A module split in time talks to the other ranks through gComm.
+bool isSplit(const Module &m) { return m.split.parts > 1; }
 
 int64_t toInt(const std::string &option, const std::string &v, int64_t min) {
   size_t used = 0;
@@ -216,6 +244,8 @@ Options parse(int argc, char **argv) {
       std::exit(0);
     } else if (a == "--device") {
       o.device = value();
+    } else if (a == "--threads") {
+      setCpuThreads(static_cast<int>(toInt(a, value(), 1)));
     } else if (a == "--data") {
       o.data = value();
     } else if (a == "--labels") {
@@ -290,7 +320,9 @@ Options parse(int argc, char **argv) {
       if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
         throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
     } else if (a == "--no-comm-overlap") {
-      o.overlap = false;
+      o.overlap = 0;
+    } else if (a == "--comm-overlap") {
+      o.overlap = 1;
     } else if (a == "--data-parallel") {
       o.dataParallel = 1;
     } else if (a == "--no-data-parallel") {
@@ -343,6 +375,9 @@ public:
   using ProgramRunner::run; // the per-op hook: once, after the program
   void upload(int id) override { gpu.upload(id); }
   void download(int id) override { gpu.download(id); }
+  void downloadWindow(int id, size_t first, size_t count) override {
+    gpu.downloadWindow(id, first, count);
+  }
   void downloadState() override { gpu.downloadState(); }
   void run(const std::string &program, const RunContext &ctx) override {
     gpu.run(program, ctx.learningRate, ctx.step, ctx.seed);
@@ -353,6 +388,11 @@ public:
   std::string describe() const override { return gpu.describe(); }
   void *devicePointer(int id) override { return gpu.devicePointer(id); }
   void *stream() override { return gpu.stream(); }
+  bool enqueueAfterOps(const std::string &program, std::vector<size_t> ops,
+                       std::function<void(size_t, void *)> enqueue) override {
+    gpu.enqueueAfterOps(program, std::move(ops), std::move(enqueue));
+    return true;
+  }
 
 private:
   CudaExecutor gpu;
@@ -360,14 +400,20 @@ private:
 #endif
 
 /// The runner for --device; without --device, CUDA when a GPU answers.
-/// --data / --test-data: a spike file, or what loadDataset reads.
+/// --data / --test-data: a spike file, an event-camera directory (its
+/// `split` folder when it has Train/ and Test/), or what loadDataset reads.
 Dataset loadData(const std::string &path, const std::string &labels,
-                 size_t sample, int64_t steps, const Options &o) {
-  if (!isSpikeFile(path))
+                 size_t sample, int64_t steps, const Options &o,
+                 const std::string &split = "train") {
+  bool events = isDir(path) && isEventDirectory(path);
+  if (!events && !isSpikeFile(path))
     return loadDataset(path, labels, sample, steps);
   if (!labels.empty())
-    throw Error(labels + ": a spike file (" + path +
-                ") holds its own /labels; drop --labels/--test-labels");
+    throw Error(labels + ": " + path + " holds its own labels (" +
+                (events ? "its class folders" : "/labels") +
+                "); drop --labels/--test-labels");
+  if (events)
+    return loadEventDirectory(path, split, sample, steps, o.spikeDuration);
   return loadSpikeFile(path, sample, steps, o.spikeDuration);
 }
 
@@ -379,6 +425,13 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o,
     exec.enableProfile();
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
+  // The CUDA runner has no send/recv of the chained state yet.
+  if (exec.module().split.parts > 1) {
+    if (!o.device.empty())
+      throw Error("a module split in time (--snn-split-time) runs on the CPU "
+                  "only for now; run it with --device cpu");
+    return std::make_unique<CpuRunner>(exec);
+  }
 #ifdef SNNRT_HAVE_CUDA
   std::string ownGpu = "cuda:" + std::to_string(localRank);
   if (o.device == "cuda" && localRank > 0)
@@ -471,6 +524,25 @@ void printSpikeRates(const Module &m, const EvalResult &r) {
                 m.eventLayers[l].first.c_str(), r.eventPathShare[l]);
 }
 
+std::string trainingFingerprint(const Options &o);
+std::string dataFingerprint(const Dataset &d);
+
+/// The ranks of a module split in time must run the same module, options,
+/// data and weights: else each refuses to start with the same message.
+void checkSameRanks(const Options &o, Executor &exec, ProgramRunner &runner,
+                    const Dataset &data) {
+  Communicator &comm = *gComm;
+  checkSameOnAllRanks(comm, "the module (manifest hash)",
+                      manifestHash(exec.module()));
+  checkSameOnAllRanks(comm, "the options", o.command + " " +
+                                               trainingFingerprint(o) +
+                                               " limit=" +
+                                               std::to_string(o.limit));
+  checkSameOnAllRanks(comm, "the data", dataFingerprint(data));
+  checkSameOnAllRanks(comm, "the weights (--seed, --weights)",
+                      stateHash(exec, runner));
+}
+
 int infer(const Options &o) {
   if (o.record.empty() != o.recordOutput.empty())
     throw Error(o.record.empty()
@@ -478,16 +550,20 @@ int infer(const Options &o) {
                     : "--record needs --record-output FILE.safetensors");
   // Recording rewrites the infer program before it is loaded.
   nlohmann::json manifest = Module::readManifest(o.module);
+  if (!o.record.empty() && Module::isTimeSplit(manifest))
+    throw Error("--record with a module split in time (--snn-split-time) is "
+                "not supported: record the unsplit module");
   std::vector<RecordTrace> traces;
   if (!o.record.empty())
     traces = planRecording(manifest, o.record, o.module + "/manifest.json");
-  Module module = Module::parse(std::move(manifest), o.module);
+  Module module = loadModule(o, std::move(manifest));
   module.program("infer");
   for (const RecordTrace &trace : traces)
     module.hostReads.push_back(trace.tensor);
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  exec.setCommunicator(gComm.get());
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
   if (o.verbose)
     describe(exec.module(), *runner, {"infer"});
@@ -497,16 +573,21 @@ int infer(const Options &o) {
     std::cerr << "snn-run: no --data: running one batch of seeded random "
                  "input in [0, 1)\n";
     data = randomDataset(s.B, s.sample, o.seed);
-  } else if (isDir(o.data)) {
+  } else if (isDir(o.data) && !isEventDirectory(o.data)) {
     data = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
-    data = loadData(o.data, o.labels, s.sample, s.T, o);
+    data = loadData(o.data, o.labels, s.sample, s.T, o, "test");
   }
   limitDataset(data, o.limit >= 0 ? o.limit : o.limitTest);
+  if (isSplit(exec.module()))
+    checkSameRanks(o, exec, *runner, data);
   std::vector<float> outputs;
   EvalResult r = evaluate(exec, *runner, data, parseEncoder(o.encoder),
                           o.seed, o.output.empty() ? nullptr : &outputs,
                           traces.empty() ? nullptr : &traces);
+  // Every rank of a split holds the same outputs: rank 0 reports them.
+  if (gComm && gComm->rank() != 0)
+    return 0;
   std::printf("snn-run: %lld samples in %.3f s: %.1f samples/s (%s)\n",
               static_cast<long long>(r.samples), r.seconds,
               r.samples / r.seconds, runner->describe().c_str());
@@ -561,7 +642,7 @@ std::string dataFingerprint(const Dataset &d) {
 }
 
 int train(const Options &o) {
-  Module module = Module::load(o.module);
+  Module module = loadModule(o, Module::readManifest(o.module));
   for (const char *program : {"train_forward", "backward", "update"})
     if (!module.programs.count(program))
       throw Error("'train' is not available for " + o.module +
@@ -577,18 +658,33 @@ int train(const Options &o) {
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  Communicator &comm = *gComm;
+  exec.setCommunicator(&comm);
+  bool split = isSplit(exec.module());
+  if (split && o.dataParallel > 0)
+    throw Error("--data-parallel with a module split in time "
+                "(--snn-split-time) is not supported yet: the job's ranks "
+                "all hold time ranges");
   TrainPosition from;
   if (!o.resume.empty())
-    from = Trainer::loadCheckpoint(exec, o.resume, o.seed, gComm->size());
+    from = Trainer::loadCheckpoint(exec, o.resume, o.seed,
+                                   split ? 1 : gComm->size());
   ModuleShape s = shapeOf(exec.module());
-  Communicator &comm = *gComm;
-  bool dataParallel = o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel;
-  if (comm.size() > 1 && !dataParallel)
+  bool dataParallel =
+      !split && (o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel);
+  if (comm.size() > 1 && !dataParallel && !split)
     throw Error("this job has " + std::to_string(comm.size()) +
                 " ranks but --no-data-parallel: the module has nothing else "
                 "to split over them");
   Dataset trainData, testData;
-  if (isDir(o.data)) {
+  if (isDir(o.data) && isEventDirectory(o.data)) {
+    trainData = loadData(o.data, o.labels, s.sample, s.T, o, "train");
+    if (!o.testData.empty())
+      testData = loadData(o.testData, o.testLabels, s.sample, s.T, o, "test");
+    else if (isEventDirectory(o.data + "/Test") ||
+             isEventDirectory(o.data + "/test"))
+      testData = loadData(o.data, "", s.sample, s.T, o, "test");
+  } else if (isDir(o.data)) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
     testData = loadIdxSplit(o.data, "t10k", s.sample, s.T);
   } else {
@@ -627,10 +723,13 @@ int train(const Options &o) {
   config.checkpoint = o.checkpoint;
   config.metrics = o.metrics;
   config.progress = o.progress;
+  if (split)
+    config.timeSplit = &comm;
   if (dataParallel) {
     config.comm = &comm;
     config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
-    config.overlap = o.overlap;
+    config.overlap =
+        o.overlap < 0 ? !comm.deviceBuffers() : static_cast<bool>(o.overlap);
   }
   if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
     config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
@@ -640,7 +739,13 @@ int train(const Options &o) {
     config.failMode = mode ? mode : "throw";
   }
   Trainer trainer(exec, *runner, config);
-  if (comm.size() > 1 && comm.rank() == 0)
+  if (split && comm.rank() == 0)
+    std::fprintf(stderr,
+                 "snn-run: split in time over %d ranks (%s): %d steps, rank "
+                 "0 runs steps [0, %d)\n",
+                 comm.size(), comm.backendName().c_str(),
+                 exec.module().split.steps, exec.module().split.length());
+  if (dataParallel && comm.size() > 1 && comm.rank() == 0)
     std::fprintf(stderr,
                  "snn-run: data parallel over %d ranks (%s): global batch "
                  "%d x %lld\n",
@@ -673,7 +778,7 @@ int train(const Options &o) {
 /// The loss and parameter gradients of one batch, for comparisons with
 /// other frameworks and finite differences.
 int grads(const Options &o) {
-  Module module = Module::load(o.module);
+  Module module = loadModule(o, Module::readManifest(o.module));
   if (!module.programs.count("backward") || module.labels < 0 || module.loss < 0)
     throw Error("'grads' needs a module with training programs (compile the "
                 "model with --snn-autodiff)");
@@ -683,6 +788,7 @@ int grads(const Options &o) {
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  exec.setCommunicator(gComm.get());
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
   Dataset data = loadData(o.data, o.labels, s.sample, s.T, o);
@@ -696,6 +802,8 @@ int grads(const Options &o) {
               mixSeed({o.seed, 0, 0}), exec.data(m.input));
   exec.setLabels(data.labels.data(), static_cast<size_t>(s.B));
   std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  if (isSplit(m))
+    checkSameRanks(o, exec, *runner, data);
   runner->upload(m.input);
   runner->upload(m.labels);
   RunContext ctx{0.0f, 1, mixSeed({o.seed, 0, 0})};
@@ -738,6 +846,9 @@ int grads(const Options &o) {
           HostArray{t.shape, std::vector<float>(values, values + t.numel())};
     }
   }
+  // Every rank of a split holds the summed gradients: rank 0 writes them.
+  if (gComm && gComm->rank() != 0)
+    return 0;
   writeSafetensors(o.output, out);
   std::printf("snn-run: loss %.8g; %zu gradients written to %s (%s)\n",
               double(out["loss"].data.at(0)), numGrads, o.output.c_str(),
@@ -933,8 +1044,11 @@ int launchRanks(const Options &o, int argc, char **argv) {
   if (detectJobEnvironment().size > 1)
     throw Error("--nproc inside a job that already has ranks (mpirun or "
                 "torchrun): drop --nproc");
-  if (o.command != "train")
-    throw Error("--nproc applies to train, not " + o.command);
+  if (o.command != "train" &&
+      !((o.command == "infer" || o.command == "grads") &&
+        Module::isTimeSplit(Module::readManifest(o.module))))
+    throw Error("--nproc applies to train, and to infer and grads of a "
+                "module split in time, not " + o.command);
   std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
   rest.insert(rest.begin(), thisExecutable());
   std::string mpirun = findOnPath("mpirun");
@@ -962,18 +1076,22 @@ int main(int argc, char **argv) {
     Options o = parse(argc, argv);
     if (o.nproc > 0)
       return launchRanks(o, argc, argv);
-    if (o.command != "train") {
+    // A module split in time runs every command on its ranks.
+    bool split = (o.command == "infer" || o.command == "grads") &&
+                 Module::isTimeSplit(Module::readManifest(o.module));
+    if (o.command != "train" && !split) {
       JobEnvironment job = detectJobEnvironment();
       if (job.size > 1)
         throw Error(o.command + " runs in one process, but this job (" +
                     job.launcher + ") has " + std::to_string(job.size) +
-                    " ranks; only train runs on several ranks");
+                    " ranks; only train (and infer and grads of a module "
+                    "split in time) run on several ranks");
     }
     if (o.command == "bench")
       return bench(o);
-    if (o.command == "grads")
+    if (o.command == "grads" && !split)
       return grads(o);
-    if (o.command == "infer")
+    if (o.command == "infer" && !split)
       return infer(o);
 #ifdef SNNRT_HAVE_CUDA
     registerNcclBackend(&createNcclCommunicator);
@@ -986,7 +1104,9 @@ int main(int argc, char **argv) {
                                  : detectJobEnvironment().localRank;
     commOptions.timeoutSeconds = o.commTimeout;
     gComm = createCommunicator(commOptions);
-    int status = train(o);
+    int status = o.command == "grads"   ? grads(o)
+                 : o.command == "infer" ? infer(o)
+                                        : train(o);
     gComm.reset(); // MPI_Finalize
     return status;
   } catch (const std::exception &e) {

@@ -41,7 +41,7 @@ func.func @bn(%x: tensor<2x3x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>,
 // The block's tree: 8 levels, a barrier after each.
 // CHECK: memref.store %[[SUMS]]#0, %[[SHARED]]
 // CHECK: gpu.barrier
-// CHECK: arith.cmpi ult, %[[T]], %c128_i32
+// CHECK: arith.cmpi ult, %{{.*}}, %c128 : index
 // CHECK-COUNT-8: gpu.barrier
 // Thread 0 writes each sum as an f32 (high, low) pair: scratch[4 b ...].
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
@@ -132,21 +132,40 @@ func.func @bn(%x: tensor<2x3x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>,
 // CHECK-NOT: vector.
 // CHECK: gpu.return
 
-// The host functions: the same code as a loop over the blocks (statistics:
-// 3 blocks of one thread, no shared memory, no barrier) or the threads,
-// one element at a time.
+// The host functions: ranged (docs/artifact-format.md, "CPU kernels and
+// threads"), one element at a time. Statistics: a work item per block (3
+// blocks of one thread, no shared memory, no barrier).
 // HOST-LABEL: func.func @snn_op0_batch_norm_stats(
+// HOST-SAME: snn.host_grain = 2048 : i64, snn.host_items = 3 : i64
 // HOST-NOT: gpu.
-// HOST: scf.for %{{.*}} = %c0 to %c3 step %c1 {
+// HOST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // HOST: scf.for %{{.*}} step %c1{{.*}} iter_args
+// HOST-NOT: gpu.barrier
 // HOST-NOT: vector.
 // HOST: return
+// Finish: a work item per channel.
+// HOST-LABEL: func.func @snn_op1_batch_norm_finish(
+// HOST-SAME: snn.host_grain = 4096 : i64, snn.host_items = 3 : i64
+// Apply: a work item per element.
 // HOST-LABEL: func.func @snn_op2_batch_norm_apply(
-// HOST: scf.for %{{.*}} = %c0 to %c24 step %c1 {
+// HOST-SAME: snn.host_grain = 16384 : i64, snn.host_items = 24 : i64
+// HOST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 // HOST-NOT: vector.
 // HOST: return
+// Eval on the host: a work item per channel, the channel's affine once (one
+// square root per channel), then its elements x[m, c] = x[6 m + c].
 // HOST-LABEL: func.func @snn_op6_batch_norm_eval(
-// HOST: scf.for %{{.*}} = %c0 to %c24 step %c1 {
+// HOST-SAME: snn.host_grain = 4096 : i64, snn.host_items = 6 : i64
+// HOST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
+// HOST: %[[ROOT:.*]] = math.sqrt %{{.*}} : f32
+// HOST: %[[SCALE:.*]] = arith.divf %{{.*}}, %[[ROOT]] : f32
+// HOST: scf.for %{{.*}} = %c0{{.*}} to %c4 step %c1
+// HOST-NOT: math.sqrt
+// HOST: %[[EX:.*]] = memref.load
+// HOST: arith.mulf %[[EX]], %[[SCALE]] : f32
+// HOST: memref.store
+// HOST-NOT: math.sqrt
+// HOST: return
 
 // The NVVM lowering keeps the block's sums in static shared memory, a barrier
 // between the tree's levels, and the 16-byte accesses.

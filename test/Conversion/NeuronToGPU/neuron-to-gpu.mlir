@@ -64,9 +64,17 @@ func.func @net(%x: tensor<8x2x64xf32>) -> tensor<8x2x64xf32> {
 // same on the GPU and on the host.
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
-// snn.plif (index 1) and the f64 layer (index 2) are left to the runtime;
-// the readout keeps its index 3.
-// CHECK-NOT: plif
+// snn.plif (index 1) learns its leak: k = sigmoid(w) from its weight (the
+// first parameter argument); the backward adds dL/dw into gw with atomics.
+// CHECK-LABEL: gpu.func @snn_layers_1_plif_fwd_h(
+// CHECK-SAME: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %[[PW:.*]]: memref<1xf32> {llvm.noalias})
+// CHECK: memref.load %[[PW]]
+// CHECK-LABEL: gpu.func @snn_layers_1_plif_bwd(
+// CHECK-SAME: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %{{.*}}: memref<30xf32> {llvm.noalias}, %[[GW:.*]]: memref<1xf32> {llvm.noalias}, %{{.*}}: memref<1xf32> {llvm.noalias})
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[GW]]
+// The f64 layer (index 2) is left to the runtime; the readout keeps its
+// index 3.
+// CHECK-NOT: snn_layers_2
 // CHECK-LABEL: gpu.func @snn_layers_3_li_fwd_h(
 // CHECK-LABEL: gpu.func @snn_layers_3_li_bwd(
 // CHECK-NOT: gpu.func
@@ -96,10 +104,24 @@ func.func @wrap(%x: tensor<4x4x3xf32>) -> tensor<4x4x3xf32> {
 
 // -----
 
-// Step-form neuron ops are not kernels; a module without multi-step neuron
-// ops is left as it is.
-// CHECK-LABEL: func.func @step
-// CHECK-NOT: gpu.module
+// A step op (inside a time loop) runs one step from the given state, named
+// apart from the scans: x, v in; s, v' and h out; no time loop. Its
+// backward: gS, gV', H in; gX, gV out.
+// CHECK-LABEL: gpu.func @snn_step_0_lif_step_fwd_h(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[V:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[S:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[VN:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[H:[a-z0-9]+]]: memref<8xf32> {llvm.noalias})
+// CHECK-NOT: scf.for
+// CHECK: vector.load %[[V]]
+// CHECK: vector.load %[[X]]
+// CHECK: vector.store %{{.*}}, %[[S]]
+// CHECK: vector.store %{{.*}}, %[[H]]
+// CHECK: vector.store %{{.*}}, %[[VN]]
+// CHECK-LABEL: gpu.func @snn_step_0_lif_step_bwd(
+// CHECK-SAME: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %[[GX:[a-z0-9]+]]: memref<8xf32> {llvm.noalias}, %[[GV:[a-z0-9]+]]: memref<8xf32> {llvm.noalias})
+// CHECK: vector.store %{{.*}}, %[[GV]]
+// CHECK: vector.store %{{.*}}, %[[GX]]
+// INFER-LABEL: gpu.func @snn_step_0_lif_step_fwd(
+// INFER-SAME: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias}, %{{.*}}: memref<8xf32> {llvm.noalias})
+// INFER-NOT: gpu.func
 func.func @step(%x: tensor<2x4xf32>, %v: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %s, %vn = snn.lif_step %x, %v : tensor<2x4xf32>
   return %s, %vn : tensor<2x4xf32>, tensor<2x4xf32>

@@ -62,12 +62,27 @@
 // CHECK-LABEL: gpu.func @snn_op4_sgd(
 // CHECK-SAME: memref<300xf32>, %{{.*}}: memref<300xf32>, %{{.*}}: memref<4xi32>)
 
+// The host functions take a range [begin, end) of their work items (here
+// the elements, segment after segment) and say how many there are.
 // HOST-LABEL: func.func @snn_op0_add(
-// HOST: scf.for %[[I:.*]] = %c0 to %c600 step %c1
+// HOST-SAME: %[[BEGIN:[^:]*]]: index, %[[END:[^:]*]]: index)
+// HOST-SAME: snn.host_grain = 16384 : i64, snn.host_items = 600 : i64
+// HOST: %[[LO:.*]] = arith.maxsi %[[BEGIN]], %c0
+// HOST: %[[FIRST:.*]] = arith.minsi %[[LO]], %c600
+// HOST: %[[HI:.*]] = arith.maxsi %[[END]], %c0
+// HOST: %[[LAST:.*]] = arith.minsi %[[HI]], %c600
+// HOST: scf.for %{{.*}} = %[[FIRST]] to %[[LAST]] step %c1
 // HOST: arith.addf
+// The second segment's items are 10..309: the range shifted by 10.
 // HOST-LABEL: func.func @snn_op2_sgd(
-// HOST: scf.for %{{.*}} = %c0{{.*}} to %c10 step
-// HOST: scf.for %{{.*}} = %c0{{.*}} to %c300 step
+// HOST-SAME: %[[SB:[^:]*]]: index, %[[SE:[^:]*]]: index)
+// HOST-SAME: snn.host_items = 310 : i64
+// HOST: arith.minsi %{{.*}}, %c10
+// HOST: scf.for
+// HOST: arith.subi %[[SB]], %c10
+// HOST: arith.minsi %{{.*}}, %c300
+// HOST: arith.subi %[[SE]], %c10
+// HOST: scf.for
 
 // NVVM-LABEL: llvm.func @snn_op0_add(
 // NVVM-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {gpu.kernel
@@ -108,5 +123,5 @@ func.func @update(%p0: tensor<10xf32>, %g0: tensor<10xf32>, %m0: tensor<10xf32>,
 // DROP-LABEL: gpu.func @snn_op1_dropout_bwd(
 // DROP-SAME: memref<24xf32>, %{{.*}}: memref<24xi8>, %{{.*}}: memref<24xf32>)
 // DROPHOST-LABEL: func.func @snn_op0_dropout(
-// DROPHOST-SAME: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<4xi32>)
+// DROPHOST-SAME: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<24xf32>, %{{.*}}: memref<4xi32>, %{{.*}}: index, %{{.*}}: index)
 // DROPHOST: arith.uitofp %{{.*}} : i1 to f32

@@ -112,13 +112,15 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %z: tensor<1x2x5x5xf32>,
 // CHECK-NOT: gpu.func @snn_op6
 
 // HOST-LABEL: func.func @snn_op0_avg_pool(
-// HOST-SAME: %[[X:.*]]: memref<96xf32>, %[[Y:.*]]: memref<24xf32>)
-// HOST: scf.for %[[I:.*]] = %c0 to %c24 step %c1 {
+// HOST-SAME: %[[X:[^:]*]]: memref<96xf32>, %[[Y:[^:]*]]: memref<24xf32>, %{{.*}}: index, %{{.*}}: index)
+// HOST-SAME: snn.host_items = 24 : i64
+// HOST: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // HOST: arith.index_cast %[[I]] : index to i32
 // HOST-COUNT-4: memref.load %[[X]]
 // HOST: memref.store %{{.*}}, %[[Y]]
 // HOST-LABEL: func.func @snn_op2_max_pool_bwd(
-// HOST: scf.for %{{.*}} = %c0 to %c50 step %c1 {
+// HOST-SAME: snn.host_items = 50 : i64
+// HOST: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
 
 // NVVM-LABEL: llvm.func @snn_op0_avg_pool(
 // NVVM-SAME: nvvm.kernel

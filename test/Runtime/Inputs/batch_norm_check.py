@@ -29,12 +29,17 @@ def rel(ours, ref):
 
 
 def call(lib, name, arrays):
-    """The host kernel's entry takes an array of the argument pointers."""
+    """The host kernel's entry takes an array of the argument pointers and a
+    range [begin, end) of its work items (NAME_range = {items, grain}): the
+    channels here, run in three uneven ranges as threads would."""
     fn = getattr(lib, name)
     fn.restype = None
-    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64]
+    items = (ctypes.c_int64 * 2).in_dll(lib, name + "_range")[0]
     pointers = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    fn(pointers)
+    cuts = sorted({0, items // 3, items // 3 + 1, items})
+    for begin, end in zip(cuts, cuts[1:]):
+        fn(pointers, begin, min(end, items))
 
 
 def run_kernel_op(lib, op, shapes, tensors):

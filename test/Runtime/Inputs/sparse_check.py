@@ -87,10 +87,16 @@ def compare(snn_run, d, densities, device):
         case = f"{d}/d{density:g}"
         x = np.load(f"{case}/x.npy")
         weights = read_safetensors(f"{case}/w.safetensors")[0]
+        # On a GPU, the same batch three times: the first run of a program
+        # is eager, the second is captured into a CUDA graph (the dense GEMM
+        # in a conditional node) and replayed, the third replays it.
+        reps = 3 if device.startswith("cuda") else 1
+        np.save(f"{case}/x_reps.npy", np.concatenate([x] * reps, axis=1))
         out, grads, reports = {}, {}, {}
         for name in VARIANTS:
             reports[name] = run(snn_run, f"{d}/{name}.snnmod", "infer", "--device", device,
-                                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                                "--weights", f"{case}/w.safetensors",
+                                "--data", f"{case}/x_reps.npy",
                                 "--output", f"{case}/{name}.out.npy")
             run(snn_run, f"{d}/{name}.snnmod", "grads", "--device", device,
                 "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
@@ -98,6 +104,9 @@ def compare(snn_run, d, densities, device):
             out[name] = np.load(f"{case}/{name}.out.npy")
             grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
         problems = []
+        runs = np.split(out["dispatch"], reps, axis=1)
+        if any(not np.array_equal(r, runs[0]) for r in runs[1:]):
+            problems.append("dispatch: a replayed CUDA graph differs from the eager run")
         for name in ("dispatch", "event"):
             if not np.array_equal(out[name], out["dense"]):
                 problems.append(f"{name}: output spikes differ in "
@@ -126,7 +135,7 @@ def compare(snn_run, d, densities, device):
         op = next(sub for o in disp.m["programs"]["infer"] for sub in o.get("of", [])
                   if sub["op"] == "spike_density")
         path = "event" if int(np.count_nonzero(x)) <= int(op["limit"]) else "dense"
-        # snn-run's report of the first layer (one batch: all or nothing).
+        # snn-run's report of the first layer (the same batch: all or nothing).
         share = re.search(r"event path linear0\s+([\d.]+) of batches", reports["dispatch"])
         if not share or float(share.group(1)) != (1.0 if path == "event" else 0.0):
             problems.append(f"snn-run reports {share.group(0) if share else 'no event path'}"

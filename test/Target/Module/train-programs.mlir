@@ -23,12 +23,14 @@
 // CHECK-NEXT: infer: neuron {{.*}}save_h=false
 // CHECK-NEXT: train_forward: linear in=[0, [[W]]] out=[[[X1]]] has_bias=false
 // CHECK-NEXT: train_forward: neuron in=[[[X1]]] out=[[[S]], [[H]]] {{.*}}model="lif" {{.*}}save_h=true
-// CHECK-NEXT: backward: loss_ce_rate in=[[[S]], [[LABELS]]] out=[[[LOSS]], [[GS]], [[CORRECT]]]
+// The loss is a generated kernel too (args y, labels, loss, gy, correct).
+// CHECK-NEXT: backward: kernel {{snn_op[0-9]+_loss_ce}} grid=1 block=256
+// CHECK-NEXT: backward:   loss_ce_rate in=[[[S]], [[LABELS]]] out=[[[LOSS]], [[GS]], [[CORRECT]]]
 // CHECK-NEXT: backward: neuron_bwd in=[[[GS]], [[H]]] out=[[[GX]]] c=0.5 {{.*}}model="lif"
 // CHECK-NEXT: backward: linear_bwd in=[[[GX]], 0, [[W]]] out=[[[GW]]] has_bias=false need_gx=false
 // The update is a generated kernel (one per group of parameters with equal
 // hyperparameters) that computes the sgd op.
-// CHECK-NEXT: update: kernel snn_op0_sgd grid=1 block=256 run_values
+// CHECK-NEXT: update: kernel {{snn_op[0-9]+_sgd}} grid=1 block=256 run_values
 // CHECK-NEXT: update:   sgd in=[[[W]], [[GW]], [[M]]] out=[[[W]], [[M]]] dampening=0 lr=0.1 momentum=0.9 nesterov=false weight_decay=0.0001
 // CHECK-NEXT: optimizer {"dampening":0,"kind":"sgd","lr":0.1,"momentum":0.9,"nesterov":false,"weight_decay":0.0001}
 

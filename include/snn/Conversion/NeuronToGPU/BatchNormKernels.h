@@ -16,8 +16,9 @@
 //           0): y, resp. gx.
 //
 // Eval is the apply pass alone, its affine from the running statistics.
-// The host functions run the same code, a loop over the blocks (stats) or
-// the threads (the others), one element at a time.
+// The host functions run the same code over a range of work items (the
+// blocks of stats, the threads of finish and apply, the channels of eval),
+// one element at a time.
 //
 // Tensors in ABI order: stats x, scratch; finish x, gamma, beta,
 // running_mean, running_var, saved_mean, saved_invstd, scratch; apply x,
@@ -71,10 +72,23 @@ void emitBatchNormGPUKernel(OpBuilder &b, Location loc,
                             const OpKernelSpec &spec, ValueRange args,
                             Value shared, Value block, Value lane);
 
-/// Emits, at the insertion point of a host function, the same kernel as a
-/// loop over its blocks or threads, one element at a time.
-void emitBatchNormHostKernel(OpBuilder &b, Location loc,
-                             const OpKernelSpec &spec, ValueRange args);
+/// Work items of the ranged host function (HostKernelRange.h): the
+/// statistics blocks (channel, part), the finish kernels' channels, the
+/// elements of apply, the channels of eval (its affine once per channel).
+/// No two items write the same output, so any
+/// split over CPU threads gives the same bits.
+int64_t getBatchNormHostItems(const OpKernelSpec &spec);
+
+/// Elements of x (or partial sums) one host work item reads: what sizes
+/// its CPU thread grain.
+int64_t getBatchNormHostItemWork(const OpKernelSpec &spec);
+
+/// Emits, at the insertion point of a host function, work item `item`
+/// (index, below getBatchNormHostItems) of the kernel, one element at a
+/// time.
+void emitBatchNormHostItem(OpBuilder &b, Location loc,
+                           const OpKernelSpec &spec, ValueRange args,
+                           Value item);
 
 } // namespace mlir::snn
 

@@ -26,6 +26,9 @@ struct NeuronStorage {
   /// The saved H in bfloat16, rounded to nearest even; the backward reads
   /// the rounded value back (half the bytes of the largest saved tensor).
   bool bf16H = false;
+  /// The saved H rounded to bfloat16 but stored in f32 elements: the CPU
+  /// runtime's bf16 tensors (a 4-byte slot that holds a bf16 value).
+  bool bf16HInF32 = false;
   /// Forward spikes as bits packed over time (spiking models only): word w
   /// of neuron n holds S[w * bits + j][n] in bit j, words of
   /// `getSpikeWordBits()` bits laid out [words][N].
@@ -37,6 +40,10 @@ struct NeuronStorage {
   /// X, keeping the chunk's H in registers. 0: save H.
   int64_t recomputeChunk = 0;
 };
+
+/// Marks a step neuron op whose input is an snn.add that the manifest folds
+/// into its `neuron_step` (`"addend"`): the step kernel reads both operands.
+inline constexpr llvm::StringLiteral kStepAddendAttrName = "snn.step_addend";
 
 /// Threads per block of the generated GPU kernels.
 inline constexpr int64_t kNeuronKernelBlockSize = 256;
@@ -105,13 +112,14 @@ struct HostKernelLibrary {
 /// where this machine has it, else the architecture's baseline) and links
 /// (with ld or ld.lld) the forward, inference and backward kernels of every
 /// neuron op of `func` that has generated kernels, with f32 storage (lif/if
-/// recompute H when `recomputeChunk` > 0). Emits a diagnostic and fails when
+/// recompute H when `recomputeChunk` > 0; the saved H rounded to bf16 in its
+/// f32 slots when `bf16H`). Emits a diagnostic and fails when
 /// LLVM or the linker fails or no linker is found. `opKernels` join the
 /// library; `neurons` = false leaves the neuron kernels out.
 FailureOr<HostKernelLibrary>
 generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0,
                           ArrayRef<NamedOpKernel> opKernels = {},
-                          bool neurons = true);
+                          bool neurons = true, bool bf16H = false);
 
 } // namespace mlir::snn
 

@@ -45,8 +45,8 @@ enum class OpKernelKind {
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
-  // kernels in turn, which share a scratch tensor. Keep these last and
-  // consecutive (isBatchNorm).
+  // kernels in turn, which share a scratch tensor. Keep these consecutive
+  // (isBatchNorm).
   BatchNormStats,     ///< partial sums of x per (channel, part of M)
   BatchNormFinish,    ///< statistics, running update, the channel's affine
   BatchNormApply,     ///< y = x scale + shift
@@ -54,6 +54,18 @@ enum class OpKernelKind {
   BatchNormBwdStats,  ///< partial sums of gy and gy xhat
   BatchNormBwdFinish, ///< ggamma, gbeta (+= with accumulate), gx's terms
   BatchNormBwdApply,  ///< gx (+= with accumulate)
+  Loss, ///< a loss over y[T, B, C], its gradient and hits (LossKernels.cpp)
+};
+
+/// What a loss kernel computes of m[b, c], the time mean (CE, MSE) or
+/// maximum (CEMax) of y[t, b, c].
+enum class LossMode { CE, MSE, CEMax };
+
+/// y[T, B, C] of a loss kernel.
+struct LossGeometry {
+  int64_t steps = 0, batch = 0, classes = 0;
+
+  int64_t getElements() const { return steps * batch * classes; }
 };
 
 /// The reduction of a pooling window.
@@ -127,6 +139,10 @@ struct OpKernelSpec {
   PoolGeometry pool;
   // batch norm and its backward (accumulate shared with scale)
   BatchNormGeometry batchNorm;
+  // loss: the formula, y's shape, whether gy is written
+  LossMode lossMode = LossMode::CE;
+  LossGeometry loss;
+  bool lossGradient = true;
 
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
@@ -145,7 +161,8 @@ struct OpKernelSpec {
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
-  /// BatchNormKernels.h lists them.
+  /// BatchNormKernels.h lists them; loss y, labels (i32), loss, gy (with
+  /// lossGradient), correct.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -169,15 +186,16 @@ struct OpKernelSpec {
   /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
-  /// "batch_norm_bwd_finish", "batch_norm_bwd_apply".
+  /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",
+  /// "loss_mse", "loss_ce_max" (and "..._eval" without gy).
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
   /// Blocks of getBlockSize() threads: each segment starts a block; batch
-  /// norm's statistics run a block per (channel, part).
+  /// norm's statistics run a block per (channel, part), a loss one block.
   int64_t getGridSize() const;
-  /// Threads per block: kOpKernelBlockSize.
-  int64_t getBlockSize() const { return kOpKernelBlockSize; }
+  /// Threads per block: kOpKernelBlockSize, or the event kernels' own.
+  int64_t getBlockSize() const;
 };
 
 /// A spec with the name the kernel gets.
@@ -188,7 +206,7 @@ struct NamedOpKernel {
 
 /// The memref argument types in ABI order: the tensors of each segment in
 /// turn (static 1-d of getTensorSize(); f32, masks i8 on the GPU and f32 on
-/// the host), then
+/// the host, a loss's labels i32), then
 /// `memref<4xi32>` for the run values when spec.usesRunValues().
 SmallVector<Type> getOpKernelArgTypes(const OpKernelSpec &spec,
                                       MLIRContext *ctx, bool host = false);
@@ -205,8 +223,9 @@ gpu::GPUFuncOp createOpGPUKernelFunc(OpBuilder &b, Location loc,
 gpu::GPUFuncOp buildOpGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                 const OpKernelSpec &spec);
 
-/// Adds at the insertion point the host function `name`: a loop over each
-/// segment's elements running the same per-element code.
+/// Adds at the insertion point the host function `name` over a range of its
+/// work items (HostKernelRange.h): a loop over each segment's elements in
+/// the range running the same per-element code (batch norm: its channels).
 func::FuncOp buildOpHostKernel(OpBuilder &b, Location loc, StringRef name,
                                const OpKernelSpec &spec);
 

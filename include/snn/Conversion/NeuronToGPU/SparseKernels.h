@@ -4,7 +4,9 @@
 // nonzeros, writes the decision), transpose_weight and event_linear (both
 // return at once unless the decision is the event-driven path), next to the
 // dense GEMM (which the runtime skips when the decision is the event-driven
-// path). The decision lives in device memory: no host synchronisation.
+// path: the CPU runtime by reading it, the CUDA runtime with a conditional
+// graph node). The decision lives in device memory: no host
+// synchronisation.
 // The decision tensor is two i32 words: the nonzero count, then 1 for the
 // event-driven path, 0 for the dense one.
 //
@@ -26,9 +28,29 @@ int64_t getEventPathLimit(double crossover, int64_t elements);
 SmallVector<Type> getEventKernelArgTypes(const OpKernelSpec &spec,
                                          MLIRContext *ctx);
 
-/// spike_density: 1 block; transpose_weight: one thread per weight;
-/// event_linear: one block per (row, 256 output features).
+/// spike_density: up to 1024 blocks over the input (its decision must be
+/// zero before the launch: the op says "zero_outputs"); transpose_weight:
+/// one thread per weight; event_linear: one block per row (compacted form,
+/// getEventRowLayout) or per (row, 256 output features).
 int64_t getEventKernelGridSize(const OpKernelSpec &spec);
+/// Threads per block: event_linear's compacted form sizes its block to the
+/// output row; the others use kOpKernelBlockSize.
+int64_t getEventKernelBlockSize(const OpKernelSpec &spec);
+
+/// How event_linear's compacted GPU form splits a row: a block per row, each
+/// warp compacts the nonzero inputs of a `segment` of the row into shared
+/// memory, then each thread sums `width` output features (16-byte loads of
+/// the transposed weight when N allows) over the compacted lists.
+struct EventRowLayout {
+  int64_t threads = 0; ///< per block
+  int64_t width = 1;   ///< output features per thread and load (1 or 4)
+  int64_t segment = 0; ///< inputs per warp, a multiple of 32
+  int64_t warps() const { return threads / 32; }
+  int64_t listWords() const { return warps() * segment; }
+};
+/// The compacted form's layout, or nothing when its index list does not fit
+/// in shared memory (very wide inputs: the per-(row, tile) form runs).
+std::optional<EventRowLayout> getEventRowLayout(const OpKernelSpec &spec);
 
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);

@@ -386,10 +386,17 @@ def build_main(prefix, model, steps, n, x, gs, params, storage, chain=None):
     bwd_args += ["%" + k for k in grad_in + grad_out]
     fwd_types = [flat] + [types[a[1:]] for a in fwd_args[1:]] + ptypes
     bwd_types = [flat] + [types[a[1:]] for a in bwd_args[1:]] + ptypes
-    body.append(f"    call @{prefix}_fwd_h({', '.join(fwd_args + pnames)}) : "
-                f"({', '.join(fwd_types)}) -> ()")
-    body.append(f"    call @{prefix}_bwd({', '.join(bwd_args + pnames)}) : "
-                f"({', '.join(bwd_types)}) -> ()")
+    # Each kernel runs its threads in two calls, [0, 1) and [1, past the
+    # end): a range split as the runtime's threads make it (the kernel clamps
+    # the end to its thread count).
+    body += ["    %r0 = arith.constant 0 : index",
+             "    %r1 = arith.constant 1 : index",
+             "    %rend = arith.constant 1099511627776 : index"]
+    for fn, args, types_ in ((f"{prefix}_fwd_h", fwd_args, fwd_types),
+                             (f"{prefix}_bwd", bwd_args, bwd_types)):
+        for lo, hi in (("%r0", "%r1"), ("%r1", "%rend")):
+            body.append(f"    call @{fn}({', '.join(args + pnames + [lo, hi])}) : "
+                        f"({', '.join(types_ + ['index', 'index'])}) -> ()")
     body += ["    %c0 = arith.constant 0 : index",
              "    %c1 = arith.constant 1 : index",
              "    %c16 = arith.constant 16 : i32"]

@@ -116,7 +116,10 @@ def check_op(op, where, shape):
     elif kind == "neuron_step_bwd":
         x = shape(ins[0])
         grads = 3 if op["model"] == "cuba_lif" else 2
-        if any(shape(t) != x for t in ins[1:grads + 1] + outs) or len(outs) != grads:
+        # plif: then V before the step (in) and gw (out, like its weight).
+        plif = op["model"] == "plif"
+        like = ins[1:grads + 1 + plif] + outs[:grads]
+        if any(shape(t) != x for t in like) or len(outs) != grads + plif:
             fail(f"{where}: neuron_step_bwd needs gs, [gi], gv, h and gives gx, "
                  f"[gi], gv, all like {x}")
     elif kind == "time_slice":
@@ -127,7 +130,33 @@ def check_op(op, where, shape):
         y = shape(outs[0])
         if y != [len(ins)] + shape(ins[0]) or any(shape(i) != shape(ins[0]) for i in ins):
             fail(f"{where}: time_stack of {len(ins)} steps into {y}")
-    elif kind in ("neuron", "neuron_bwd"):
+    elif kind == "time_range":
+        x, y = shape(ins[0]), shape(outs[0])
+        if x[1:] != y[1:] or not 1 <= y[0] <= x[0]:
+            fail(f"{where}: time_range {x} -> {y}")
+    elif kind == "gather_time":
+        x, y = shape(ins[0]), shape(outs[0])
+        if x[1:] != y[1:] or not 1 <= x[0] <= y[0]:
+            fail(f"{where}: gather_time {x} -> {y}")
+    elif kind in ("recv", "all_reduce_sum"):
+        if shape(ins[0]) != shape(outs[0]):
+            fail(f"{where}: {kind} changes the shape")
+        if kind == "recv" and (op["peer"] not in ("prev", "next") or op["tag"] < 0):
+            fail(f"{where}: recv needs peer prev|next and a tag >= 0")
+    elif kind == "send":
+        if outs or op["peer"] not in ("prev", "next") or op["tag"] < 0:
+            fail(f"{where}: send writes nothing and needs peer prev|next and a tag")
+    elif kind in ("time_sum", "time_broadcast"):
+        x, y = shape(ins[0]), shape(outs[0])
+        one, many = (y, x) if kind == "time_sum" else (x, y)
+        if one[0] != 1 or one[1:] != many[1:] or "scale" not in op:
+            fail(f"{where}: {kind} {x} -> {y}")
+    if kind in ("neuron", "neuron_bwd") and op.get("chained_states"):
+        n = op["chained_states"]
+        state = shape(ins[0])[1:]
+        if any(shape(t) != state for t in ins[-n:] + outs[-n:]):
+            fail(f"{where}: chained state tensors are not [B, features...] = {state}")
+    if kind in ("neuron", "neuron_bwd"):
         x = shape(ins[0])
         f = op["features"]
         if numel(x) % f or shape(outs[0]) != x:
@@ -188,6 +217,7 @@ def walk_kernel(op, where, program, indent, shape):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
     for l in launches or [op]:
         extra = " run_values" if l.get("run_values") else ""
+        extra += " zero_outputs" if op.get("zero_outputs") else ""
         print(f"{program}: {indent}kernel {l['kernel']} grid={l['grid']} block={l['block']}{extra}")
     for sub in of:
         attrs = {k: v for k, v in sub.items() if k not in ("op", "in", "out")}
@@ -231,6 +261,29 @@ def main():
         m = json.load(f)
     if m.get("format") != "snn-module" or m.get("version") != 1:
         fail("not an snn-module version 1")
+    split = m.get("split_time")
+    if not split:
+        summarize(m, root)
+        return
+    # A time split: rank r runs program_sets[ranks[r]] on its steps.
+    parts, steps, ranks = split["parts"], split["steps"], split["ranks"]
+    print(f"split_time parts={parts} steps={steps} ranks={ranks}")
+    sets = m["program_sets"]
+    if len(ranks) != parts or sorted(set(ranks)) != list(range(len(sets))):
+        fail("split_time ranks must name a program set for each of the parts")
+    for index, program_set in enumerate(sets):
+        mine = [r for r in range(parts) if ranks[r] == index]
+        if program_set["ranks"] != mine:
+            fail(f"program set {index} lists ranks {program_set['ranks']}, split_time {mine}")
+        lengths = {(r + 1) * steps // parts - r * steps // parts for r in mine}
+        if lengths != {program_set["local_steps"]} or program_set["time_steps"] != steps:
+            fail(f"program set {index}: local_steps {program_set['local_steps']} "
+                 f"is not the length of its ranks' ranges {sorted(lengths)}")
+        print(f"program_set {index} ranks={mine} local_steps={program_set['local_steps']}")
+        summarize(program_set, root)
+
+
+def summarize(m, root):
     tensors = m["tensors"]
     for i, t in enumerate(tensors):
         if t["id"] != i:
@@ -293,6 +346,10 @@ def main():
         print("optimizer " + json.dumps(m["optimizer"], sort_keys=True, separators=(",", ":")))
     for key, name in sorted(m.get("kernels", {}).items()):
         print(f"kernel_file {key} {name if isinstance(name, str) else json.dumps(name)}")
+    # The evaluate program reads the output that infer wrote.
+    if "evaluate" in m["programs"]:
+        walk(m["programs"]["evaluate"], "evaluate", "", set(defined) | {m["output"]},
+             tensors, shape)
 
 
 if __name__ == "__main__":
