@@ -65,33 +65,34 @@ void snnrt::cuda::expectArity(const OpCall &call, size_t inMin, size_t inMax,
                       std::to_string(call.out.size()));
 }
 
-/// A generated kernel of the module's cubin/PTX (docs/artifact-format.md,
-/// "Generated op kernels"): one pointer per tensor of `args`, then the run
-/// values when the op says `run_values`; grid and block from the op.
-static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
-  if (call.op.value("op", "") != "kernel")
-    return false;
-  const json &args = call.op.contains("args") ? call.op["args"] : json();
-  if (!call.op.contains("kernel") || !call.op["kernel"].is_string() ||
-      !args.is_array())
-    opError(call, "a kernel op needs \"kernel\" (a name) and \"args\" "
+/// One launch of a generated kernel of the module's cubin/PTX
+/// (docs/artifact-format.md, "Generated op kernels"): one pointer per
+/// tensor of `args`, then the run values when the launch says `run_values`;
+/// grid and block from the launch.
+static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
+                                  const json &launch) {
+  const json *args = launch.contains("args") ? &launch["args"] : nullptr;
+  if (!launch.contains("kernel") || !launch["kernel"].is_string() || !args ||
+      !args->is_array())
+    opError(call, "a kernel launch needs \"kernel\" (a name) and \"args\" "
                   "(tensor ids)");
-  long long grid = static_cast<long long>(attrNumber(call, "grid"));
-  long long block = static_cast<long long>(attrNumber(call, "block"));
+  auto integer = [&](const char *name) {
+    if (!launch.contains(name) || !launch[name].is_number())
+      opError(call, std::string("a kernel launch needs the number '") +
+                        name + "'");
+    return static_cast<long long>(launch[name].get<double>());
+  };
+  long long grid = integer("grid"), block = integer("block");
   if (grid <= 0 || grid > 0x7fffffffLL || block <= 0 || block > 1024)
     opError(call, "'grid' must be in [1, 2^31) and 'block' in [1, 1024]");
-  if (!device.kernels().hasCompiled())
-    opError(call, "the module has no cubin or PTX for this device; "
-                  "compile it with target=cuda or target=all");
-  CUfunction fn =
-      device.kernels().compiledKernel(call.op["kernel"], call.where);
+  CUfunction fn = device.kernels().compiledKernel(launch["kernel"], call.where);
   std::vector<CUdeviceptr> pointers;
-  for (const json &id : args) {
+  for (const json &id : *args) {
     if (!id.is_number_integer())
       opError(call, "\"args\" must be tensor ids");
     pointers.push_back(call.tensor(id.get<int64_t>()).ptr);
   }
-  if (attrBool(call, "run_values", false))
+  if (launch.value("run_values", false))
     pointers.push_back(device.runValues(call.where));
   std::vector<void *> params;
   for (CUdeviceptr &p : pointers)
@@ -104,8 +105,31 @@ static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
                   call.where);
   device.launchRaw(fn, static_cast<unsigned>(grid),
                    static_cast<unsigned>(block), 0, params.data(), call.where);
+}
+
+/// A `kernel` op: one launch (the op's own kernel, args, grid, block), or
+/// the kernels of its `launches` in turn.
+static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
+  if (call.op.value("op", "") != "kernel")
+    return false;
+  if (!device.kernels().hasCompiled())
+    opError(call, "the module has no cubin or PTX for this device; "
+                  "compile it with target=cuda or target=all");
+  std::string used;
+  if (call.op.contains("launches")) {
+    const json &launches = call.op["launches"];
+    if (!launches.is_array() || launches.empty())
+      opError(call, "\"launches\" must be a non-empty list of kernel launches");
+    for (const json &launch : launches) {
+      launchGeneratedKernel(device, call, launch);
+      used += (used.empty() ? "" : "+") + launch["kernel"].get<std::string>();
+    }
+  } else {
+    launchGeneratedKernel(device, call, call.op);
+    used = call.op["kernel"].get<std::string>();
+  }
   if (call.kernelUsed)
-    *call.kernelUsed = call.op["kernel"].get<std::string>();
+    *call.kernelUsed = used;
   return true;
 }
 

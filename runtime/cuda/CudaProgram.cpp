@@ -17,6 +17,10 @@ static bool hasOpWith(const json &ops, const char *key) {
   for (const json &op : ops) {
     if (op.is_object() && op.value(key, false))
       return true;
+    // A kernel op's launches.
+    if (op.is_object() && op.contains("launches") &&
+        op["launches"].is_array() && hasOpWith(op["launches"], key))
+      return true;
     if (op.is_object() && op.contains("body") && op["body"].is_array() &&
         hasOpWith(op["body"], key))
       return true;
@@ -151,12 +155,8 @@ void CudaProgram::runOps(const json &list, const std::string &prefix,
     SNNRT_CU(d.cuEventElapsedTime(&ms, start, stop), call.where);
     d.cuEventDestroy(start);
     d.cuEventDestroy(stop);
-    std::string key = op.value("op", std::string("?"));
-    if (op.contains("model") && op["model"].is_string())
-      key += " " + op["model"].get<std::string>();
-    if (op.contains("kernel") && op["kernel"].is_string()) // generated kernel
-      key += " " + op["kernel"].get<std::string>();
-    device.addProfile(name, key, ms);
+    device.addProfile(name, profileKey(op.value("op", std::string("?")), op),
+                      ms);
   }
 }
 

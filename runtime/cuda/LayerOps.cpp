@@ -1,4 +1,4 @@
-//===- LayerOps.cpp - stateless layers: GEMMs, conv, batch norm ----------===//
+//===- LayerOps.cpp - stateless layers: GEMMs, conv ----------------------===//
 //
 // Every stateless layer runs once over all T*B rows. Linear layers and
 // convolutions (im2col + cuBLAS) reduce their weight gradients over all rows
@@ -396,135 +396,6 @@ void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
   }
 }
 
-//===-- batch norm --------------------------------------------------------===//
-
-/// How the statistics of x[M, C, S] are split: `parts` blocks per channel of
-/// `rowsPer` rows each, about 8K elements per block and enough blocks to fill
-/// the GPU; a partition stays below 2^31 elements (32-bit indices).
-struct BnPartition {
-  int parts;
-  long long rowsPer;
-};
-BnPartition bnPartition(long long m, long long c, long long s) {
-  long long perChannel = m * s;
-  long long want = std::max(1LL, std::min((perChannel + 8191) / 8192,
-                                          (2048 + c - 1) / c));
-  long long rowsPer = (m + want - 1) / want;
-  rowsPer = std::max(1LL, std::min(rowsPer, (1LL << 30) / std::max(s, 1LL)));
-  BnPartition p;
-  p.rowsPer = rowsPer;
-  p.parts = static_cast<int>((m + rowsPer - 1) / rowsPer);
-  return p;
-}
-
-/// x viewed as [M, C, S]: C from gamma, S from `spatial_rank` trailing dims.
-void bnDims(const OpCall &call, const DeviceTensor &x, long long channels,
-            long long &m, long long &s) {
-  size_t r = x.shape.size();
-  long long rank = static_cast<long long>(attrNumber(
-      call, "spatial_rank",
-      r >= 1 && x.shape.back() == channels ? 0 : (r >= 3 ? 2 : 0)));
-  if (rank < 0 || static_cast<size_t>(rank) + 1 > r ||
-      x.shape[r - 1 - rank] != channels)
-    opError(call, "input " + x.name + " has no channel dimension of size " +
-                      std::to_string(channels) + " before " +
-                      std::to_string(rank) + " spatial dimensions");
-  s = 1;
-  for (size_t i = r - rank; i < r; ++i)
-    s *= x.shape[i];
-  m = x.numel() / (channels * s);
-}
-
-/// 4 when every tensor of x's shape can be read as float4 (S % 4 == 0 and
-/// 16-byte aligned), else 1: the batch-norm kernels' access width.
-int bnVectorWidth(long long s, std::initializer_list<const float *> tensors) {
-  if (s % 4 != 0)
-    return 1;
-  for (const float *p : tensors)
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
-      return 1;
-  return 4;
-}
-
-void runBatchNorm(CudaDevice &dev, OpCall &call) {
-  bool training = attrBool(call, "training", false);
-  expectArity(call, 5, 5, 1, 3);
-  const DeviceTensor &x = call.in[0], &gamma = call.in[1], &beta = call.in[2];
-  const DeviceTensor &runMean = call.in[3], &runVar = call.in[4];
-  const DeviceTensor &y = call.out[0];
-  long long c = gamma.numel(), m, s;
-  bnDims(call, x, c, m, s);
-  for (const DeviceTensor *t : {&beta, &runMean, &runVar})
-    expectElements(call, *t, c, "one per channel");
-  expectElements(call, y, x.numel(), "like the input");
-  float eps = static_cast<float>(attrNumber(call, "eps", 1e-5));
-  int vec = bnVectorWidth(s, {x.f32(), y.f32()});
-  if (!training) {
-    dev.launchElementwise("snnrt_bn_apply", x.numel() / vec, call.where,
-                          x.f32(), y.f32(), runMean.f32(), runVar.f32(), 1,
-                          eps, gamma.f32(), beta.f32(),
-                          static_cast<long long>(x.numel()), c, s, vec);
-    return;
-  }
-  float momentum = static_cast<float>(attrNumber(call, "momentum", 0.1));
-  float *stats = reinterpret_cast<float *>(
-      dev.scratch("bn.stats", 2 * c * 4, call.where));
-  float *mean = call.out.size() == 3 ? call.out[1].f32() : stats;
-  float *invstd = call.out.size() == 3 ? call.out[2].f32() : stats + c;
-  if (call.out.size() == 3) {
-    expectElements(call, call.out[1], c, "one per channel");
-    expectElements(call, call.out[2], c, "one per channel");
-  }
-  BnPartition part = bnPartition(m, c, s);
-  float *partial = reinterpret_cast<float *>(dev.scratch(
-      "bn.partial", 2 * c * part.parts * 4, call.where));
-  dev.launch(dev.kernels().builtin("snnrt_bn_stats_partial", call.where),
-             static_cast<unsigned>(c * part.parts), 256, 0, call.where,
-             x.f32(), m, c, s, part.parts, part.rowsPer, partial, vec);
-  dev.launchElementwise("snnrt_bn_stats_finish", c, call.where, x.f32(),
-                        static_cast<const float *>(partial), m, c, s,
-                        part.parts, eps, momentum, mean, invstd, runMean.f32(),
-                        runVar.f32());
-  dev.launchElementwise("snnrt_bn_apply", x.numel() / vec, call.where,
-                        x.f32(), y.f32(), static_cast<const float *>(mean),
-                        static_cast<const float *>(invstd), 0, eps,
-                        gamma.f32(), beta.f32(),
-                        static_cast<long long>(x.numel()), c, s, vec);
-}
-
-void runBatchNormBackward(CudaDevice &dev, OpCall &call) {
-  bool accumulate = attrBool(call, "accumulate", false);
-  expectArity(call, 5, 5, 3, 3);
-  const DeviceTensor &gy = call.in[0], &x = call.in[1], &gamma = call.in[2];
-  const DeviceTensor &mean = call.in[3], &invstd = call.in[4];
-  long long c = gamma.numel(), m, s;
-  bnDims(call, x, c, m, s);
-  expectElements(call, gy, x.numel(), "like the input");
-  expectElements(call, call.out[0], x.numel(), "like the input");
-  for (const DeviceTensor *t : std::initializer_list<const DeviceTensor *>{
-           &mean, &invstd, &call.out[1], &call.out[2]})
-    expectElements(call, *t, c, "one per channel");
-  float *sums = reinterpret_cast<float *>(
-      dev.scratch("bn.sums", 2 * c * 4, call.where));
-  BnPartition part = bnPartition(m, c, s);
-  float *partial = reinterpret_cast<float *>(dev.scratch(
-      "bn.partial", 2 * c * part.parts * 4, call.where));
-  int vec = bnVectorWidth(s, {gy.f32(), x.f32(), call.out[0].f32()});
-  dev.launch(dev.kernels().builtin("snnrt_bn_bwd_partial", call.where),
-             static_cast<unsigned>(c * part.parts), 256, 0, call.where,
-             gy.f32(), x.f32(), mean.f32(), invstd.f32(), m, c, s, part.parts,
-             part.rowsPer, partial, vec);
-  dev.launchElementwise("snnrt_bn_bwd_finish", c, call.where,
-                        static_cast<const float *>(partial), c, part.parts,
-                        sums, call.out[1].f32(), call.out[2].f32(),
-                        int(accumulate));
-  dev.launchElementwise("snnrt_bn_bwd_apply", x.numel() / vec, call.where,
-                        gy.f32(), x.f32(), mean.f32(), invstd.f32(),
-                        gamma.f32(), static_cast<const float *>(sums),
-                        call.out[0].f32(), static_cast<long long>(x.numel()),
-                        c, s, int(accumulate), vec);
-}
-
 /// time_slice: step `index` of x[T, ...]; time_stack: N steps into y[N, ...]
 /// (an unrolled recurrent loop's edges). Device-to-device copies.
 void runTimeSlice(CudaDevice &dev, OpCall &call) {
@@ -563,10 +434,6 @@ bool snnrt::cuda::runLayerOp(CudaDevice &dev, OpCall &call) {
     runConv(dev, call);
   else if (kind == "conv2d_bwd")
     runConvBackward(dev, call);
-  else if (kind == "batch_norm")
-    runBatchNorm(dev, call);
-  else if (kind == "batch_norm_bwd")
-    runBatchNormBackward(dev, call);
   else if (kind == "time_slice")
     runTimeSlice(dev, call);
   else if (kind == "time_stack")

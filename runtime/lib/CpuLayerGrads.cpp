@@ -1,8 +1,7 @@
 //===- CpuLayerGrads.cpp - backward of the stateless layers on the CPU ----===//
 //
-// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx), training batch
-// norm. Every gradient output is overwritten, or added to
-// when the op says `accumulate: true`.
+// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx). Every gradient
+// output is overwritten, or added to when the op says `accumulate: true`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,69 +103,13 @@ void convBackward(const Ctx &c) {
     biasGrad(gy, geo.samples, geo.O, cols, acc, g.gb);
 }
 
-void batchNormBackward(const Ctx &c) {
-  c.arity(5, 5, 3, 3);
-  const TensorInfo &xi = c.in(1);
-  int64_t C = static_cast<int64_t>(c.in(2).numel());
-  int64_t rank = c.attr<int64_t>("spatial_rank", 2), spatial = 1;
-  size_t r = xi.shape.size();
-  if (rank < 0 || static_cast<size_t>(rank) + 1 > r ||
-      xi.shape[r - 1 - rank] != C)
-    c.fail("x " + xi.shapeString() + " does not have " + std::to_string(C) +
-           " channels before its " + std::to_string(rank) + " spatial dims");
-  for (int64_t i = 0; i < rank; ++i)
-    spatial *= xi.shape[r - 1 - i];
-  int64_t rows = static_cast<int64_t>(xi.numel()) / (C * spatial);
-  c.expectElements(c.in(0), xi.numel(), "gy, like x");
-  c.expectElements(c.out(0), xi.numel(), "gx, like x");
-  c.expectElements(c.out(1), static_cast<size_t>(C), "ggamma");
-  c.expectElements(c.out(2), static_cast<size_t>(C), "gbeta");
-  const float *gy = c.inPtr(0), *x = c.inPtr(1), *gamma = c.inPtr(2),
-              *mean = c.inPtr(3), *invstd = c.inPtr(4);
-  GradOut gxOut(c, c.outPtr(0), xi.numel()),
-      ggOut(c, c.outPtr(1), static_cast<size_t>(C)),
-      gbOut(c, c.outPtr(2), static_cast<size_t>(C));
-  float *gx = gxOut.data(), *gg = ggOut.data(), *gb = gbOut.data();
-  double count = static_cast<double>(rows * spatial);
-  for (int64_t ch = 0; ch < C; ++ch) {
-    double mu = mean[ch], is = invstd[ch], sumGy = 0.0, sumGyXhat = 0.0;
-    for (int64_t row = 0; row < rows; ++row) {
-      const float *g = gy + (row * C + ch) * spatial,
-                  *xs = x + (row * C + ch) * spatial;
-      for (int64_t i = 0; i < spatial; ++i) {
-        sumGy += g[i];
-        sumGyXhat += g[i] * ((xs[i] - mu) * is);
-      }
-    }
-    gb[ch] = static_cast<float>(sumGy);
-    gg[ch] = static_cast<float>(sumGyXhat);
-    // gx = gamma invstd / n (n gy - sum gy - xhat sum(gy xhat))
-    double scale = gamma[ch] * is / count;
-    for (int64_t row = 0; row < rows; ++row) {
-      const float *g = gy + (row * C + ch) * spatial,
-                  *xs = x + (row * C + ch) * spatial;
-      float *dst = gx + (row * C + ch) * spatial;
-      for (int64_t i = 0; i < spatial; ++i) {
-        double xhat = (xs[i] - mu) * is;
-        dst[i] = static_cast<float>(
-            scale * (count * g[i] - sumGy - xhat * sumGyXhat));
-      }
-    }
-  }
-  gxOut.commit();
-  ggOut.commit();
-  gbOut.commit();
-}
-
 } // namespace
 
 void runLayerBackward(const Ctx &c) {
   const std::string &k = c.op.kind;
   if (k == "linear_bwd")
     return linearBackward(c);
-  if (k == "conv2d_bwd")
-    return convBackward(c);
-  return batchNormBackward(c);
+  return convBackward(c);
 }
 
 } // namespace cpu

@@ -113,7 +113,7 @@ void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
-void runLayerBackward(const Ctx &c); // linear/conv/batch-norm
+void runLayerBackward(const Ctx &c); // linear/conv
 
 /// A counter-based uniform [0, 1) (the rate encoder's; the generated
 /// dropout kernels draw the same way).

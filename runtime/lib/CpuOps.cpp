@@ -249,77 +249,15 @@ void conv2d(const Ctx &c) {
   }
 }
 
-/// x viewed as [rows, C, spatial]; statistics per channel over rows*spatial.
-void batchNorm(const Ctx &c) {
-  bool training = c.attr("training", false);
-  c.arity(5, 5, training ? 3 : 1, 3);
-  const TensorInfo &xi = c.in(0), &gi = c.in(1);
-  int64_t C = static_cast<int64_t>(gi.numel());
-  int64_t spatial = 1;
-  size_t r = xi.shape.size();
-  int64_t rank = c.attr<int64_t>("spatial_rank", 2);
-  if (rank < 0 || static_cast<size_t>(rank) + 1 > r)
-    c.fail("'spatial_rank' " + std::to_string(rank) + " does not fit x " +
-           xi.shapeString());
-  for (int64_t i = 0; i < rank; ++i)
-    spatial *= xi.shape[r - 1 - i];
-  if (xi.shape[r - 1 - rank] != C)
-    c.fail("x " + xi.shapeString() + " does not have " + std::to_string(C) +
-           " channels before its " + std::to_string(rank) + " spatial dims");
-  int64_t rows = static_cast<int64_t>(xi.numel()) / (C * spatial);
-  double eps = c.attr("eps", 1e-5);
-  const float *x = c.inPtr(0), *g = c.inPtr(1), *b = c.inPtr(2);
-  float *mean = c.inPtr(3), *var = c.inPtr(4);
-  float *y = c.outPtr(0);
-  float *savedMean = training ? c.outPtr(1) : nullptr;
-  float *savedInvstd = training ? c.outPtr(2) : nullptr;
-  double momentum = c.attr("momentum", 0.1);
-  double count = static_cast<double>(rows * spatial);
-  for (int64_t ch = 0; ch < C; ++ch) {
-    double mu = mean[ch], sigma2 = var[ch];
-    if (training) {
-      double sum = 0.0, sq = 0.0;
-      for (int64_t row = 0; row < rows; ++row) {
-        const float *src = x + (row * C + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i)
-          sum += src[i];
-      }
-      mu = sum / count;
-      for (int64_t row = 0; row < rows; ++row) {
-        const float *src = x + (row * C + ch) * spatial;
-        for (int64_t i = 0; i < spatial; ++i)
-          sq += (src[i] - mu) * (src[i] - mu);
-      }
-      sigma2 = sq / count; // biased: normalization
-      double unbiased = count > 1 ? sq / (count - 1) : sigma2;
-      mean[ch] = static_cast<float>((1 - momentum) * mean[ch] + momentum * mu);
-      var[ch] =
-          static_cast<float>((1 - momentum) * var[ch] + momentum * unbiased);
-    }
-    double invstd = 1.0 / std::sqrt(sigma2 + eps);
-    if (training) {
-      savedMean[ch] = static_cast<float>(mu);
-      savedInvstd[ch] = static_cast<float>(invstd);
-    }
-    float scale = static_cast<float>(g[ch] * invstd);
-    float shift = static_cast<float>(b[ch] - mu * g[ch] * invstd);
-    for (int64_t row = 0; row < rows; ++row) {
-      const float *src = x + (row * C + ch) * spatial;
-      float *dst = y + (row * C + ch) * spatial;
-      for (int64_t i = 0; i < spatial; ++i)
-        dst[i] = src[i] * scale + shift;
-    }
-  }
-}
-
-/// A generated kernel of the module's CPU library (docs/artifact-format.md,
-/// "Generated op kernels"): one pointer per tensor of `args`, then the run
-/// values when the op says `run_values`.
-void generatedKernel(const Ctx &c) {
-  std::string name = c.attr<std::string>("kernel", "");
-  auto args = c.op.attrs.find("args");
-  if (name.empty() || args == c.op.attrs.end() || !args->is_array())
-    c.fail("a kernel op needs \"kernel\" (a name) and \"args\" (tensor ids)");
+/// One launch of a generated kernel of the module's CPU library
+/// (docs/artifact-format.md, "Generated op kernels"): one pointer per tensor
+/// of `args`, then the run values when the launch says `run_values`.
+void launchGeneratedKernel(const Ctx &c, const json &launch) {
+  std::string name = launch.value("kernel", std::string());
+  auto args = launch.find("args");
+  if (name.empty() || args == launch.end() || !args->is_array())
+    c.fail("a kernel launch needs \"kernel\" (a name) and \"args\" (tensor "
+           "ids)");
   HostKernel fn = findOpKernel(c.m, name);
   std::vector<void *> pointers;
   for (const json &id : *args) {
@@ -331,12 +269,23 @@ void generatedKernel(const Ctx &c) {
   // 2 and 3: the step's random seed (low, high).
   uint32_t run[4] = {0, 0, static_cast<uint32_t>(c.run.seed),
                      static_cast<uint32_t>(c.run.seed >> 32)};
-  if (c.attr("run_values", false)) {
+  if (launch.value("run_values", false)) {
     std::memcpy(&run[0], &c.run.learningRate, sizeof(float));
     run[1] = static_cast<uint32_t>(c.run.step);
     pointers.push_back(run);
   }
   fn(pointers.data());
+}
+
+/// A `kernel` op: its own kernel, or the kernels of its `launches` in turn.
+void generatedKernel(const Ctx &c) {
+  auto launches = c.op.attrs.find("launches");
+  if (launches == c.op.attrs.end())
+    return launchGeneratedKernel(c, c.op.attrs);
+  if (!launches->is_array() || launches->empty())
+    c.fail("\"launches\" must be a non-empty list of kernel launches");
+  for (const json &launch : *launches)
+    launchGeneratedKernel(c, launch);
 }
 
 } // namespace
@@ -351,8 +300,6 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return linear(c);
   if (k == "conv2d")
     return conv2d(c);
-  if (k == "batch_norm")
-    return batchNorm(c);
   if (k == "neuron")
     return runNeuron(c);
   if (k == "neuron_step")
@@ -369,7 +316,7 @@ void runCpuOp(const Module &module, const Op &op, size_t index,
     return runNeuronBackward(c);
   if (k == "kernel")
     return generatedKernel(c);
-  if (k == "linear_bwd" || k == "conv2d_bwd" || k == "batch_norm_bwd")
+  if (k == "linear_bwd" || k == "conv2d_bwd")
     return runLayerBackward(c);
   c.fail("unknown op kind; this runtime implements the ops of "
          "docs/artifact-format.md (recompile the module with a matching "

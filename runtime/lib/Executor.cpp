@@ -210,13 +210,8 @@ void Executor::run(const std::string &program, const RunContext &ctx,
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    std::string key = ops[i].kind;
-    auto model = ops[i].attrs.find("model");
-    if (model != ops[i].attrs.end() && model->is_string())
-      key += " " + model->get<std::string>();
-    if (ops[i].kind == "kernel") // a generated kernel: its name
-      key += " " + ops[i].attrs.value("kernel", std::string("?"));
-    addToProfile(profileTable_, program, key, ms);
+    addToProfile(profileTable_, program, profileKey(ops[i].kind, ops[i].attrs),
+                 ms);
     if (afterOp)
       afterOp(i);
   }

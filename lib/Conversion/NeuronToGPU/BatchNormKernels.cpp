@@ -4,36 +4,41 @@
 // semantics of docs/artifact-format.md's `batch_norm` and `batch_norm_bwd`:
 // training statistics over M*S, the biased variance normalizes, the
 // unbiased one enters the running variance, r = (1 - m) r + m stat. Sums
-// are f64. The variance uses shifted sums, sum(x - K) and sum((x - K)^2)
-// with K the channel's first element: one pass over x, and no cancellation
-// when the mean is large against the spread (K is within a few standard
-// deviations of the mean). The per-channel constants are computed in f64
-// and rounded once; the training normalize is x * scale + shift in f32 as
-// the former runtime's kernels computed it.
+// are f64 within a part, stored as f32 (high, low) pairs (48 bits) and
+// combined in f64. The variance uses shifted sums, sum(x - K) and
+// sum((x - K)^2) with K the channel's first element: one pass over x, and
+// no cancellation when the mean is large against the spread. The
+// per-channel constants are computed in f64 and rounded once; the training
+// normalize is x * scale + shift in f32, the gradient gx = A gy + B xhat +
+// D in f64 (A, B, D per channel), rounded once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
 #include "BlockSum.h"
+#include "BlockSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::snn;
 
-OpKernelSpec mlir::snn::makeBatchNormKernelSpec(ArrayRef<int64_t> input,
-                                                int64_t spatialRank,
-                                                bool training, bool backward,
-                                                double eps, double momentum,
-                                                bool accumulate) {
+/// Elements a statistics block sums (the runtime's former kernels' split):
+/// about 8K per block and at least ~2048 blocks when the channels allow.
+static constexpr int64_t kElementsPerPart = 8192;
+static constexpr int64_t kMinStatsBlocks = 2048;
+
+SmallVector<OpKernelSpec, 3>
+mlir::snn::makeBatchNormKernelSpecs(ArrayRef<int64_t> input,
+                                    int64_t spatialRank, bool training,
+                                    bool backward, double eps, double momentum,
+                                    bool accumulate) {
   OpKernelSpec spec;
-  spec.kind = backward   ? OpKernelKind::BatchNormBwd
-              : training ? OpKernelKind::BatchNorm
-                         : OpKernelKind::BatchNormEval;
   spec.accumulate = accumulate;
   BatchNormGeometry &g = spec.batchNorm;
   size_t rank = input.size();
@@ -46,225 +51,372 @@ OpKernelSpec mlir::snn::makeBatchNormKernelSpec(ArrayRef<int64_t> input,
     g.rows *= d;
   g.eps = eps;
   g.momentum = momentum;
-  // A reduction runs a block per channel; eval a thread per element.
-  spec.sizes = {isBatchNormReduction(spec)
-                    ? g.channels * kBatchNormBlockSize
-                    : g.getElements()};
-  return spec;
+  int64_t want = std::max<int64_t>(
+      1, std::min(llvm::divideCeilSigned(g.getCount(), kElementsPerPart),
+                  llvm::divideCeilSigned(kMinStatsBlocks, g.channels)));
+  g.rowsPerPart = llvm::divideCeilSigned(g.rows, want);
+  g.parts = llvm::divideCeilSigned(g.rows, g.rowsPerPart);
+  g.width = g.spatial % 4 == 0 ? 4 : 1;
+  spec.sizes = {g.getElements()};
+
+  SmallVector<OpKernelSpec, 3> specs;
+  auto add = [&](OpKernelKind kind) {
+    specs.push_back(spec);
+    specs.back().kind = kind;
+  };
+  if (backward) {
+    add(OpKernelKind::BatchNormBwdStats);
+    add(OpKernelKind::BatchNormBwdFinish);
+    add(OpKernelKind::BatchNormBwdApply);
+  } else if (training) {
+    add(OpKernelKind::BatchNormStats);
+    add(OpKernelKind::BatchNormFinish);
+    add(OpKernelKind::BatchNormApply);
+  } else {
+    add(OpKernelKind::BatchNormEval);
+  }
+  return specs;
 }
 
-bool mlir::snn::isBatchNormReduction(const OpKernelSpec &spec) {
-  return spec.kind == OpKernelKind::BatchNorm ||
-         spec.kind == OpKernelKind::BatchNormBwd;
+int64_t mlir::snn::getBatchNormScratchElements(const BatchNormGeometry &g) {
+  return 4 * g.channels * g.parts + 3 * g.channels;
 }
 
 bool mlir::snn::isBatchNorm(const OpKernelSpec &spec) {
-  return isBatchNormReduction(spec) ||
-         spec.kind == OpKernelKind::BatchNormEval;
+  // Batch norm's kinds are consecutive in OpKernelKind.
+  return spec.kind >= OpKernelKind::BatchNormStats &&
+         spec.kind <= OpKernelKind::BatchNormBwdApply;
 }
 
-/// The eval affine of `channel`, y = x scale + shift, in f32 from the
-/// running statistics.
-static std::pair<Value, Value> emitEvalAffine(OpBuilder &b, Location loc,
-                                              const OpKernelSpec &spec,
-                                              ValueRange args, Value channel) {
-  auto load = [&](Value memref) {
-    return memref::LoadOp::create(b, loc, memref, ValueRange{channel})
-        .getResult();
-  };
-  Value var = load(args[4]);
-  Value eps = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(float(spec.batchNorm.eps)));
-  Value root = math::SqrtOp::create(
-      b, loc, arith::AddFOp::create(b, loc, var, eps));
-  Value gamma = load(args[1]);
-  Value scale = arith::DivFOp::create(b, loc, gamma, root);
-  Value mean = load(args[3]);
-  Value beta = load(args[2]);
-  Value shifted = arith::MulFOp::create(b, loc, mean, scale);
-  Value shift = arith::SubFOp::create(b, loc, beta, shifted);
-  return {scale, shift};
+namespace {
+/// What a batch norm kernel's tensor holds: one value per element of x,
+/// per channel, or the shared scratch.
+enum class Role { Element, Channel, Scratch };
+} // namespace
+
+static SmallVector<Role, 8> getRoles(OpKernelKind kind) {
+  using R = Role;
+  switch (kind) {
+  case OpKernelKind::BatchNormStats:
+    return {R::Element, R::Scratch};
+  case OpKernelKind::BatchNormFinish:
+    return {R::Element, R::Channel, R::Channel, R::Channel,
+            R::Channel, R::Channel, R::Channel, R::Scratch};
+  case OpKernelKind::BatchNormApply:
+    return {R::Element, R::Scratch, R::Element};
+  case OpKernelKind::BatchNormEval:
+    return {R::Element, R::Channel, R::Channel,
+            R::Channel, R::Channel, R::Element};
+  case OpKernelKind::BatchNormBwdStats:
+    return {R::Element, R::Element, R::Channel, R::Channel, R::Scratch};
+  case OpKernelKind::BatchNormBwdFinish:
+    return {R::Channel, R::Channel, R::Scratch, R::Channel, R::Channel};
+  case OpKernelKind::BatchNormBwdApply:
+    return {R::Element, R::Element, R::Channel,
+            R::Channel, R::Scratch, R::Element};
+  default:
+    llvm_unreachable("not a batch norm kernel");
+  }
 }
 
-MemRefType mlir::snn::getBatchNormScratchType(MLIRContext *ctx) {
+unsigned mlir::snn::getBatchNormTensorCount(const OpKernelSpec &spec) {
+  return getRoles(spec.kind).size();
+}
+
+int64_t mlir::snn::getBatchNormTensorSize(const OpKernelSpec &spec,
+                                          unsigned tensor) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  switch (getRoles(spec.kind)[tensor]) {
+  case Role::Element:
+    return g.getElements();
+  case Role::Channel:
+    return g.channels;
+  case Role::Scratch:
+    return getBatchNormScratchElements(g);
+  }
+  llvm_unreachable("unknown role");
+}
+
+static bool isStats(const OpKernelSpec &spec) {
+  return spec.kind == OpKernelKind::BatchNormStats ||
+         spec.kind == OpKernelKind::BatchNormBwdStats;
+}
+
+static bool isFinish(const OpKernelSpec &spec) {
+  return spec.kind == OpKernelKind::BatchNormFinish ||
+         spec.kind == OpKernelKind::BatchNormBwdFinish;
+}
+
+/// Threads of an elementwise (finish, apply, eval) kernel on the GPU.
+static int64_t getThreadCount(const OpKernelSpec &spec, int64_t width) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  return isFinish(spec) ? g.channels : g.getElements() / width;
+}
+
+int64_t mlir::snn::getBatchNormGridSize(const OpKernelSpec &spec) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  if (isStats(spec))
+    return g.channels * g.parts;
+  return llvm::divideCeilSigned(getThreadCount(spec, g.width),
+                                kOpKernelBlockSize);
+}
+
+MemRefType mlir::snn::getBatchNormSharedType(const OpKernelSpec &spec,
+                                             MLIRContext *ctx) {
+  if (!isStats(spec))
+    return nullptr;
   auto workgroup = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  return MemRefType::get({2 * kBatchNormBlockSize}, Float64Type::get(ctx),
+  return MemRefType::get({2 * kOpKernelBlockSize}, Float64Type::get(ctx),
                          MemRefLayoutAttrInterface(), workgroup);
 }
 
 namespace {
-/// Elements a GPU thread handles per loop iteration: independent loads in
-/// flight, which a block per channel needs to keep the memory busy.
-constexpr int64_t kUnroll = 4;
-
-/// Emits the code of one channel of a reducing batch norm kernel, run by
-/// `threads` threads of which this is `lane` (the host: one thread).
-class ChannelEmitter : KernelArith {
+/// Emits the code of one batch norm kernel: on the GPU as block `block`,
+/// thread `lane`; on the host (no shared memory) one work item, a block or
+/// a thread run by one CPU thread. Index arithmetic is in i32 when x has fewer than 2^31 elements.
+class BatchNormEmitter : KernelArith {
 public:
-  ChannelEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec,
-                 ValueRange args, Value scratch, Value channel, Value lane)
+  BatchNormEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec,
+                   ValueRange args, bool gpu)
       : KernelArith(b, loc), spec(spec), g(spec.batchNorm), args(args),
-        scratch(scratch), channel(channel), lane(lane) {}
+        gpu(gpu), width(gpu ? g.width : 1),
+        it(g.getElements() + getBatchNormScratchElements(g) <
+                   (int64_t(1) << 31)
+               ? b.getI32Type()
+               : b.getI64Type()) {}
 
-  void emit();
+  void emitGPU(Value shared, Value block, Value lane);
+  /// Work item `item` (index) of the host function: a statistics block, or
+  /// a thread of the other kernels, one element at a time.
+  void emitHostItem(Value item);
 
 private:
-  /// The partial sums of this thread over its share of the channel: sum(x -
-  /// K), sum((x - K)^2) (forward), sum(gy), sum(gy xhat) (backward).
-  std::pair<Value, Value> emitPartialSums();
-  /// The block's totals of the partial sums (the host: the sums).
-  std::pair<Value, Value> emitBlockSums(Value first, Value second);
-  void emitForwardEnd(Value sumShifted, Value sumSquares);
-  /// Eval on the host: the channel's affine once, then its elements.
-  void emitEval();
-  void emitBackwardEnd(Value sumGy, Value sumGyXhat);
-  /// Runs `body(at, valid, state)` for each element of this thread's share:
-  /// `at` is the element's index in x. Past the channel's end (the last
-  /// iteration of an unrolled loop), `valid` (null when every element is)
-  /// is false and `at` the channel's first element: the body must neither
-  /// count nor store it.
-  scf::ForOp forEachElement(
-      ValueRange init,
-      function_ref<SmallVector<Value>(Value, Value, ValueRange)> body);
-  /// v, or 0 where the element is not valid.
-  Value masked(Value v, Value valid) {
-    return valid ? Value(arith::SelectOp::create(b, loc, valid, v, f64(0.0)))
-                 : v;
-  }
-  /// Stores only a valid element.
-  void storeValid(Value valid, function_ref<void()> store);
-  /// Runs `body` on one thread of the block.
-  void onFirstThread(function_ref<void()> body);
+  /// Block `block` of a statistics kernel as thread `lane` of `threads`.
+  void emitStatsBlock(Value block, Value lane, int64_t threads);
+  /// The block's totals of each thread's two sums (the host: the sums).
+  std::pair<Value, Value> emitBlockSums(Value first, Value second,
+                                        Value lane);
+  /// Thread `i` of an elementwise kernel (i below getThreadCount()).
+  void emitThread(Value i);
+  void emitFinish(Value c);
+  void emitBwdFinish(Value c);
+  /// Elements [i W, (i + 1) W), all of one channel.
+  void emitApply(Value i);
+  /// Eval on the host: channel `c`'s affine once, then its elements.
+  void emitEvalChannel(Value c);
+  /// The two sums of channel `c`, combined over its parts (f64).
+  std::pair<Value, Value> emitCombinedSums(Value c);
+  /// The eval affine of channel `c` in f32 from the running statistics.
+  std::pair<Value, Value> emitEvalAffine(Value c);
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  // Integers of type `it`, converted to index at memory accesses.
+  Value cst(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, it, v);
+  }
+  Value toIt(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, it, index);
+  }
+  Value toIndex(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  }
+  Value addi(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value muli(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divi(Value x, int64_t d) {
+    return d == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, cst(d)));
+  }
+  Value remi(Value x, int64_t d) {
+    return arith::RemUIOp::create(b, loc, x, cst(d));
+  }
+  Value at(Value memref, Value i) { return load(memref, toIndex(i)); }
+  void put(Value v, Value memref, Value i) { store(v, memref, toIndex(i)); }
   Value wide(Value v) {
     return arith::ExtFOp::create(b, loc, b.getF64Type(), v);
   }
   Value narrow(Value v) {
     return arith::TruncFOp::create(b, loc, b.getF32Type(), v);
   }
-  /// Stores v into a per-channel gradient, added to it with accumulate.
-  void storeGrad(Value v, Value memref, Value i) {
-    if (spec.accumulate) {
-      Value old = load(memref, i);
-      v = add(old, v);
-    }
-    store(v, memref, i);
+  /// `width` consecutive f32 elements of `memref` from element `i` (a
+  /// multiple of width): one 16-byte access on the GPU when width is 4.
+  SmallVector<Value, 4> loadLanes(Value memref, Value i);
+  void storeLanes(ArrayRef<Value> lanes, Value memref, Value i);
+  /// The channel of element `e`.
+  Value channelOf(Value e) {
+    return g.channels == 1 ? cst(0) : remi(divi(e, g.spatial), g.channels);
   }
-  bool onGPU() const { return static_cast<bool>(scratch); }
+  /// Runs `body` where `cond` holds.
+  void when(Value cond, function_ref<void()> body) {
+    auto guard = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    OpBuilder::InsertionGuard ig(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    body();
+  }
+  /// Stores v into a per-channel gradient, added to it with accumulate.
+  void storeGrad(Value v, Value memref, Value c) {
+    if (spec.accumulate)
+      v = add(at(memref, c), v);
+    put(v, memref, c);
+  }
+  Value scratch() const {
+    switch (spec.kind) {
+    case OpKernelKind::BatchNormStats:
+    case OpKernelKind::BatchNormApply:
+      return args[1];
+    case OpKernelKind::BatchNormFinish:
+      return args[7];
+    case OpKernelKind::BatchNormBwdStats:
+      return args[4];
+    case OpKernelKind::BatchNormBwdFinish:
+      return args[2];
+    case OpKernelKind::BatchNormBwdApply:
+      return args[4];
+    default:
+      return Value();
+    }
+  }
+  /// Element of the scratch holding term `k` of channel `c` (after the
+  /// partial sums).
+  Value termAt(int64_t k, Value c) {
+    return addi(cst(4 * g.channels * g.parts + k * g.channels), c);
+  }
 
   const OpKernelSpec &spec;
   const BatchNormGeometry &g;
   ValueRange args;
-  Value scratch, channel, lane;
-  /// Forward: the shift K (f64); backward: the saved mean and invstd (f64).
-  Value shift, mean, invstd;
+  bool gpu;
+  int64_t width;
+  Type it;
+  Value shared;
 };
 } // namespace
 
-scf::ForOp ChannelEmitter::forEachElement(
-    ValueRange init,
-    function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-  int64_t threads = onGPU() ? kBatchNormBlockSize : 1;
-  int64_t unroll = onGPU() ? kUnroll : 1;
-  int64_t count = g.getCount();
-  bool exact = count % (threads * unroll) == 0;
-  Value channelStart = arith::MulIOp::create(b, loc, channel, idx(g.spatial));
-  return scf::ForOp::create(
-      b, loc, idx(0), idx(count), idx(threads * unroll), init,
-      [&](OpBuilder &, Location, Value base, ValueRange state) {
-        SmallVector<Value> values(state);
-        for (int64_t u = 0; u < unroll; ++u) {
-          Value j = arith::AddIOp::create(b, loc, base, idx(u * threads));
-          if (onGPU())
-            j = arith::AddIOp::create(b, loc, j, lane);
-          Value valid;
-          if (!exact) {
-            valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          j, idx(count));
-            j = arith::SelectOp::create(b, loc, valid, j, idx(0));
-          }
-          // Element j = (row, s) of the channel is x[row, channel, s].
-          Value at = j;
-          if (g.channels > 1) {
-            Value row = g.spatial == 1 ? j
-                                       : Value(arith::DivUIOp::create(
-                                             b, loc, j, idx(g.spatial)));
-            Value skip = arith::MulIOp::create(
-                b, loc, row, idx((g.channels - 1) * g.spatial));
-            at = arith::AddIOp::create(b, loc, j, skip);
-          }
-          at = arith::AddIOp::create(b, loc, at, channelStart);
-          values = body(at, valid, values);
-        }
-        scf::YieldOp::create(b, loc, values);
-      });
+SmallVector<Value, 4> BatchNormEmitter::loadLanes(Value memref, Value i) {
+  if (width == 1)
+    return {at(memref, i)};
+  auto type = VectorType::get({width}, b.getF32Type());
+  Value v = vector::LoadOp::create(b, loc, type, memref, toIndex(i),
+                                   /*nontemporal=*/false,
+                                   llvm::MaybeAlign(4 * width));
+  SmallVector<Value, 4> lanes;
+  for (int64_t e = 0; e < width; ++e)
+    lanes.push_back(vector::ExtractOp::create(b, loc, v, e));
+  return lanes;
 }
 
-void ChannelEmitter::storeValid(Value valid, function_ref<void()> store) {
-  if (!valid)
-    return store();
-  auto guard = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
-  OpBuilder::InsertionGuard ig(b);
-  b.setInsertionPointToStart(guard.thenBlock());
-  store();
+void BatchNormEmitter::storeLanes(ArrayRef<Value> lanes, Value memref,
+                                  Value i) {
+  if (width == 1)
+    return put(lanes[0], memref, i);
+  auto type = VectorType::get({width}, b.getF32Type());
+  Value v = vector::FromElementsOp::create(b, loc, type, lanes);
+  vector::StoreOp::create(b, loc, v, memref, toIndex(i),
+                          /*nontemporal=*/false, llvm::MaybeAlign(4 * width));
 }
 
-void ChannelEmitter::onFirstThread(function_ref<void()> body) {
-  if (!onGPU())
-    return body();
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
-  auto guard = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-  OpBuilder::InsertionGuard ig(b);
-  b.setInsertionPointToStart(guard.thenBlock());
-  body();
-}
-
-std::pair<Value, Value> ChannelEmitter::emitPartialSums() {
-  bool forward = spec.kind == OpKernelKind::BatchNorm;
+void BatchNormEmitter::emitStatsBlock(Value block, Value lane,
+                                      int64_t threads) {
+  bool forward = spec.kind == OpKernelKind::BatchNormStats;
+  Value c = divi(block, g.parts);
+  Value part = remi(block, g.parts);
+  Value firstRow = muli(part, cst(g.rowsPerPart));
+  Value rowsLeft = arith::SubIOp::create(b, loc, cst(g.rows), firstRow);
+  Value rows = arith::MinUIOp::create(b, loc, rowsLeft, cst(g.rowsPerPart));
+  int64_t packsPerRow = g.spatial / width;
+  Value packs = toIndex(muli(rows, cst(packsPerRow)));
+  Value shift, mean, invstd;
   if (forward) {
-    Value channelStart =
-        arith::MulIOp::create(b, loc, channel, idx(g.spatial));
-    shift = wide(load(args[0], channelStart));
+    shift = wide(at(args[0], muli(c, cst(g.spatial))));
   } else {
-    mean = wide(load(args[3], channel));
-    invstd = wide(load(args[4], channel));
+    mean = wide(at(args[2], c));
+    invstd = wide(at(args[3], c));
   }
   Value zero = f64(0.0);
-  auto loop = forEachElement(
-      ValueRange{zero, zero}, [&](Value at, Value valid, ValueRange sums) {
+  auto loop = scf::ForOp::create(
+      b, loc, toIndex(lane), packs,
+      arith::ConstantIndexOp::create(b, loc, threads), ValueRange{zero, zero},
+      [&](OpBuilder &, Location, Value j, ValueRange sums) {
+        // Pack j of the part: row firstRow + j / packsPerRow, elements
+        // from (j % packsPerRow) W of x[row, c, :].
+        Value jj = toIt(j);
+        Value row = addi(firstRow, divi(jj, packsPerRow));
+        Value inRow = muli(remi(jj, packsPerRow), cst(width));
+        Value plane = addi(muli(row, cst(g.channels)), c);
+        Value e = addi(muli(plane, cst(g.spatial)), inRow);
+        Value s1 = sums[0], s2 = sums[1];
         if (forward) {
-          Value x = wide(load(args[0], at));
-          Value d = masked(sub(x, shift), valid);
-          Value square = mul(d, d);
-          return SmallVector<Value>{add(sums[0], d), add(sums[1], square)};
+          for (Value v : loadLanes(args[0], e)) {
+            Value d = sub(wide(v), shift);
+            s1 = add(s1, d);
+            s2 = add(s2, mul(d, d));
+          }
+        } else {
+          SmallVector<Value, 4> gys = loadLanes(args[0], e);
+          SmallVector<Value, 4> xs = loadLanes(args[1], e);
+          for (int64_t l = 0; l < width; ++l) {
+            Value gy = wide(gys[l]);
+            Value xhat = mul(sub(wide(xs[l]), mean), invstd);
+            s1 = add(s1, gy);
+            s2 = add(s2, mul(gy, xhat));
+          }
         }
-        Value gy = masked(wide(load(args[0], at)), valid);
-        Value x = wide(load(args[1], at));
-        Value xhat = mul(sub(x, mean), invstd);
-        Value product = mul(gy, xhat);
-        return SmallVector<Value>{add(sums[0], gy), add(sums[1], product)};
+        scf::YieldOp::create(b, loc, ValueRange{s1, s2});
+      });
+  auto [total1, total2] =
+      emitBlockSums(loop.getResult(0), loop.getResult(1), lane);
+  auto write = [&] {
+    // Each sum as f32 high and low parts.
+    Value base = muli(block, cst(4));
+    int64_t k = 0;
+    for (Value sum : {total1, total2}) {
+      Value high = narrow(sum);
+      Value low = narrow(sub(sum, wide(high)));
+      put(high, scratch(), addi(base, cst(k++)));
+      put(low, scratch(), addi(base, cst(k++)));
+    }
+  };
+  if (!gpu)
+    return write();
+  when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cst(0)),
+       write);
+}
+
+std::pair<Value, Value> BatchNormEmitter::emitBlockSums(Value first,
+                                                        Value second,
+                                                        Value lane) {
+  if (!gpu)
+    return {first, second};
+  SmallVector<Value> sums = emitBlockSum(b, loc, shared, toIndex(lane),
+                                         kOpKernelBlockSize, {first, second});
+  return {sums[0], sums[1]};
+}
+
+std::pair<Value, Value> BatchNormEmitter::emitCombinedSums(Value c) {
+  Value zero = f64(0.0);
+  Value first = toIndex(muli(c, cst(4 * g.parts)));
+  Value last = toIndex(muli(addi(c, cst(1)), cst(4 * g.parts)));
+  auto loop = scf::ForOp::create(
+      b, loc, first, last, arith::ConstantIndexOp::create(b, loc, 4),
+      ValueRange{zero, zero},
+      [&](OpBuilder &, Location, Value k, ValueRange sums) {
+        SmallVector<Value, 2> next;
+        for (int64_t s = 0; s < 2; ++s) {
+          Value i = toIt(k);
+          Value high = wide(at(scratch(), addi(i, cst(2 * s))));
+          Value low = wide(at(scratch(), addi(i, cst(2 * s + 1))));
+          next.push_back(add(sums[s], add(high, low)));
+        }
+        scf::YieldOp::create(b, loc, next);
       });
   return {loop.getResult(0), loop.getResult(1)};
 }
 
-std::pair<Value, Value> ChannelEmitter::emitBlockSums(Value first,
-                                                      Value second) {
-  if (!onGPU())
-    return {first, second};
-  SmallVector<Value> sums = emitBlockSum(b, loc, scratch, lane,
-                                         kBatchNormBlockSize, {first, second});
-  return {sums[0], sums[1]};
-}
-
-void ChannelEmitter::emitForwardEnd(Value sumShifted, Value sumSquares) {
+void BatchNormEmitter::emitFinish(Value c) {
   Value x = args[0], gamma = args[1], beta = args[2], runMean = args[3],
-        runVar = args[4], y = args[5], savedMean = args[6],
-        savedInvstd = args[7];
+        runVar = args[4], savedMean = args[5], savedInvstd = args[6];
+  auto [sumShifted, sumSquares] = emitCombinedSums(c);
   double count = double(g.getCount());
   Value n = f64(count);
+  Value shift = wide(at(x, muli(c, cst(g.spatial))));
   Value offset = div(sumShifted, n);
   Value batchMean = add(shift, offset);
   Value meanSquare = div(sumSquares, n);
@@ -274,110 +426,164 @@ void ChannelEmitter::emitForwardEnd(Value sumShifted, Value sumSquares) {
       b, loc, sub(meanSquare, offsetSquare), f64(0.0));
   Value root = math::SqrtOp::create(b, loc, add(var, f64(g.eps)));
   Value inv = div(f64(1.0), root);
-  onFirstThread([&] {
-    Value unbiased = count > 1 ? mul(var, f64(count / (count - 1))) : var;
-    Value keep = f64(1.0 - g.momentum), m = f64(g.momentum);
-    auto update = [&](Value running, Value stat) {
-      Value old = wide(load(running, channel));
-      Value decayed = mul(keep, old);
-      Value next = add(decayed, mul(m, stat));
-      store(narrow(next), running, channel);
-    };
-    update(runMean, batchMean);
-    update(runVar, unbiased);
-    store(narrow(batchMean), savedMean, channel);
-    store(narrow(inv), savedInvstd, channel);
-  });
-  Value gammaC = wide(load(gamma, channel));
-  Value betaC = wide(load(beta, channel));
-  Value scale64 = mul(gammaC, inv);
-  Value scale = narrow(scale64);
-  Value shifted = mul(mul(batchMean, gammaC), inv);
-  Value offset32 = narrow(sub(betaC, shifted));
-  forEachElement(ValueRange{}, [&](Value at, Value valid, ValueRange) {
-    Value v = load(x, at);
-    Value scaled = mul(v, scale);
-    Value result = add(scaled, offset32);
-    storeValid(valid, [&] { store(result, y, at); });
-    return SmallVector<Value>{};
-  });
-}
-
-void ChannelEmitter::emitBackwardEnd(Value sumGy, Value sumGyXhat) {
-  Value gyT = args[0], x = args[1], gamma = args[2], gx = args[5],
-        ggamma = args[6], gbeta = args[7];
-  onFirstThread([&] {
-    storeGrad(narrow(sumGyXhat), ggamma, channel);
-    storeGrad(narrow(sumGy), gbeta, channel);
-  });
-  // gx = gamma invstd / n (n gy - sum gy - xhat sum(gy xhat))
-  double count = double(g.getCount());
-  Value n = f64(count);
-  Value gammaC = wide(load(gamma, channel));
-  Value scale = div(mul(gammaC, invstd), n);
-  forEachElement(ValueRange{}, [&](Value at, Value valid, ValueRange) {
-    Value gy = wide(load(gyT, at));
-    Value xv = wide(load(x, at));
-    Value xhat = mul(sub(xv, mean), invstd);
-    Value centered = sub(mul(n, gy), sumGy);
-    Value projected = sub(centered, mul(xhat, sumGyXhat));
-    Value v = narrow(mul(scale, projected));
-    storeValid(valid, [&] { storeGrad(v, gx, at); });
-    return SmallVector<Value>{};
-  });
-}
-
-void ChannelEmitter::emitEval() {
-  auto [scale, shift] = emitEvalAffine(b, loc, spec, args, channel);
-  forEachElement(ValueRange{}, [&](Value at, Value valid, ValueRange) {
-    Value v = load(args[0], at);
-    Value scaled = mul(v, scale);
-    Value result = add(scaled, shift);
-    storeValid(valid, [&] { store(result, args[5], at); });
-    return SmallVector<Value>{};
-  });
-}
-
-void ChannelEmitter::emit() {
-  if (spec.kind == OpKernelKind::BatchNormEval)
-    return emitEval();
-  auto [first, second] = emitPartialSums();
-  auto [total1, total2] = emitBlockSums(first, second);
-  if (spec.kind == OpKernelKind::BatchNorm)
-    return emitForwardEnd(total1, total2);
-  emitBackwardEnd(total1, total2);
-}
-
-void mlir::snn::emitBatchNormGPUChannel(OpBuilder &b, Location loc,
-                                        const OpKernelSpec &spec,
-                                        ValueRange args, Value scratch,
-                                        Value channel, Value lane) {
-  ChannelEmitter(b, loc, spec, args, scratch, channel, lane).emit();
-}
-
-void mlir::snn::emitBatchNormHostChannel(OpBuilder &b, Location loc,
-                                         const OpKernelSpec &spec,
-                                         ValueRange args, Value channel) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  ChannelEmitter(b, loc, spec, args, Value(), channel, zero).emit();
-}
-
-void mlir::snn::emitBatchNormEvalElement(OpBuilder &b, Location loc,
-                                         const OpKernelSpec &spec,
-                                         ValueRange args, Value i) {
-  const BatchNormGeometry &g = spec.batchNorm;
-  auto idx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
+  Value unbiased = count > 1 ? mul(var, f64(count / (count - 1))) : var;
+  Value keep = f64(1.0 - g.momentum), m = f64(g.momentum);
+  auto update = [&](Value running, Value stat) {
+    Value old = wide(at(running, c));
+    Value decayed = mul(keep, old);
+    Value next = add(decayed, mul(m, stat));
+    put(narrow(next), running, c);
   };
-  Value rows = g.spatial == 1 ? i
-                              : Value(arith::DivUIOp::create(b, loc, i,
-                                                             idx(g.spatial)));
-  Value channel = arith::RemUIOp::create(b, loc, rows, idx(g.channels));
-  // Every element recomputes its channel's affine: cheaper on the GPU than
-  // a pass of its own.
-  auto [scale, shift] = emitEvalAffine(b, loc, spec, args, channel);
-  Value x = memref::LoadOp::create(b, loc, args[0], ValueRange{i});
-  Value scaled = arith::MulFOp::create(b, loc, x, scale);
-  Value y = arith::AddFOp::create(b, loc, scaled, shift);
-  memref::StoreOp::create(b, loc, y, args[5], ValueRange{i});
+  update(runMean, batchMean);
+  update(runVar, unbiased);
+  put(narrow(batchMean), savedMean, c);
+  put(narrow(inv), savedInvstd, c);
+  Value gammaC = wide(at(gamma, c));
+  Value betaC = wide(at(beta, c));
+  Value scale = mul(gammaC, inv);
+  Value shifted = mul(mul(batchMean, gammaC), inv);
+  put(narrow(scale), scratch(), termAt(0, c));
+  put(narrow(sub(betaC, shifted)), scratch(), termAt(1, c));
+}
+
+void BatchNormEmitter::emitBwdFinish(Value c) {
+  Value gamma = args[0], invstd = args[1], ggamma = args[3], gbeta = args[4];
+  auto [sumGy, sumGyXhat] = emitCombinedSums(c);
+  storeGrad(narrow(sumGyXhat), ggamma, c);
+  storeGrad(narrow(sumGy), gbeta, c);
+  // gx = gamma invstd / n (n gy - sum gy - xhat sum(gy xhat))
+  //    = A gy + B xhat + D.
+  Value n = f64(double(g.getCount()));
+  Value a = mul(wide(at(gamma, c)), wide(at(invstd, c)));
+  Value perN = div(a, n);
+  Value bTerm = arith::NegFOp::create(b, loc, mul(perN, sumGyXhat));
+  Value dTerm = arith::NegFOp::create(b, loc, mul(perN, sumGy));
+  put(narrow(a), scratch(), termAt(0, c));
+  put(narrow(bTerm), scratch(), termAt(1, c));
+  put(narrow(dTerm), scratch(), termAt(2, c));
+}
+
+std::pair<Value, Value> BatchNormEmitter::emitEvalAffine(Value c) {
+  Value var = at(args[4], c);
+  Value root = math::SqrtOp::create(b, loc, add(var, f32(g.eps)));
+  Value scale = div(at(args[1], c), root);
+  Value shifted = mul(at(args[3], c), scale);
+  Value shift = sub(at(args[2], c), shifted);
+  return {scale, shift};
+}
+
+void BatchNormEmitter::emitApply(Value i) {
+  Value e = muli(i, cst(width));
+  Value c = channelOf(e);
+  if (spec.kind == OpKernelKind::BatchNormBwdApply) {
+    Value gy = args[0], x = args[1], gx = args[5];
+    Value mean = wide(at(args[2], c));
+    Value invstd = wide(at(args[3], c));
+    Value a = wide(at(scratch(), termAt(0, c)));
+    Value bTerm = wide(at(scratch(), termAt(1, c)));
+    Value dTerm = wide(at(scratch(), termAt(2, c)));
+    SmallVector<Value, 4> gys = loadLanes(gy, e), xs = loadLanes(x, e);
+    SmallVector<Value, 4> old;
+    if (spec.accumulate)
+      old = loadLanes(gx, e);
+    SmallVector<Value, 4> out;
+    for (int64_t l = 0; l < width; ++l) {
+      Value xhat = mul(sub(wide(xs[l]), mean), invstd);
+      Value v = add(add(mul(a, wide(gys[l])), mul(bTerm, xhat)), dTerm);
+      out.push_back(spec.accumulate ? add(old[l], narrow(v)) : narrow(v));
+    }
+    return storeLanes(out, gx, e);
+  }
+  Value scale, shift;
+  if (spec.kind == OpKernelKind::BatchNormEval) {
+    std::tie(scale, shift) = emitEvalAffine(c);
+  } else {
+    scale = at(scratch(), termAt(0, c));
+    shift = at(scratch(), termAt(1, c));
+  }
+  Value y = spec.kind == OpKernelKind::BatchNormEval ? args[5] : args[2];
+  SmallVector<Value, 4> out;
+  for (Value v : loadLanes(args[0], e)) {
+    Value scaled = mul(v, scale);
+    out.push_back(add(scaled, shift));
+  }
+  storeLanes(out, y, e);
+}
+
+void BatchNormEmitter::emitEvalChannel(Value c) {
+  auto [scale, shift] = emitEvalAffine(c);
+  // x[m, c, s] = x[(m C + c) S + s], m below rows, s below S.
+  scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, g.rows * g.spatial),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
+      [&](OpBuilder &, Location, Value j, ValueRange) {
+        Value jj = toIt(j);
+        Value plane = addi(muli(divi(jj, g.spatial), cst(g.channels)), c);
+        Value e = addi(muli(plane, cst(g.spatial)), remi(jj, g.spatial));
+        put(add(mul(at(args[0], e), scale), shift), args[5], e);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void BatchNormEmitter::emitThread(Value i) {
+  if (spec.kind == OpKernelKind::BatchNormFinish)
+    return emitFinish(i);
+  if (spec.kind == OpKernelKind::BatchNormBwdFinish)
+    return emitBwdFinish(i);
+  emitApply(i);
+}
+
+void BatchNormEmitter::emitGPU(Value sharedMemory, Value block, Value lane) {
+  shared = sharedMemory;
+  Value blockIt = toIt(block), laneIt = toIt(lane);
+  if (isStats(spec))
+    return emitStatsBlock(blockIt, laneIt, kOpKernelBlockSize);
+  Value i = addi(muli(blockIt, cst(kOpKernelBlockSize)), laneIt);
+  int64_t threads = getThreadCount(spec, width);
+  if (threads % kOpKernelBlockSize == 0)
+    return emitThread(i);
+  when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                             cst(threads)),
+       [&] { emitThread(i); });
+}
+
+void BatchNormEmitter::emitHostItem(Value item) {
+  if (isStats(spec))
+    return emitStatsBlock(toIt(item), cst(0), 1);
+  if (spec.kind == OpKernelKind::BatchNormEval)
+    return emitEvalChannel(toIt(item));
+  emitThread(toIt(item));
+}
+
+void mlir::snn::emitBatchNormGPUKernel(OpBuilder &b, Location loc,
+                                       const OpKernelSpec &spec,
+                                       ValueRange args, Value shared,
+                                       Value block, Value lane) {
+  BatchNormEmitter(b, loc, spec, args, /*gpu=*/true)
+      .emitGPU(shared, block, lane);
+}
+
+int64_t mlir::snn::getBatchNormHostItems(const OpKernelSpec &spec) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  if (isStats(spec))
+    return g.channels * g.parts;
+  return spec.kind == OpKernelKind::BatchNormEval ? g.channels
+                                                  : getThreadCount(spec, 1);
+}
+
+int64_t mlir::snn::getBatchNormHostItemWork(const OpKernelSpec &spec) {
+  const BatchNormGeometry &g = spec.batchNorm;
+  if (isStats(spec))
+    return g.rowsPerPart * g.spatial;
+  if (spec.kind == OpKernelKind::BatchNormEval)
+    return g.rows * g.spatial;
+  // A finish item reads its channel's partial sums.
+  return isFinish(spec) ? 4 * g.parts : 1;
+}
+
+void mlir::snn::emitBatchNormHostItem(OpBuilder &b, Location loc,
+                                      const OpKernelSpec &spec,
+                                      ValueRange args, Value item) {
+  BatchNormEmitter(b, loc, spec, args, /*gpu=*/false).emitHostItem(item);
 }

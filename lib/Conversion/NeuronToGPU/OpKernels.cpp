@@ -56,15 +56,11 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
-  case OpKernelKind::BatchNorm:
-  case OpKernelKind::BatchNormBwd:
-    return 8;
-  case OpKernelKind::BatchNormEval:
-    return 6;
   case OpKernelKind::Loss:
     return lossGradient ? 5 : 4;
+  default: // batch norm
+    return getBatchNormTensorCount(*this);
   }
-  return 0;
 }
 
 int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
@@ -72,12 +68,8 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
     return tensor == 0 ? pool.getInputElements() : pool.getOutputElements();
   if (kind == OpKernelKind::PoolBwd)
     return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval)
-    return tensor == 0 || tensor == 5 ? batchNorm.getElements()
-                                      : batchNorm.channels;
-  if (kind == OpKernelKind::BatchNormBwd)
-    return tensor <= 1 || tensor == 5 ? batchNorm.getElements()
-                                      : batchNorm.channels;
+  if (isBatchNorm(*this))
+    return getBatchNormTensorSize(*this, tensor);
   if (kind == OpKernelKind::Loss) {
     // y, labels, loss, (gy,) correct
     if (tensor == 0 || (lossGradient && tensor == 3))
@@ -118,12 +110,20 @@ StringRef OpKernelSpec::getKindName() const {
     return "pack_bits";
   case OpKernelKind::UnpackBits:
     return "unpack_bits";
-  case OpKernelKind::BatchNorm:
-    return "batch_norm";
+  case OpKernelKind::BatchNormStats:
+    return "batch_norm_stats";
+  case OpKernelKind::BatchNormFinish:
+    return "batch_norm_finish";
+  case OpKernelKind::BatchNormApply:
+    return "batch_norm_apply";
   case OpKernelKind::BatchNormEval:
     return "batch_norm_eval";
-  case OpKernelKind::BatchNormBwd:
-    return "batch_norm_bwd";
+  case OpKernelKind::BatchNormBwdStats:
+    return "batch_norm_bwd_stats";
+  case OpKernelKind::BatchNormBwdFinish:
+    return "batch_norm_bwd_finish";
+  case OpKernelKind::BatchNormBwdApply:
+    return "batch_norm_bwd_apply";
   case OpKernelKind::Loss: {
     static const char *names[2][3] = {
         {"loss_ce_eval", "loss_mse_eval", "loss_ce_max_eval"},
@@ -155,11 +155,11 @@ std::string OpKernelSpec::getKey() const {
                          outFeatures, hasBias, crossover)
                .str();
   key += ";" + std::to_string(packedElements);
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormEval ||
-      kind == OpKernelKind::BatchNormBwd) {
+  if (isBatchNorm(*this)) {
     const BatchNormGeometry &g = batchNorm;
-    key += llvm::formatv(";{0},{1},{2},{3:e17},{4:e17}", g.rows, g.channels,
-                         g.spatial, g.eps, g.momentum)
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6:e17},{7:e17}", g.rows,
+                         g.channels, g.spatial, g.parts, g.rowsPerPart,
+                         g.width, g.eps, g.momentum)
                .str();
   }
   if (kind == OpKernelKind::Loss)
@@ -171,16 +171,14 @@ std::string OpKernelSpec::getKey() const {
 int64_t OpKernelSpec::getBlockSize() const {
   if (isEventKernel(kind))
     return getEventKernelBlockSize(*this);
-  return kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd
-             ? kBatchNormBlockSize
-             : kOpKernelBlockSize;
+  return kOpKernelBlockSize;
 }
 
 int64_t OpKernelSpec::getGridSize() const {
   if (isEventKernel(kind))
     return getEventKernelGridSize(*this);
-  if (kind == OpKernelKind::BatchNorm || kind == OpKernelKind::BatchNormBwd)
-    return batchNorm.channels;
+  if (isBatchNorm(*this))
+    return getBatchNormGridSize(*this);
   if (kind == OpKernelKind::Loss)
     return 1;
   int64_t blocks = 0;
@@ -478,13 +476,10 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return emitSpikeBitsWord(b, loc, spec, args, i);
-  case OpKernelKind::BatchNormEval:
-    return emitBatchNormEvalElement(b, loc, spec, args, i);
-  case OpKernelKind::BatchNorm:
-  case OpKernelKind::BatchNormBwd:
-    llvm_unreachable("batch norm reductions are not elementwise");
   case OpKernelKind::Loss:
     llvm_unreachable("losses are reductions, built by LossKernels.cpp");
+  default:
+    llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }
 }
 
@@ -544,14 +539,15 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
                                                 StringRef name,
                                                 const OpKernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Type> scratch;
-  if (isBatchNormReduction(spec))
-    scratch.push_back(getBatchNormScratchType(ctx));
+  SmallVector<Type> shared;
+  if (isBatchNorm(spec))
+    if (MemRefType type = getBatchNormSharedType(spec, ctx))
+      shared.push_back(type);
   if (isLossKernel(spec))
-    scratch.push_back(getLossScratchType(ctx));
+    shared.push_back(getLossScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
-      scratch);
+      shared);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(spec.getBlockSize()), 1, 1}));
@@ -563,7 +559,6 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
                                            const OpKernelSpec &spec) {
   if (isEventKernel(spec.kind))
     return buildEventGPUKernel(b, loc, name, spec);
-  bool reduction = isBatchNormReduction(spec);
   gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
@@ -574,10 +569,12 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   emit.emitPrologue(spec.usesRunValues() ? args.back() : Value());
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  if (reduction)
-    emitBatchNormGPUChannel(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
-                            block, lane);
-  else if (isLossKernel(spec))
+  if (isBatchNorm(spec)) {
+    ArrayRef<BlockArgument> shared = kernel.getWorkgroupAttributions();
+    emitBatchNormGPUKernel(b, loc, spec, args,
+                           shared.empty() ? Value() : Value(shared[0]), block,
+                           lane);
+  } else if (isLossKernel(spec))
     emitLossGPUBlock(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
                      lane);
   else if (!spec.sizes.empty())
@@ -588,11 +585,12 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
 
 /// Work worth a CPU thread of its own (tens of microseconds): elements of
 /// an elementwise kernel; a pooling element costs its window's taps, a
-/// spike word its 32 bits, a batch norm channel a pass over its elements.
+/// spike word its 32 bits, a batch norm item the elements it reads.
 static int64_t getHostGrain(const OpKernelSpec &spec) {
   constexpr int64_t kElementsPerThread = 16384;
   if (isBatchNorm(spec))
-    return 1;
+    return llvm::divideCeilSigned(kElementsPerThread,
+                                  getBatchNormHostItemWork(spec));
   if (isSpikeBitsKernel(spec))
     return kElementsPerThread / 32;
   if (spec.kind == OpKernelKind::Pool || spec.kind == OpKernelKind::PoolBwd)
@@ -606,9 +604,9 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   if (isEventKernel(spec.kind))
     return buildEventHostKernel(b, loc, name, spec);
   MLIRContext *ctx = b.getContext();
-  // Work items: the channels of batch norm, else the elements of the
-  // segments one after the other.
-  int64_t items = isBatchNorm(spec)      ? spec.batchNorm.channels
+  // Work items: batch norm's own (getBatchNormHostItems), one for a loss,
+  // else the elements of the segments one after the other.
+  int64_t items = isBatchNorm(spec)      ? getBatchNormHostItems(spec)
                   : isLossKernel(spec) ? 1
                                        : 0;
   if (!isBatchNorm(spec) && !isLossKernel(spec))
@@ -625,8 +623,8 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   if (isBatchNorm(spec)) {
     OpBuilder::InsertionGuard inner(b);
     scf::ForOp loop =
-        createHostRangeLoop(b, loc, fn, 0, spec.batchNorm.channels);
-    emitBatchNormHostChannel(b, loc, spec, args, loop.getInductionVar());
+        createHostRangeLoop(b, loc, fn, 0, getBatchNormHostItems(spec));
+    emitBatchNormHostItem(b, loc, spec, args, loop.getInductionVar());
   } else if (isLossKernel(spec)) {
     // The whole batch is one work item (its reduction has a fixed order).
     OpBuilder::InsertionGuard inner(b);

@@ -51,9 +51,9 @@ static std::optional<OpKernelSpec> getPoolSpec(Operation *op) {
   return spec;
 }
 
-/// The batch norm kernel of a batch norm op or of its gradient, or nullopt:
-/// a batch norm whose gradient is taken runs in training mode.
-static std::optional<OpKernelSpec> getBatchNormSpec(Operation *op) {
+/// The batch norm kernels of a batch norm op or of its gradient (none for
+/// other ops): a batch norm whose gradient is taken runs in training mode.
+static SmallVector<OpKernelSpec, 3> getBatchNormSpecs(Operation *op) {
   auto shape = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
   };
@@ -62,7 +62,7 @@ static std::optional<OpKernelSpec> getBatchNormSpec(Operation *op) {
       auto bwd = dyn_cast<BatchNormBwdOp>(user);
       return bwd && bwd.getForward() == bn.getOutput();
     });
-    return makeBatchNormKernelSpec(
+    return makeBatchNormKernelSpecs(
         shape(bn.getInput()), bn.getSpatialRank(), training,
         /*backward=*/false, bn.getEps().convertToDouble(),
         bn.getMomentum().convertToDouble());
@@ -70,8 +70,8 @@ static std::optional<OpKernelSpec> getBatchNormSpec(Operation *op) {
   auto bwd = dyn_cast<BatchNormBwdOp>(op);
   auto forward = bwd ? bwd.getForward().getDefiningOp<BatchNormOp>() : nullptr;
   if (!forward)
-    return std::nullopt;
-  return makeBatchNormKernelSpec(shape(bwd.getInput()),
+    return {};
+  return makeBatchNormKernelSpecs(shape(bwd.getInput()),
                                  forward.getSpatialRank(), /*training=*/true,
                                  /*backward=*/true);
 }
@@ -118,8 +118,11 @@ struct SNNOpKernelsPass
         spec.sizes = {*n};
         if (std::optional<OpKernelSpec> pool = getPoolSpec(op)) {
           spec = *pool;
-        } else if (std::optional<OpKernelSpec> bn = getBatchNormSpec(op)) {
-          spec = *bn;
+        } else if (SmallVector<OpKernelSpec, 3> bn = getBatchNormSpecs(op);
+                   !bn.empty()) {
+          for (const OpKernelSpec &stage : bn)
+            registry.request(stage);
+          return;
         } else if (std::optional<OpKernelSpec> loss = getLossSpec(op, true)) {
           // The training step's kernel, then the evaluation's (no gy).
           registry.request(*loss);

@@ -12,7 +12,6 @@
 
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
-#include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
@@ -596,27 +595,34 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
            << "snn-compile does not support training dropout with "
               "shared_across_time yet (no generated kernel draws one mask "
               "for all steps)";
-  if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp, SumPool2DOp,
-          MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp, MaxPool2DBwdOp>(op) ||
-      (isa<DropoutOp>(op) && training) ||
-      (isa<BatchNormOp, BatchNormBwdOp>(op) && generatedBatchNorm))
+  if (isa<BatchNormOp, BatchNormBwdOp>(op))
+    json = toBatchNormKernelOp(std::move(json));
+  else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
+               SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
+               MaxPool2DBwdOp>(op) ||
+           (isa<DropoutOp>(op) && training))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
   return success();
 }
 
-Object ManifestBuilder::makeKernelOp(const OpKernelSpec &spec, Array args,
-                                     Array in, Array out, Array of) {
-  Object json{{"op", "kernel"},
-              {"kernel", opKernels.request(spec)},
-              {"in", std::move(in)},
-              {"out", std::move(out)},
+Object ManifestBuilder::makeLaunch(const OpKernelSpec &spec, Array args) {
+  Object json{{"kernel", opKernels.request(spec)},
               {"args", std::move(args)},
               {"grid", spec.getGridSize()},
-              {"block", spec.getBlockSize()},
-              {"of", std::move(of)}};
+              {"block", spec.getBlockSize()}};
   if (spec.usesRunValues())
     json["run_values"] = true;
+  return json;
+}
+
+Object ManifestBuilder::makeKernelOp(const OpKernelSpec &spec, Array args,
+                                     Array in, Array out, Array of) {
+  Object json = makeLaunch(spec, std::move(args));
+  json["op"] = "kernel";
+  json["in"] = std::move(in);
+  json["out"] = std::move(out);
+  json["of"] = std::move(of);
   return json;
 }
 
@@ -629,7 +635,7 @@ int64_t ManifestBuilder::nextOpIndex(Phase phase) const {
 }
 
 /// The dims of a json array of integers.
-static SmallVector<int64_t> toInts(const Array &array) {
+SmallVector<int64_t> mlir::snn::toInts(const Array &array) {
   SmallVector<int64_t> ints;
   for (const llvm::json::Value &d : array)
     ints.push_back(*d.getAsInteger());
@@ -659,15 +665,7 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     return toInts(*tensor(*id.getAsInteger()).getArray("shape"));
   };
   OpKernelSpec spec;
-  if (kind == "batch_norm" || kind == "batch_norm_bwd") {
-    bool backward = kind == "batch_norm_bwd";
-    spec = makeBatchNormKernelSpec(
-        shape(in[backward ? 1 : 0]), *op.getInteger("spatial_rank"),
-        op.getBoolean("training").value_or(true), backward,
-        op.getNumber("eps").value_or(1e-5),
-        op.getNumber("momentum").value_or(0.1),
-        op.getBoolean("accumulate").value_or(false));
-  } else if (kind.ends_with("_pool2d")) {
+  if (kind.ends_with("_pool2d")) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));

@@ -32,6 +32,9 @@ bool isNeuronBackwardOp(Operation *op);
 /// A shape as a JSON array.
 llvm::json::Array toArray(ArrayRef<int64_t> values);
 
+/// The integers of a JSON array (a shape).
+SmallVector<int64_t> toInts(const llvm::json::Array &array);
+
 /// The generated kernels of one neuron op (docs/artifact-format.md).
 struct NeuronKernelRef {
   std::string fwd;      ///< saves H: train_forward
@@ -60,10 +63,6 @@ public:
       : batch(batch), kernels(kernels), opKernels(opKernels),
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
         spikeBits(spikeBits) {}
-
-  /// Batch norm and its gradient become `kernel` ops too (else the
-  /// runtime's `batch_norm` and `batch_norm_bwd` run them).
-  void setGeneratedBatchNorm(bool generated) { generatedBatchNorm = generated; }
 
   /// The functions are one rank's share of a time split (--snn-split-time)
   /// of `totalSteps` steps: the module's input and output keep all steps,
@@ -138,6 +137,14 @@ private:
   llvm::json::Object toKernelOp(llvm::json::Object op, int64_t index = 0);
   /// The index the next op emitted in `phase` gets in its list.
   int64_t nextOpIndex(Phase phase) const;
+  /// One launch of the kernel of `spec` over the tensors `args` (ABI
+  /// order): `kernel`, `args`, `grid`, `block` (, `run_values`).
+  llvm::json::Object makeLaunch(const OpKernelSpec &spec,
+                                llvm::json::Array args);
+  /// `op` (a batch_norm or batch_norm_bwd of the manifest) as a `kernel`
+  /// op: eval one launch, training three sharing a new scratch tensor
+  /// (BatchNormOps.cpp).
+  llvm::json::Object toBatchNormKernelOp(llvm::json::Object op);
   /// The `kernel` op of `spec` over the tensors `args` (ABI order), which
   /// computes the manifest ops `of`.
   llvm::json::Object makeKernelOp(const OpKernelSpec &spec,
@@ -179,7 +186,6 @@ private:
   /// Adds to each spike_layers entry the train_forward tensor the host can
   /// read after that program (spikes kept for backward, or their bits).
   void addTrainSpikeTensors();
-  bool generatedBatchNorm = false;
   SafetensorsWriter initFile;
 
   std::vector<llvm::json::Object> tensors;

@@ -205,7 +205,6 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     auto builder = std::make_unique<ManifestBuilder>(
         options.batch, kernels, opKernels, options.savedHBf16,
         options.recomputeChunk, options.spikeBits);
-    builder->setGeneratedBatchNorm(options.generatedBatchNorm);
     if (split)
       builder->setTimeSplit(
           cast<IntegerAttr>(split.get("steps")).getInt());

@@ -49,7 +49,6 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
     }
     options.recomputeChunk = recompute;
     options.spikeBits = spikeBits;
-    options.generatedBatchNorm = batchNormKernels;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

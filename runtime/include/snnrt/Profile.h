@@ -8,6 +8,8 @@
 #ifndef SNNRT_PROFILE_H
 #define SNNRT_PROFILE_H
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -20,6 +22,29 @@ namespace snnrt {
 /// program -> op kind ("neuron lif", "conv2d", ...) -> (total ms, calls).
 using ProfileTable =
     std::map<std::string, std::map<std::string, std::pair<double, long>>>;
+
+/// The row of an op of kind `kind` with attributes `attrs`: the kind, a
+/// neuron's model, a kernel op's kernel (its launches' kernels joined by
+/// "+").
+inline std::string profileKey(const std::string &kind,
+                              const nlohmann::json &attrs) {
+  std::string key = kind;
+  auto name = [&](const nlohmann::json &launch) {
+    return launch.contains("kernel") && launch["kernel"].is_string()
+               ? launch["kernel"].get<std::string>()
+               : std::string("?");
+  };
+  if (attrs.contains("model") && attrs["model"].is_string())
+    key += " " + attrs["model"].get<std::string>();
+  if (kind != "kernel")
+    return key;
+  if (!attrs.contains("launches") || !attrs["launches"].is_array())
+    return key + " " + name(attrs);
+  std::string names;
+  for (const nlohmann::json &launch : attrs["launches"])
+    names += (names.empty() ? "" : "+") + name(launch);
+  return key + " " + names;
+}
 
 inline void addToProfile(ProfileTable &table, const std::string &program,
                          const std::string &kind, double ms) {

@@ -3,7 +3,8 @@
 
   range_check.py MODULE
 
-For each `kernel` op (docs/artifact-format.md, "CPU kernels and threads") on
+For each kernel of a `kernel` op (its own, or each of its `launches`;
+docs/artifact-format.md, "CPU kernels and threads") on
 fresh random tensors: an empty range ([0, 0) and [items, items + 5)) changes
 no tensor; one call over [0, items) changes something; three calls over
 uneven ranges [0, k), [k, k + 1), [k + 1, items) give the same bits as that
@@ -24,8 +25,11 @@ def main(module):
     rng = np.random.default_rng()  # fresh every run
     seen, failures = set(), 0
     for ops in manifest["programs"].values():
-        for op in ops:
-            if op["op"] != "kernel" or op["kernel"] in seen:
+        # A kernel op's own kernel, or each of its `launches`.
+        launches = [launch for op in ops if op["op"] == "kernel"
+                    for launch in op.get("launches", [op])]
+        for op in launches:
+            if op["kernel"] in seen:
                 continue
             name = op["kernel"]
             seen.add(name)

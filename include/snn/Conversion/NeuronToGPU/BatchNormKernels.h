@@ -1,13 +1,31 @@
 //===- BatchNormKernels.h - generated batch norm kernels --------*- C++ -*-===//
 //
 // Batch norm (training and eval) and its training gradient as op kernels
-// (OpKernels.h), x viewed as [M, C, S]. Training forward and backward run a
-// GPU block per channel: each thread sums a strided share of the channel's
-// M*S elements in f64 (unrolled: several loads in flight), the block
-// reduces the sums in shared memory, then
-// every thread writes its share of the output. The host function runs the
-// same per-element code in a loop per channel. Eval is elementwise on the
-// GPU, a loop per channel on the host.
+// (OpKernels.h), x viewed as [M, C, S]. Training forward and backward are
+// three kernels each, launched in turn by one `kernel` op, sharing a
+// scratch tensor (getBatchNormScratchElements):
+//
+//   stats   a block per (channel, part of the rows): f64 sums over the
+//           part's elements, a tree in shared memory, the two sums written
+//           to the scratch as f32 (high, low) pairs;
+//   finish  a thread per channel: combines the parts in a fixed order (the
+//           results are deterministic), writes the statistics (forward) or
+//           ggamma and gbeta (backward) and the per-channel terms of the
+//           elementwise pass to the scratch;
+//   apply   a thread per `width` elements (16-byte accesses when S % 4 ==
+//           0): y, resp. gx.
+//
+// Eval is the apply pass alone, its affine from the running statistics.
+// The host functions run the same code over a range of work items (the
+// blocks of stats, the threads of finish and apply, the channels of eval),
+// one element at a time.
+//
+// Tensors in ABI order: stats x, scratch; finish x, gamma, beta,
+// running_mean, running_var, saved_mean, saved_invstd, scratch; apply x,
+// scratch, y; eval x, gamma, beta, running_mean, running_var, y; bwd_stats
+// gy, x, saved_mean, saved_invstd, scratch; bwd_finish gamma, saved_invstd,
+// scratch, ggamma, gbeta; bwd_apply gy, x, saved_mean, saved_invstd,
+// scratch, gx.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,46 +36,59 @@
 
 namespace mlir::snn {
 
-/// The spec of a batch norm kernel over x of shape `input` whose last
-/// `spatialRank` dims are spatial and whose dim before them is the channel:
-/// training forward (`training`), eval forward, or the training gradient
-/// (`backward`).
-OpKernelSpec makeBatchNormKernelSpec(ArrayRef<int64_t> input,
-                                     int64_t spatialRank, bool training,
-                                     bool backward, double eps = 1e-5,
-                                     double momentum = 0.1,
-                                     bool accumulate = false);
+/// The kernels, in launch order, of a batch norm over x of shape `input`
+/// whose last `spatialRank` dims are spatial and whose dim before them is
+/// the channel: training forward (`training`: stats, finish, apply), eval
+/// forward (eval), or the training gradient (`backward`: bwd_stats,
+/// bwd_finish, bwd_apply).
+SmallVector<OpKernelSpec, 3>
+makeBatchNormKernelSpecs(ArrayRef<int64_t> input, int64_t spatialRank,
+                         bool training, bool backward, double eps = 1e-5,
+                         double momentum = 0.1, bool accumulate = false);
 
-/// Whether the kernel reduces per channel (a block per channel on the GPU).
-bool isBatchNormReduction(const OpKernelSpec &spec);
+/// Elements (f32) of the scratch tensor of a training batch norm's kernels:
+/// 4 per statistics block (two sums, each as an f32 high and low part),
+/// then 3 per channel (the finish kernel's terms for the apply kernel).
+int64_t getBatchNormScratchElements(const BatchNormGeometry &g);
 
-/// Shared memory of a reducing kernel's block (kBatchNormBlockSize
-/// threads): two f64 per thread.
-MemRefType getBatchNormScratchType(MLIRContext *ctx);
-
-/// Emits, at the insertion point of a GPU kernel whose block `channel` and
-/// thread `lane` it runs as, the code of a reducing batch norm kernel over
-/// `args` (ABI order of OpKernelSpec::getTensorsPerSegment); `scratch` is
-/// the block's getBatchNormScratchType() memory.
-void emitBatchNormGPUChannel(OpBuilder &b, Location loc,
-                             const OpKernelSpec &spec, ValueRange args,
-                             Value scratch, Value channel, Value lane);
-
-/// Whether the kernel is one of batch norm's (the host function runs it a
-/// channel at a time).
+/// Whether the kernel is one of batch norm's.
 bool isBatchNorm(const OpKernelSpec &spec);
 
-/// Emits, at the insertion point of a host function, the code of channel
-/// `channel` of a batch norm kernel: one GPU block's work by one thread
-/// (eval: the channel's affine computed once).
-void emitBatchNormHostChannel(OpBuilder &b, Location loc,
-                              const OpKernelSpec &spec, ValueRange args,
-                              Value channel);
+/// Tensors of a batch norm kernel and their sizes (the ABI order above).
+unsigned getBatchNormTensorCount(const OpKernelSpec &spec);
+int64_t getBatchNormTensorSize(const OpKernelSpec &spec, unsigned tensor);
 
-/// Emits the code of element `i` of the eval forward.
-void emitBatchNormEvalElement(OpBuilder &b, Location loc,
-                              const OpKernelSpec &spec, ValueRange args,
-                              Value i);
+/// Blocks of kOpKernelBlockSize threads.
+int64_t getBatchNormGridSize(const OpKernelSpec &spec);
+
+/// Shared memory of a statistics block (two f64 per thread), or null for
+/// the other kernels.
+MemRefType getBatchNormSharedType(const OpKernelSpec &spec, MLIRContext *ctx);
+
+/// Emits, at the insertion point of a GPU kernel that block `block`, thread
+/// `lane` (index values) run, the code of a batch norm kernel over `args`;
+/// `shared` is the block's getBatchNormSharedType() memory (stats only).
+void emitBatchNormGPUKernel(OpBuilder &b, Location loc,
+                            const OpKernelSpec &spec, ValueRange args,
+                            Value shared, Value block, Value lane);
+
+/// Work items of the ranged host function (HostKernelRange.h): the
+/// statistics blocks (channel, part), the finish kernels' channels, the
+/// elements of apply, the channels of eval (its affine once per channel).
+/// No two items write the same output, so any
+/// split over CPU threads gives the same bits.
+int64_t getBatchNormHostItems(const OpKernelSpec &spec);
+
+/// Elements of x (or partial sums) one host work item reads: what sizes
+/// its CPU thread grain.
+int64_t getBatchNormHostItemWork(const OpKernelSpec &spec);
+
+/// Emits, at the insertion point of a host function, work item `item`
+/// (index, below getBatchNormHostItems) of the kernel, one element at a
+/// time.
+void emitBatchNormHostItem(OpBuilder &b, Location loc,
+                           const OpKernelSpec &spec, ValueRange args,
+                           Value item);
 
 } // namespace mlir::snn
 

@@ -44,9 +44,16 @@ enum class OpKernelKind {
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
-  BatchNorm,     ///< training batch norm of x[M, C, S] (BatchNormKernels.cpp)
-  BatchNormEval, ///< eval batch norm: the running statistics' affine
-  BatchNormBwd,  ///< training batch norm's gradient (+= with accumulate)
+  // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
+  // kernels in turn, which share a scratch tensor. Keep these consecutive
+  // (isBatchNorm).
+  BatchNormStats,     ///< partial sums of x per (channel, part of M)
+  BatchNormFinish,    ///< statistics, running update, the channel's affine
+  BatchNormApply,     ///< y = x scale + shift
+  BatchNormEval,      ///< eval: the running statistics' affine
+  BatchNormBwdStats,  ///< partial sums of gy and gy xhat
+  BatchNormBwdFinish, ///< ggamma, gbeta (+= with accumulate), gx's terms
+  BatchNormBwdApply,  ///< gx (+= with accumulate)
   Loss, ///< a loss over y[T, B, C], its gradient and hits (LossKernels.cpp)
 };
 
@@ -88,9 +95,13 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::EventLinear;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
-/// channel over rows * spatial.
+/// channel over rows * spatial. The statistics kernels split each channel's
+/// rows into `parts` parts of `rowsPerPart` rows (the last may have fewer);
+/// the elementwise kernels access `width` consecutive elements at once on
+/// the GPU (4 when the spatial size allows 16-byte accesses, else 1).
 struct BatchNormGeometry {
   int64_t rows = 0, channels = 0, spatial = 0;
+  int64_t parts = 1, rowsPerPart = 0, width = 1;
   double eps = 1e-5, momentum = 0.1;
 
   int64_t getElements() const { return rows * channels * spatial; }
@@ -100,8 +111,6 @@ struct BatchNormGeometry {
 
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
-/// Threads per block of the batch norm reductions (one block per channel).
-inline constexpr int64_t kBatchNormBlockSize = 1024;
 
 /// One generated kernel: the same elementwise computation over one or more
 /// segments (an optimizer kernel updates every parameter of a group in one
@@ -151,9 +160,9 @@ struct OpKernelSpec {
   /// w, wt; event_linear x, wt, b (has_bias), flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
-  /// saved_mean, saved_invstd (eval: up to y); batch_norm_bwd gy, x, gamma,
-  /// saved_mean, saved_invstd, gx, ggamma, gbeta; loss y, labels (i32),
-  /// loss, gy (with lossGradient), correct.
+  /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
+  /// BatchNormKernels.h lists them; loss y, labels (i32), loss, gy (with
+  /// lossGradient), correct.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -175,16 +184,17 @@ struct OpKernelSpec {
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
-  /// "unpack_bits", "batch_norm", "batch_norm_eval", "batch_norm_bwd",
-  /// "loss_ce", "loss_mse", "loss_ce_max" (and "..._eval" without gy).
+  /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
+  /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
+  /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",
+  /// "loss_mse", "loss_ce_max" (and "..._eval" without gy).
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;
   /// Blocks of getBlockSize() threads: each segment starts a block; batch
-  /// norm's reductions run a block per channel, a loss one block.
+  /// norm's statistics run a block per (channel, part), a loss one block.
   int64_t getGridSize() const;
-  /// Threads per block: kOpKernelBlockSize, or kBatchNormBlockSize for
-  /// batch norm's reductions (a block per channel needs many threads).
+  /// Threads per block: kOpKernelBlockSize, or the event kernels' own.
   int64_t getBlockSize() const;
 };
 

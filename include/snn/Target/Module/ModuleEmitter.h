@@ -44,9 +44,6 @@ struct ModuleCompileOptions {
   /// Training saves the spikes that only weight gradients read as bits (one
   /// u32 word per 32 spikes), unpacked right before each reader.
   bool spikeBits = false;
-  /// Batch norm runs compiler-generated kernels (kernel ops) instead of the
-  /// runtime's batch_norm ops.
-  bool generatedBatchNorm = false;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -179,14 +179,27 @@ def walk_kernel(op, where, program, indent, shape):
     """A generated kernel: its tensors are its ops' tensors (`of`), in their
     order; prints the kernel, then each op it computes."""
     of = op.get("of")
-    if not isinstance(op.get("kernel"), str) or not of:
-        fail(f"{where}: a kernel op needs 'kernel' and 'of'")
-    args = [t for sub in of for t in sub["in"] + [o for o in sub["out"] if o not in sub["in"]]]
-    if op["args"] != args:
-        fail(f"{where}: args {op['args']} are not the tensors of its ops {args}")
+    launches = op.get("launches")
+    if not of or not (isinstance(op.get("kernel"), str) or
+                      (isinstance(launches, list) and launches and
+                       all(isinstance(l.get("kernel"), str) for l in launches))):
+        fail(f"{where}: a kernel op needs 'kernel' (or 'launches') and 'of'")
+    scratch = op.get("scratch", [])
+    if scratch and not launches:
+        fail(f"{where}: only a kernel op of several launches has a scratch")
     if sorted(op["in"]) != sorted(t for sub in of for t in sub["in"]) or \
-            sorted(op["out"]) != sorted(t for sub in of for t in sub["out"]):
-        fail(f"{where}: in/out are not those of its ops")
+            sorted(op["out"]) != sorted([t for sub in of for t in sub["out"]] + scratch):
+        fail(f"{where}: in/out are not those of its ops (and its scratch)")
+    if launches:
+        # Each launch reads and writes tensors of the op.
+        for l in launches:
+            if any(t not in op["in"] + op["out"] for t in l["args"]):
+                fail(f"{where}: launch {l['kernel']} has args {l['args']} outside the op's tensors")
+        args = [t for l in launches for t in l["args"]]
+    else:
+        args = [t for sub in of for t in sub["in"] + [o for o in sub["out"] if o not in sub["in"]]]
+        if op["args"] != args:
+            fail(f"{where}: args {op['args']} are not the tensors of its ops {args}")
     for i in args:
         shape(i)
     for n, sub in enumerate(of):
@@ -202,9 +215,10 @@ def walk_kernel(op, where, program, indent, shape):
         if sub["op"] in ("sgd", "adam") and \
                 any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
-    extra = " run_values" if op.get("run_values") else ""
-    extra += " zero_outputs" if op.get("zero_outputs") else ""
-    print(f"{program}: {indent}kernel {op['kernel']} grid={op['grid']} block={op['block']}{extra}")
+    for l in launches or [op]:
+        extra = " run_values" if l.get("run_values") else ""
+        extra += " zero_outputs" if op.get("zero_outputs") else ""
+        print(f"{program}: {indent}kernel {l['kernel']} grid={l['grid']} block={l['block']}{extra}")
     for sub in of:
         attrs = {k: v for k, v in sub.items() if k not in ("op", "in", "out")}
         text = " ".join(f"{k}={json.dumps(v, sort_keys=True, separators=(',', ':'))}"

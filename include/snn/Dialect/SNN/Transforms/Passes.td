@@ -335,11 +335,6 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "Training saves the spikes that only weight gradients read (the "
            "input of linear_bwd/conv2d_bwd) as bits, 32 per u32 word, and "
            "unpacks them into a shared scratch right before each reader">,
-    Option<"batchNormKernels", "batch-norm-kernels", "bool",
-           /*default=*/"false",
-           "Batch norm and its gradient as compiler-generated kernels "
-           "(kernel ops, GPU and CPU); false leaves them to the runtime's "
-           "batch_norm ops">,
   ];
 }
 
