@@ -6,8 +6,9 @@ builds of one model on the same weights and data:
   grad_band_check.py BANDED DIR DENSE.safetensors INF.safetensors [TOL]
   grad_band_check.py margin BANDED DIR
       exit 1 when some reference H lies within 1e-4 of a band edge
-      (|H - v_th| = B): float32 and float64 may then decide differently,
-      so the test draws its data again.
+      (|H - v_th| = B: float32 and float64 may then decide differently) or
+      the band zeroes none or all of a layer's surrogate entries: the test
+      then draws its data again.
 
 BANDED is the module compiled with a finite B and DIR/grads.safetensors its
 gradients; DENSE.safetensors those of the module without a band and
@@ -98,5 +99,10 @@ def main(banded, d, dense_path, inf_path, tol="1e-6"):
 
 if __name__ == "__main__":
     if sys.argv[1] == "margin":
-        sys.exit(0 if edge_margin(sys.argv[2], sys.argv[3]) > 1e-4 else 1)
+        # Also draw again while a band zeroes none or all of a layer's
+        # surrogate entries (the test needs it to cut some).
+        fractions = zero_fractions(sys.argv[2], sys.argv[3])
+        cuts = all(0.0 < b < 1.0 and b > d for _, b, d in fractions)
+        sys.exit(0 if cuts and edge_margin(sys.argv[2], sys.argv[3]) > 1e-4
+                 else 1)
     sys.exit(main(*sys.argv[1:6]))
