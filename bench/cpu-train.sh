@@ -43,7 +43,7 @@ prepare)
   "$opt" "$gradcheck/mlp.mlir" --snn-autodiff=optimizer=adam \
     --snn-compile="output=$g/check/mlp.snnmod target=cpu" -o /dev/null
   "$opt" "$gradcheck/conv.mlir" --snn-autodiff=optimizer=adam \
-    --snn-compile="output=$g/check/conv.snnmod target=cpu batch-norm-kernels=true" -o /dev/null
+    --snn-compile="output=$g/check/conv.snnmod target=cpu" -o /dev/null
   python3 "$inputs/grads_reference.py" make "$g/check/mlp.snnmod" "$g/check/mlp"
   python3 "$inputs/grads_reference.py" make "$g/check/conv.snnmod" "$g/check/conv"
   # At the benchmark's sizes too (kernels large enough to split by their grain).
