@@ -405,7 +405,7 @@ private:
 Dataset loadData(const std::string &path, const std::string &labels,
                  size_t sample, int64_t steps, const Options &o,
                  const std::string &split = "train") {
-  bool events = isDir(path) && isEventDirectory(path);
+  bool events = isEventDirectory(path);
   if (!events && !isSpikeFile(path))
     return loadDataset(path, labels, sample, steps);
   if (!labels.empty())
@@ -677,7 +677,7 @@ int train(const Options &o) {
                 " ranks but --no-data-parallel: the module has nothing else "
                 "to split over them");
   Dataset trainData, testData;
-  if (isDir(o.data) && isEventDirectory(o.data)) {
+  if (isEventDirectory(o.data)) {
     trainData = loadData(o.data, o.labels, s.sample, s.T, o, "train");
     if (!o.testData.empty())
       testData = loadData(o.testData, o.testLabels, s.sample, s.T, o, "test");

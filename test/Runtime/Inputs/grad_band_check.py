@@ -33,8 +33,9 @@ from snnref.surrogate import Surrogate  # noqa: E402
 from snnref.tensorio import read_safetensors  # noqa: E402
 
 
-def zero_fractions(module, d):
-    """[(layer, zero fraction with the band, without it)] of each neuron_bwd."""
+def reference_layers(module, d):
+    """[(name, neuron, H)] of each spiking neuron_bwd of the backward, H from
+    the reference's train_forward on DIR's weights and data."""
     mod = Module(module)
     weights = {k: v.astype(np.float64) for k, v in
                read_safetensors(f"{d}/w.safetensors")[0].items()}
@@ -48,33 +49,28 @@ def zero_fractions(module, d):
             continue
         n = mod.neuron_of(op)
         h = mod.get(int(op["in"][1])).reshape(-1, n.F)
+        out.append((mod.info(int(op["in"][1]))["name"], n, h))
+    return out
+
+
+def zero_fractions(layers):
+    """[(layer, zero fraction with the band, without it)]."""
+    out = []
+    for name, n, h in layers:
         banded = n.surrogate.grad(h - n.v_th, h)
         s = n.surrogate
         dense = Surrogate(s.kind, s.alpha, s.theta_grad).grad(h - n.v_th, h)
-        name = mod.info(int(op["in"][1]))["name"]
         out.append((name, float(np.mean(banded == 0)), float(np.mean(dense == 0))))
     return out
 
 
-def edge_margin(module, d):
+def edge_margin(layers):
     """The smallest ||H - v_th| - B| over the banded layers' reference H."""
-    mod = Module(module)
-    weights = {k: v.astype(np.float64) for k, v in
-               read_safetensors(f"{d}/w.safetensors")[0].items()}
-    mod.initialize(weights=weights)
-    mod.set("input", np.load(f"{d}/x.npy").astype(np.float64))
-    mod.set("labels", np.load(f"{d}/y.npy"))
-    mod.run("train_forward")
     margin = np.inf
-    for op in mod.m["programs"]["backward"]:
-        if op.get("op") != "neuron_bwd" or op.get("model") == "li":
-            continue
-        n = mod.neuron_of(op)
-        if n.surrogate.grad_band is None:
-            continue
-        h = mod.get(int(op["in"][1])).reshape(-1, n.F)
-        margin = min(margin, float(np.min(np.abs(np.abs(h - n.v_th) -
-                                                 n.surrogate.grad_band))))
+    for _, n, h in layers:
+        if n.surrogate.grad_band is not None:
+            margin = min(margin, float(np.min(np.abs(np.abs(h - n.v_th) -
+                                                     n.surrogate.grad_band))))
     return margin
 
 
@@ -88,7 +84,7 @@ def main(banded, d, dense_path, inf_path, tol="1e-6"):
     print(f"INF {'IDENTICAL' if same else 'DIFFERS'} {len(names)} grads")
     changed = any(not np.array_equal(dense[n], got[n]) for n in names)
     print(f"BAND {'CHANGES' if changed else 'KEEPS'} the gradients")
-    for name, with_band, without in zero_fractions(banded, d):
+    for name, with_band, without in zero_fractions(reference_layers(banded, d)):
         print(f"ZERO_SG {name} band={with_band:.3f} dense={without:.3f}")
         if not (0.0 < with_band < 1.0 and with_band > without):
             print(f"FAIL {name}: the band should zero some but not all "
@@ -101,8 +97,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "margin":
         # Also draw again while a band zeroes none or all of a layer's
         # surrogate entries (the test needs it to cut some).
-        fractions = zero_fractions(sys.argv[2], sys.argv[3])
-        cuts = all(0.0 < b < 1.0 and b > d for _, b, d in fractions)
-        sys.exit(0 if cuts and edge_margin(sys.argv[2], sys.argv[3]) > 1e-4
-                 else 1)
+        layers = reference_layers(sys.argv[2], sys.argv[3])
+        cuts = all(0.0 < b < 1.0 and b > d for _, b, d in zero_fractions(layers))
+        sys.exit(0 if cuts and edge_margin(layers) > 1e-4 else 1)
     sys.exit(main(*sys.argv[1:6]))
