@@ -18,6 +18,8 @@
 #   scale  with G >= 2 GPUs: the same as 1. over NCCL on 2 GPUs, then VGG-11
 #          (batch 64 per GPU) on 1, 2, 4, ... G GPUs: step time and speedup
 #          (dp-scaling.json)
+#   peers  PyTorch DDP on the same GPUs (bench/dp_torch.py: torch.compile,
+#          SpikingJelly cupy/triton), VGG-11 batch 64 per GPU
 # Results go to $OUT (at most 8 files).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -167,6 +169,12 @@ for x in r:
     x['speedup'] = s / base if s and base else None
 print(json.dumps(r, indent=1))" | tee "$out/dp-scaling.json"
   ;;
-*) echo "unknown part $part (check, scale)";;
+peers)
+  # PyTorch DDP (torch.compile, SpikingJelly cupy/triton) on the same
+  # machine, VGG-11 batch 64 per GPU: the peers' side of the scale table.
+  python3 "$root/bench/dp_torch.py" --peers-dir "$root/.peers" --out "$out" 2>&1 |
+    grep -v "^W[0-9]\|Warning" | tail -20
+  stamp "peers done";;
+*) echo "unknown part $part (check, scale, peers)";;
 esac
 done
