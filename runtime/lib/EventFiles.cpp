@@ -1,5 +1,7 @@
 //===- EventFiles.cpp - event-camera recordings (N-MNIST's binary format) -===//
 //
+// (DVS128 Gesture's AEDAT 3.1 archive is read by DvsGesture.cpp.)
+//
 // N-MNIST (and other ATIS/DVS recordings distributed the same way) store one
 // recording per file, 5 bytes per event: x (8 bits), y (8 bits), polarity
 // (1 bit, 1 = ON) and a 23-bit timestamp in microseconds, big-endian. A
@@ -11,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DvsGesture.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
 
@@ -99,8 +102,16 @@ void readRecording(const std::string &path, size_t side, size_t sampleSize,
 } // namespace
 
 bool isEventDirectory(const std::string &dir) {
-  return isDirectory(dir) && (hasClassFolders(dir) ||
-                              hasClassFolders(splitFolder(dir, "train")));
+  return isDirectory(dir) &&
+         (hasClassFolders(dir) || hasClassFolders(splitFolder(dir, "train")) ||
+          isDvsGestureDirectory(dir));
+}
+
+bool eventDirectoryHasTestSplit(const std::string &dir) {
+  if (isDvsGestureDirectory(dir))
+    return dvsGestureHasTestSplit(dir);
+  std::string test = splitFolder(dir, "test");
+  return test != dir && hasClassFolders(test);
 }
 
 Dataset loadEventDirectory(const std::string &dir, const std::string &split,
@@ -108,6 +119,8 @@ Dataset loadEventDirectory(const std::string &dir, const std::string &split,
   if (!(duration > 0))
     throw Error("--spike-duration must be positive, got " +
                 std::to_string(duration));
+  if (isDvsGestureDirectory(dir))
+    return loadDvsGesture(dir, split, sampleSize, steps, duration);
   size_t side = static_cast<size_t>(std::lround(std::sqrt(sampleSize / 2.0)));
   if (2 * side * side != sampleSize || side > 256)
     throw Error(dir + ": an event-camera dataset feeds a [2, S, S] frame per "

@@ -64,8 +64,15 @@ bool isSpikeFile(const std::string &path);
 Dataset loadEventDirectory(const std::string &dir, const std::string &split,
                            size_t sampleSize, int64_t steps, double duration);
 
-/// Whether `dir` is such a dataset (class folders, or Train/ holding them).
+/// The same for the DVS128 Gesture archive (DvsGesture/: AEDAT 3.1
+/// recordings, <trial>_labels.csv, trials_to_train.txt/trials_to_test.txt):
+/// one sample per labelled gesture, binned from its start; S divides 128.
+///
+/// Whether `dir` is such a dataset (class folders, Train/ holding them, or
+/// the DVS128 Gesture archive).
 bool isEventDirectory(const std::string &dir);
+/// Whether it has a test split (Test/ folder, or trials_to_test.txt).
+bool eventDirectoryHasTestSplit(const std::string &dir);
 
 /// One split of an IDX directory: "train" or "t10k"
 /// (DIR/<split>-images-idx3-ubyte[.gz] and the labels beside it).

@@ -681,8 +681,7 @@ int train(const Options &o) {
     trainData = loadData(o.data, o.labels, s.sample, s.T, o, "train");
     if (!o.testData.empty())
       testData = loadData(o.testData, o.testLabels, s.sample, s.T, o, "test");
-    else if (isEventDirectory(o.data + "/Test") ||
-             isEventDirectory(o.data + "/test"))
+    else if (eventDirectoryHasTestSplit(o.data))
       testData = loadData(o.data, "", s.sample, s.T, o, "test");
   } else if (isDir(o.data)) {
     trainData = loadIdxSplit(o.data, "train", s.sample, s.T);
