@@ -120,6 +120,14 @@ record)
     --record-output $r/variants/rec.safetensors
   python3 -m snnref.compare $r/variants/m.snnmod --input $r/variants/x.npy --output $r/variants/out.npy \
     --weights $r/variants/w.safetensors --rtol 1e-5 --traces $r/variants/rec.safetensors 2>&1 | tail -3
+  # A module without cubin/PTX: one error naming the layer and the fix.
+  if $run $r/variants/cpu.snnmod infer --device cuda:0 --data $r/variants/x.npy \
+      --weights $r/variants/w.safetensors > "$out/no-cubin.log" 2>&1; then
+    echo "FAILED: a module without GPU kernels ran on the GPU"
+  else
+    grep -q "no cubin or PTX for this GPU; recompile it with snn-opt" "$out/no-cubin.log" &&
+      echo "missing GPU kernels: one clear error OK" || { echo "FAILED: unexpected error"; cat "$out/no-cubin.log"; }
+  fi
   SNNRT_MEMORY_PLAN=poison $run $r/max/m.snnmod grads --device cuda:0 --weights $r/max/w.safetensors \
     --data $r/max/x.npy --labels $r/max/y.npy --output $r/max/grads.safetensors
   python3 test/Runtime/Inputs/grads_reference.py compare $r/max/m.snnmod $r/max 2>&1 | tail -3
