@@ -18,8 +18,6 @@ cmake -S runtime -B /tmp/snnrt-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   ninja -C /tmp/snnrt-build >> "$out/runtime-build.log" 2>&1
 echo "runtime build: rc=$?"; tail -3 "$out/runtime-build.log"
 (cd /tmp/snnrt-build && ctest --output-on-failure) 2>&1 | tee "$out/runtime-ctest.log" | tail -15
-[ -x /tmp/snnrt-build/cuda/bench/snnrt-cuda-bench ] &&
-  /tmp/snnrt-build/cuda/bench/snnrt-cuda-bench 2>&1 | tee "$out/runtime-cuda-bench.log" | tail -15
 
 bench/gpu-op-kernels.sh /tmp/snnrt-build/snn-run .gpu > "$out/op-kernels.log" 2>&1
 echo "$(tail -1 "$out/op-kernels.log")"

@@ -59,6 +59,9 @@ for part in "$@"; do
 case $part in
 tests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
+  # Every neuron model/surrogate/reset: generated kernels, GPU vs CPU.
+  SNNRT_CUDA_TEST_MODULE=$PWD/$g/record/variants/m.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
+    --gtest_filter=CudaExecutor.RunsACompiledModulesKernels >> "$out/cuda-tests.log" 2>&1
   SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
     >> "$out/cuda-tests.log" 2>&1
   stamp "snnrt-cuda-tests rc=$?"; grep -E "FAILED|PASSED|tests ran" "$out/cuda-tests.log" | tail -8
@@ -111,13 +114,27 @@ record)
     --weights $r/step/w.safetensors --output $r/step/out.npy --record lif1,lif2 --record-output $r/step/rec.safetensors
   python3 -m snnref.compare $r/step/m.snnmod --input $r/step/x.npy --output $r/step/out.npy \
     --weights $r/step/w.safetensors --rtol 1e-5 --traces $r/step/rec.safetensors 2>&1 | tail -3
+  # Every neuron model/surrogate/reset (the generated record kernels).
+  SNNRT_MEMORY_PLAN=poison $run $r/variants/m.snnmod infer --device cuda:0 --data $r/variants/x.npy \
+    --weights $r/variants/w.safetensors --output $r/variants/out.npy --record all \
+    --record-output $r/variants/rec.safetensors
+  python3 -m snnref.compare $r/variants/m.snnmod --input $r/variants/x.npy --output $r/variants/out.npy \
+    --weights $r/variants/w.safetensors --rtol 1e-5 --traces $r/variants/rec.safetensors 2>&1 | tail -3
+  # A module without cubin/PTX: one error naming the layer and the fix.
+  if $run $r/variants/cpu.snnmod infer --device cuda:0 --data $r/variants/x.npy \
+      --weights $r/variants/w.safetensors > "$out/no-cubin.log" 2>&1; then
+    echo "FAILED: a module without GPU kernels ran on the GPU"
+  else
+    grep -qE "no cubin or PTX for this (GPU|device)" "$out/no-cubin.log" &&
+      echo "missing GPU kernels: one clear error OK" || { echo "FAILED: unexpected error"; cat "$out/no-cubin.log"; }
+  fi
   SNNRT_MEMORY_PLAN=poison $run $r/max/m.snnmod grads --device cuda:0 --weights $r/max/w.safetensors \
     --data $r/max/x.npy --labels $r/max/y.npy --output $r/max/grads.safetensors
   python3 test/Runtime/Inputs/grads_reference.py compare $r/max/m.snnmod $r/max 2>&1 | tail -3
   stamp "record done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/plif-grads \
-      $g/bf16-grads $g/recompute-grads $g/asym-grads; do
+      $g/bf16-grads $g/recompute-grads $g/asym-grads $g/variants-grads; do
     echo "$r:"
     SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \
@@ -169,6 +186,9 @@ cputrain)
   stamp "cputrain done";;
 cudatests)
   $b/cuda/test/snnrt-cuda-tests > "$out/cuda-tests.log" 2>&1
+  # Every neuron model/surrogate/reset: generated kernels, GPU vs CPU.
+  SNNRT_CUDA_TEST_MODULE=$PWD/$g/record/variants/m.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
+    --gtest_filter=CudaExecutor.RunsACompiledModulesKernels >> "$out/cuda-tests.log" 2>&1
   SNNRT_CUDA_TEST_MODULE=$PWD/$g/mods/fmnist-convnet.snnmod $b/cuda/test/snnrt-cuda-parity-tests \
     >> "$out/cuda-tests.log" 2>&1
   stamp "snnrt-cuda-tests rc=$?"; grep -E "FAILED|PASSED|tests ran" "$out/cuda-tests.log" | tail -8;;

@@ -64,6 +64,10 @@ grads_case plif-grads "$root/test/Runtime/Inputs/plif-net.mlir"
 grads_case bf16-grads conv -- saved-h=bf16
 grads_case recompute-grads conv -- recompute=2
 grads_case asym-grads conv-asym
+# Every neuron model, surrogate, reset and firing rule in one chain (as
+# test/Runtime/neuron-variants.test): the GPU runs them only as generated
+# kernels, as the CPU does.
+grads_case variants-grads "$root/test/Runtime/Inputs/neuron-variants.mlir"
 # The generated op kernels (elementwise ops, pooling, losses, optimizer updates), checked on
 # the GPU by bench/gpu-op-kernels.sh: opk_case NAME SOURCE AUTODIFF-OPTIONS.
 rm -rf "$g/opk"
@@ -103,8 +107,12 @@ python3 "$root/test/Target/NIR/Inputs/simulate_check.py" "$opt" - "$g/nir-sim" -
   flatten_mid rec_bias_min rec_bias rec_subgraph rec_delay_bias two_loops
 # Membrane outputs, recorded state and the max-over-time membrane loss
 # (checked on the GPU by bench/gpu-train.sh record, as test/Runtime/record-cuda.test).
-r="$g/record"; rm -rf "$r" && mkdir -p "$r/net" "$r/step" "$r/max"
+r="$g/record"; rm -rf "$r" && mkdir -p "$r/net" "$r/step" "$r/max" "$r/variants"
 rt="$root/test/Runtime/Inputs"
+"$opt" "$rt/neuron-variants.mlir" --snn-compile="output=$r/variants/m.snnmod target=all" -o /dev/null
+PYTHONPATH="$root/python" python3 "$rt/make_data.py" "$r/variants/m.snnmod" "$r/variants" 5
+# The same for the CPU only: on a GPU its first neuron layer is an error.
+"$opt" "$rt/neuron-variants.mlir" --snn-compile="output=$r/variants/cpu.snnmod target=cpu" -o /dev/null
 "$opt" "$rt/record-net.mlir" --snn-compile="output=$r/net/m.snnmod target=all" -o /dev/null
 PYTHONPATH="$root/python" python3 "$rt/make_data.py" "$r/net/m.snnmod" "$r/net" 5
 "$opt" "$rt/membrane-step.mlir" --snn-temporal-fusion --snn-compile="output=$r/step/m.snnmod target=all" -o /dev/null 2>/dev/null

@@ -42,9 +42,7 @@ struct OpCall {
   /// "train_forward op #3 'linear' (in: x, fc1.weight; out: %3)", the
   /// prefix of every error.
   std::string where;
-  /// Use the module's compiled neuron kernels when the op names one.
-  bool useCompiledKernels = true;
-  /// Set by the neuron ops: which kernel ran (for --verbose).
+  /// Set by the generated-kernel launches: which kernel ran (for --verbose).
   std::string *kernelUsed = nullptr;
 };
 

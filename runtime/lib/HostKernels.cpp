@@ -3,7 +3,8 @@
 // The library is opened once per path and kept for the process (modules are
 // few; a handle is small). Whether the machine can run it is decided from
 // the manifest before dlopen, so that another architecture or a CPU without
-// the compiled level falls back to the built-in loops instead of failing.
+// the compiled level gets an error that says so instead of a loader
+// message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +49,6 @@ struct Library {
   /// What the module's CPU kernel library holds ("... (kernels.host.so,
   /// x86-64-v3)").
   std::string loaded;
-  bool neurons = false;
   /// Kernels looked up so far: ops run every step, dlsym once.
   std::map<std::string, cpu::HostKernel> kernels;
 };
@@ -92,14 +92,8 @@ Library &library(const Module &m) {
                 (why ? why : "unknown error") +
                 "; recompile the module on this machine");
   }
-  lib.neurons = k.value("host_neurons", true);
   lib.loaded = file + ", " + (level.empty() ? triple : level);
   return lib;
-}
-
-bool builtinNeurons() {
-  const char *env = std::getenv("SNNRT_CPU_KERNELS");
-  return env && std::string(env) == "builtin";
 }
 
 cpu::HostKernel lookup(const Module &m, Library &lib,
@@ -147,17 +141,6 @@ void cpu::HostKernel::operator()(void **args) const {
               [f, args](int64_t begin, int64_t end) { f(args, begin, end); });
 }
 
-cpu::HostKernel cpu::findHostKernel(const Module &m,
-                                      const std::string &name) {
-  if (builtinNeurons())
-    return {};
-  std::lock_guard<std::mutex> lock(librariesMutex);
-  Library &lib = library(m);
-  if (!lib.handle || !lib.neurons)
-    return {};
-  return lookup(m, lib, name);
-}
-
 cpu::HostKernel cpu::findOpKernel(const Module &m, const std::string &name) {
   std::lock_guard<std::mutex> lock(librariesMutex);
   Library &lib = library(m);
@@ -170,15 +153,17 @@ cpu::HostKernel cpu::findOpKernel(const Module &m, const std::string &name) {
   return lookup(m, lib, name);
 }
 
+std::string cpu::cpuKernelsUnavailable(const Module &m) {
+  std::lock_guard<std::mutex> lock(librariesMutex);
+  Library &lib = library(m);
+  return lib.handle ? std::string() : lib.missing;
+}
+
 std::string describeCpuNeuronKernels(const Module &m) {
-  if (builtinNeurons())
-    return "built-in neuron loops (SNNRT_CPU_KERNELS=builtin)";
   std::lock_guard<std::mutex> lock(librariesMutex);
   Library &lib = library(m);
   if (!lib.handle)
-    return "built-in neuron loops (" + lib.missing + ")";
-  if (!lib.neurons)
-    return "built-in neuron loops (the module's CPU kernels have none)";
+    return "no generated kernels for this CPU (" + lib.missing + ")";
   return "generated neuron kernels (" + lib.loaded + ")";
 }
 

@@ -1,7 +1,7 @@
 //===- HostKernels.h - neuron kernels compiled for the CPU -----*- C++ -*-===//
 //
 // Internal to libsnnrt. A module compiled with target=cpu|all carries its
-// neuron kernels as a shared library for the compiling machine's CPU
+// kernels as a shared library for the compiling machine's CPU
 // (docs/artifact-format.md): each kernel is `void NAME(void **args, int64_t
 // begin, int64_t end)`, args being the tensors of the GPU kernel ABI in its
 // order, running its work items [begin, end) of `int64_t NAME_range[2]` =
@@ -32,17 +32,15 @@ struct HostKernel {
   void operator()(void **args) const;
 };
 
-/// The generated kernel `name` of the module's CPU kernel library, or null
-/// when the module has no library this machine can run (none compiled,
-/// another architecture or CPU level, or SNNRT_CPU_KERNELS=builtin): the
-/// caller then runs its built-in loops. Throws snnrt::Error when the library
-/// is there for this machine but does not load or lacks `name`.
-HostKernel findHostKernel(const Module &m, const std::string &name);
-
-/// The generated op kernel `name` (a `kernel` op) of the module's CPU kernel
-/// library. Throws snnrt::Error when the library cannot run here or lacks
-/// `name`: there is no other implementation.
+/// The generated kernel `name` (of a `kernel` op or a neuron op) of the
+/// module's CPU kernel library. Throws snnrt::Error when the library cannot
+/// run here or lacks `name`: there is no other implementation.
 HostKernel findOpKernel(const Module &m, const std::string &name);
+
+/// Why the module's CPU kernel library cannot run on this machine (none
+/// compiled, another architecture or CPU level); empty when it can. Throws
+/// snnrt::Error when it is there for this machine but does not load.
+std::string cpuKernelsUnavailable(const Module &m);
 
 } // namespace cpu
 } // namespace snnrt

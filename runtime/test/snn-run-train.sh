@@ -1,29 +1,29 @@
 #!/bin/sh
-# snn-run train end to end through the command line: a hand-written module
-# (Inputs/make_train_module.py) on a toy two-class .npy dataset; training
+# snn-run train end to end through the command line: a module compiled by
+# snn-opt (Inputs/tiny-train.mlir) on a toy two-class .npy dataset; training
 # must learn it, 1 epoch + --resume 1 epoch must write the same checkpoint
 # bytes as 2 epochs straight, and bad invocations must fail with one clear
-# error. Usage: snn-run-train.sh SNN_RUN PYTHON TEST_KERNELS_SO
-# (CPU only: the update runs the test kernel library.)
+# error. Usage: snn-run-train.sh SNN_RUN PYTHON SNN_OPT
 set -eu
 RUN=$1
 PY=$2
-KERNELS=$3
+OPT=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$PY" "$HERE/Inputs/make_train_module.py" "$W/m.snnmod" --in 12 --hidden 24 \
-  --out 2 --steps 4 --batch 16 --lr 0.1 --kernels "$KERNELS"
+"$OPT" "$HERE/Inputs/tiny-train.mlir" \
+  --snn-autodiff="loss=ce_membrane optimizer=sgd lr=0.1 momentum=0.9" \
+  --snn-compile="output=$W/m.snnmod target=cpu" -o /dev/null
 "$PY" - "$W" <<'PYEOF'
 import sys
 import numpy as np
 rng = np.random.default_rng()  # fresh data every run
 for name, n in (("train", 200), ("test", 64)):
     y = rng.integers(0, 2, n)
-    hot = (np.arange(12)[None, :] < 6) == (y[:, None] == 0)
-    x = np.where(hot, rng.uniform(0.6, 1, (n, 12)), rng.uniform(0, 0.3, (n, 12)))
+    hot = (np.arange(6)[None, :] < 3) == (y[:, None] == 0)
+    x = np.where(hot, rng.uniform(0.6, 1, (n, 6)), rng.uniform(0, 0.3, (n, 6)))
     np.save(f"{sys.argv[1]}/{name}_x.npy", x.astype(np.float32))
     np.save(f"{sys.argv[1]}/{name}_y.npy", y.astype(np.int64))
 PYEOF

@@ -206,7 +206,8 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
     return module.emitError()
            << "the CPU neuron kernels need a linker to become a shared "
               "library: install binutils (ld) or lld, or compile with "
-              "host-kernels=false (the runtime's built-in CPU kernels)";
+              "target=cuda (no CPU kernels: the module then runs on GPUs "
+              "only)";
   SmallString<128> objectPath, libraryPath;
   int fd = -1;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
@@ -244,7 +245,7 @@ static FailureOr<std::string> linkSharedLibrary(ModuleOp module,
 FailureOr<HostKernelLibrary>
 snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
                                ArrayRef<NamedOpKernel> opKernels,
-                               bool neurons, bool bf16H) {
+                               bool bf16H) {
   MLIRContext *ctx = func->getContext();
   DialectRegistry registry;
   registerAllExtensions(registry);
@@ -264,7 +265,6 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
   NeuronStorage storage;
   storage.recomputeChunk = recomputeChunk;
   storage.bf16HInF32 = bf16H;
-  if (neurons)
   forEachKernelOp(
       func,
       [&](Operation *op, unsigned index, const NeuronSpec &spec) {

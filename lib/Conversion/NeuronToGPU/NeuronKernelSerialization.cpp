@@ -207,6 +207,11 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
   return bundle;
 }
 
+std::string snn::getNeuronKernelUnsupportedReason(Operation *op) {
+  std::string why;
+  return getNeuronSpec(op, why) ? std::string() : why;
+}
+
 llvm::DenseMap<Operation *, NeuronKernel>
 snn::getNeuronKernelNames(func::FuncOp func) {
   llvm::DenseMap<Operation *, NeuronKernel> kernels;

@@ -941,12 +941,8 @@ Object ManifestBuilder::finish(
     manifest["optimizer"] = std::move(*optimizer);
   if (!kernelFiles.empty()) {
     Object files;
-    for (const auto &[key, file] : kernelFiles) {
-      if (key == "host_neurons")
-        files[key] = file == "true";
-      else
-        files[key] = file;
-    }
+    for (const auto &[key, file] : kernelFiles)
+      files[key] = file;
     manifest["kernels"] = std::move(files);
   }
   return manifest;

@@ -188,7 +188,6 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   kernelOptions.cuda = options.target != ModuleTarget::Cpu;
   kernelOptions.chips = options.chips;
   kernelOptions.host = options.target != ModuleTarget::Cuda;
-  kernelOptions.hostNeurons = options.hostKernels;
   kernelOptions.batch = options.batch;
   kernelOptions.savedHBf16 = options.savedHBf16;
   kernelOptions.recomputeChunk = options.recomputeChunk;
@@ -220,7 +219,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   std::vector<DirectoryFile> files;
   std::map<std::string, std::string> kernelFiles;
   for (auto &[key, blob] : blobs) {
-    if (key == "host_triple" || key == "host_cpu" || key == "host_neurons") {
+    if (key == "host_triple" || key == "host_cpu") {
       kernelFiles[key] = blob;
       continue;
     }

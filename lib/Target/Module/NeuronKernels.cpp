@@ -82,11 +82,16 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
          << "this snn-opt was built without the kernel generator "
             "(lib/Conversion/NeuronToGPU)";
 #else
+  // The runtime runs a neuron layer only as its generated kernels.
+  llvm::DenseMap<Operation *, NeuronKernel> names =
+      getNeuronKernelNames(kernelFunc);
+  for (Operation &copy : body->without_terminator())
+    if (!names.count(&copy) && !unsupportedNeuron) {
+      unsupportedNeuron = originalOf.lookup(&copy);
+      unsupportedReason = getNeuronKernelUnsupportedReason(&copy);
+    }
   // The GPU kernels and the CPU ones have the same names per op.
-  bool hostNeurons = options.host && options.hostNeurons;
-  if (!options.cuda && !hostNeurons)
-    return success();
-  for (auto &[copy, kernel] : getNeuronKernelNames(kernelFunc)) {
+  for (auto &[copy, kernel] : names) {
     NeuronKernelRef ref;
     ref.fwd = kernel.fwdName;
     ref.fwdInfer = kernel.fwdInferName;
@@ -114,10 +119,16 @@ ModuleKernels::generate(const OpKernelRegistry &ops,
               "(lib/Conversion/NeuronToGPU)";
   return success();
 #else
-  bool hostNeurons = options.host && options.hostNeurons;
-  if (options.host && ((hostNeurons && anyNeuronKernels) || !ops.empty())) {
+  if (unsupportedNeuron)
+    return unsupportedNeuron->emitError()
+           << "snn-compile: the kernel generator cannot build this neuron "
+              "layer's kernels ("
+           << unsupportedReason
+           << "), and the runtime runs neuron layers only as generated "
+              "kernels";
+  if (options.host && (anyNeuronKernels || !ops.empty())) {
     FailureOr<HostKernelLibrary> library = generateHostNeuronKernels(
-        kernelFunc, options.recomputeChunk, ops.getKernels(), hostNeurons,
+        kernelFunc, options.recomputeChunk, ops.getKernels(),
         options.savedHBf16);
     if (failed(library))
       return failure();
@@ -126,7 +137,6 @@ ModuleKernels::generate(const OpKernelRegistry &ops,
       files["host_triple"] = library->triple;
       if (!library->cpu.empty())
         files["host_cpu"] = library->cpu;
-      files["host_neurons"] = hostNeurons && anyNeuronKernels ? "true" : "false";
     }
   }
   if (!options.cuda || (!anyNeuronKernels && ops.empty()))

@@ -15,13 +15,12 @@ struct ModuleKernelOptions {
   bool cuda = true;
   std::vector<std::string> chips;
   /// CPU kernels: a shared library for this machine's architecture with the
-  /// op kernels, and the neuron kernels when `hostNeurons`.
+  /// neuron and op kernels.
   bool host = true;
-  bool hostNeurons = true;
   /// Replaces dynamic dims.
   int64_t batch = 0;
-  /// The GPU kernels write and read the saved H in bf16 (the CPU keeps H in
-  /// f32 storage, so no CPU neuron kernels are built then).
+  /// The kernels write and read the saved H in bf16 (the CPU ones in the
+  /// runtime's f32 storage, rounded).
   bool savedHBf16 = false;
   /// lif/if kernels recompute H (NeuronStorage::recomputeChunk).
   int64_t recomputeChunk = 0;
@@ -44,8 +43,7 @@ public:
   /// Generates the neuron kernels and `ops` into `files`: "sm_XY" -> cubin,
   /// "ptx" -> PTX, "host" -> the CPU shared library, "host_triple" -> its
   /// target triple, "host_cpu" -> the CPU level it needs (absent for the
-  /// baseline), "host_neurons" -> "true"/"false" (whether the library has
-  /// the neuron kernels).
+  /// baseline).
   LogicalResult generate(const OpKernelRegistry &ops,
                          std::map<std::string, std::string> &files);
 
@@ -55,6 +53,10 @@ private:
   OwningOpRef<ModuleOp> scratch;
   func::FuncOp kernelFunc;
   bool anyNeuronKernels = false;
+  /// The first neuron op the generator has no kernels for, and why:
+  /// reported by generate(), after the manifest's own (clearer) checks.
+  Operation *unsupportedNeuron = nullptr;
+  std::string unsupportedReason;
 };
 
 } // namespace mlir::snn

@@ -40,7 +40,6 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.savedHBf16 = savedH == "bf16";
-    options.hostKernels = hostKernels;
     if (recompute < 0 || recompute > 64) {
       module.emitError() << "snn-compile: recompute must be in [0, 64] (0: "
                             "save H), not "

@@ -27,8 +27,8 @@ struct RunContext {
 void runCpuOp(const Module &module, const Op &op, size_t index,
               const TensorLookup &tensor, const RunContext &run = {});
 
-/// What runs the module's neuron layers on the CPU: its generated kernels
-/// (and which library), or the built-in loops and why.
+/// Which generated kernel library runs the module on the CPU, or why this
+/// CPU cannot run it.
 std::string describeCpuNeuronKernels(const Module &module);
 
 } // namespace snnrt

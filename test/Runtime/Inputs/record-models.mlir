@@ -1,6 +1,5 @@
 // Every multi-step neuron model with a recordable state: per-neuron and
-// soft-reset LIF, IF, PLIF (no generated kernel: the built-in loops record
-// it), CUBA-LIF.
+// soft-reset LIF, IF, PLIF, CUBA-LIF (each its generated record kernel).
 func.func @forward(%x: tensor<6x2x5xf32>) -> tensor<6x2x4xf32> {
   %w1 = snn.param "fc1.weight" {init = #snn.init<kaiming_uniform>} : tensor<4x5xf32>
   %h = snn.linear %x, %w1 : tensor<6x2x5xf32>, tensor<4x5xf32> -> tensor<6x2x4xf32>

@@ -93,6 +93,10 @@ generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
 /// without generating them.
 llvm::DenseMap<Operation *, NeuronKernel> getNeuronKernelNames(func::FuncOp func);
 
+/// Why the kernel generator builds no kernels for the neuron op `op` (f32
+/// only, static shapes, ...); empty when it does.
+std::string getNeuronKernelUnsupportedReason(Operation *op);
+
 /// The neuron kernels compiled for the CPU that runs snn-opt: a shared
 /// library that exports `void NAME(void **args)` per kernel, args[i] being
 /// the i-th tensor of the kernel ABI (the GPU kernels' order and names).
@@ -115,11 +119,11 @@ struct HostKernelLibrary {
 /// recompute H when `recomputeChunk` > 0; the saved H rounded to bf16 in its
 /// f32 slots when `bf16H`). Emits a diagnostic and fails when
 /// LLVM or the linker fails or no linker is found. `opKernels` join the
-/// library; `neurons` = false leaves the neuron kernels out.
+/// library.
 FailureOr<HostKernelLibrary>
 generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk = 0,
                           ArrayRef<NamedOpKernel> opKernels = {},
-                          bool neurons = true, bool bf16H = false);
+                          bool bf16H = false);
 
 } // namespace mlir::snn
 

@@ -32,11 +32,8 @@ struct ModuleCompileOptions {
   /// Batch size for dynamic batch dimensions; 0 when the IR fixes it.
   int64_t batch = 0;
   /// Training saves each multi-step neuron layer's H in bf16 (the generated
-  /// kernels and the runtime's built-in ones round it to nearest even).
+  /// kernels round it to nearest even).
   bool savedHBf16 = false;
-  /// Compile the neuron kernels for the CPU (else the runtime's built-in
-  /// C++ loops run the neuron layers on the CPU).
-  bool hostKernels = true;
   /// Training recomputes the H of lif and if layers from their input in the
   /// backward, with a membrane checkpoint every this many steps, instead of
   /// saving it (0: save H).

@@ -323,10 +323,6 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
     Option<"savedH", "saved-h", "std::string", /*default=*/"\"f32\"",
            "Storage of the membrane H that training saves for backward: f32, "
            "or bf16 (half the bytes; backward reads H rounded to bf16)">,
-    Option<"hostKernels", "host-kernels", "bool", /*default=*/"true",
-           "Compile the neuron kernels for the CPU (target cpu or all; not "
-           "with saved-h=bf16); false leaves the CPU's neuron layers to the "
-           "runtime's built-in loops">,
     Option<"recompute", "recompute", "int64_t", /*default=*/"0",
            "Training recomputes the H of lif and if layers in the backward "
            "from their input and a membrane checkpoint every this many steps "
