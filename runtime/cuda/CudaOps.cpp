@@ -135,7 +135,7 @@ static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
 
 void snnrt::cuda::runOp(CudaDevice &device, OpCall &call) {
   if (runGeneratedKernel(device, call) || runNeuronOp(device, call) ||
-      runLayerOp(device, call))
+      runLayerOp(device, call) || runTimeSplitOp(device, call))
     return;
   opError(call, "op kind '" + call.op.value("op", std::string("?")) +
                     "' is not supported by the CUDA backend (see "

@@ -92,7 +92,7 @@ public:
   void allReduceSum(float *data, size_t count, void *stream) override {
     std::vector<std::shared_ptr<Parcel>> parts =
         exchange(transport->pack(data, count * sizeof(float), stream),
-                 "all-reduce");
+                 "an all-reduce");
     // Rank order: every rank adds the same numbers in the same order.
     transport->unpack(*parts[0], data, stream);
     for (int r = 1; r < group->size; ++r)
@@ -105,7 +105,7 @@ public:
                   " ranks does not have");
     std::vector<std::shared_ptr<Parcel>> parts = exchange(
         me == root ? transport->pack(data, bytes, stream) : nullptr,
-        "broadcast");
+        "a broadcast");
     if (me != root)
       transport->unpack(*parts[root], data, stream);
   }
@@ -135,7 +135,7 @@ public:
                   ": the ranks run different programs");
     transport->unpack(*parcel, data, stream);
   }
-  void barrier() override { exchange(nullptr, "barrier"); }
+  void barrier() override { exchange(nullptr, "a barrier"); }
   [[noreturn]] void abort(const std::string &why) override {
     endProcess(me, why);
   }
@@ -180,7 +180,7 @@ private:
     ++round.arrived;
     group->changed.notify_all();
     waitFor(lock, [&] { return round.arrived == group->size; },
-            std::string("a ") + what);
+            what);
     std::vector<std::shared_ptr<Parcel>> parts = round.parcels;
     if (++round.left == group->size)
       ch.rounds.erase(n);
