@@ -21,9 +21,12 @@ public:
     std::vector<CUevent> reads; ///< recorded after each reader's copy
   };
   ~ParcelPool() {
-    // The process ends with the GPU context: release what is still valid.
+    // A peer's stream may still be copying from a block: wait for its
+    // reads before the memory goes back.
     const DriverApi &d = driver();
     for (Block &b : blocks) {
+      for (CUevent e : b.reads)
+        d.cuEventSynchronize(e);
       forget(b);
       d.cuMemFree(b.ptr);
     }
@@ -55,6 +58,8 @@ public:
 
 private:
   static bool finished(const Block &b) {
+    if (b.ready && driver().cuEventQuery(b.ready) != CUDA_SUCCESS)
+      return false;
     for (CUevent e : b.reads)
       if (driver().cuEventQuery(e) != CUDA_SUCCESS)
         return false;
