@@ -82,8 +82,8 @@ w=/tmp/gpu-split; rm -rf $w; mkdir -p $w
 # "nccl" (one rank per GPU) when there are P GPUs.
 ways() { echo threads; [ "$1" -le "$gpus" ] && echo nccl; }
 ranks() { # way P -> the snn-run options
-  if [ "$1" = threads ]; then echo "--nproc $2 --comm threads --device $dev"
-  else echo "--nproc $2 --device cuda --comm-timeout 120"; fi
+  if [ "$1" = threads ]; then echo "--nproc $2 --comm threads --device $dev --comm-timeout 60"
+  else echo "--nproc $2 --device cuda --comm-timeout 60"; fi
 }
 
 # Fresh random data for NAME in $w/NAME (once): for the test models 24
@@ -133,10 +133,10 @@ check_model() {
   for p in "$@"; do
     for way in $(ways $p); do
       local tag="$name P=$p $way"
-      timeout 300 $run $g/$name-P$p.snnmod grads $(ranks $way $p) $common --output $d/g$p$way.st \
+      timeout 120 $run $g/$name-P$p.snnmod grads $(ranks $way $p) $common --output $d/g$p$way.st \
         --update-steps 2 > $d/g$p$way.log 2>&1 || { echo "FAIL $tag grads rc=$?: $(grep -m2 error $d/g$p$way.log)"; continue; }
       echo "$tag grads: $(python3 $inputs/split_check.py grads $d/g$p$way.st $d/g1.st $tol 2>&1)"
-      timeout 300 $run $g/$name-P$p.snnmod infer $(ranks $way $p) $common --output $d/o$p$way.npy \
+      timeout 120 $run $g/$name-P$p.snnmod infer $(ranks $way $p) $common --output $d/o$p$way.npy \
         > $d/o$p$way.log 2>&1 || { echo "FAIL $tag infer rc=$?: $(grep -m2 error $d/o$p$way.log)"; continue; }
       local same; same=$(python3 $inputs/split_check.py outputs $d/o$p$way.npy $d/o1.npy 2>&1)
       case "$same" in *"all zero"*)
@@ -163,7 +163,7 @@ check)
   d=$w/small-mlp; common="--data $d/x.npy --labels $d/y.npy --seed 5 --no-progress --epochs 1"
   $run $g/small-mlp-P1.snnmod train --device $dev $common --checkpoint $d/t1.st > $d/t1.log 2>&1
   for way in $(ways 2); do
-    timeout 300 $run $g/small-mlp-P2.snnmod train $(ranks $way 2) $common --checkpoint $d/t2$way.st \
+    timeout 120 $run $g/small-mlp-P2.snnmod train $(ranks $way 2) $common --checkpoint $d/t2$way.st \
       > $d/t2$way.log 2>&1 || { echo "FAIL train P=2 $way: $(grep -m2 error $d/t2$way.log)"; continue; }
     echo "small-mlp P=2 $way train: $(python3 $inputs/dp_check.py compare $d/t2$way.st $d/t1.st 2>&1)"
   done
@@ -189,7 +189,7 @@ scale)
     for p in 1 2 4; do
       for way in $( [ $p = 1 ] && echo one || ways $p ); do
         if [ $way = one ]; then opts="--device $dev"; else opts="$(ranks $way $p)"; fi
-        line=$(timeout 300 $run $g/$name-P$p.snnmod bench $opts --iterations 10 2>$w/bench.err | tail -1)
+        line=$(timeout 120 $run $g/$name-P$p.snnmod bench $opts --iterations 10 2>$w/bench.err | tail -1)
         case "$line" in
           "{"*) python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.update(model=sys.argv[2], T=int(sys.argv[3]), P=int(sys.argv[4]), way=sys.argv[5], gpu=sys.argv[6], gpus=int(sys.argv[7])); print(json.dumps(r))' \
                   "$line" "$m" "$T" "$p" "$way" "$gpu" "$gpus" | tee -a "$out/split-scale.jsonl" ;;
