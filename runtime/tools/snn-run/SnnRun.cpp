@@ -1116,6 +1116,10 @@ int launchRanks(const Options &o, int argc, char **argv) {
   if (o.command != "train" && !split)
     throw Error("--nproc applies to train, and to every command of a module "
                 "split in time, not " + o.command);
+  if (o.comm == "threads" && !split)
+    throw Error("--comm threads runs the ranks of a module split in time "
+                "(--snn-split-time); data parallel training takes mpi, tcp "
+                "or nccl");
   if (o.comm == "threads" || useThreadRanks(o, split))
     return runThreadRanks(o);
   std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
