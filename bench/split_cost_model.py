@@ -26,6 +26,8 @@ efficiency at fewer rows (T B / P) is not modelled.
 
     python3 bench/split_cost_model.py                 # the table in docs
     python3 bench/split_cost_model.py --measured RESULTS.json   # check it
+    python3 bench/split_cost_model.py --report split-scale.jsonl
+                                       # measured vs ideal, model, targets
 
 --measured reads the JSON lines of bench/gpu-split.sh (step ms per P) and
 prints the measured next to the predicted speedups.
@@ -124,6 +126,58 @@ def check_measured(path, args):
               f"ideal {ideal_speedup(args.layers, r['P']):.2f}x")
 
 
+# The benchmark models of bench/split_models.py: 5 neuron layers; the state
+# one layer hands on (batch x neurons per step, f32) and the gradient bytes.
+BENCH_MODELS = {
+    "mlp": {"layers": 5, "state": [4.0 * 16 * 1024] * 4 + [4.0 * 16 * 10],
+            "grads": 4.0 * (256 * 1024 + 3 * 1024 * 1024 + 1024 * 10)},
+    "conv": {"layers": 5, "state": [4.0 * 4 * 16 * 16 * 16] * 4 + [4.0 * 4 * 10],
+             "grads": 4.0 * (16 * 2 * 9 + 3 * 16 * 16 * 9 + 10 * 16 * 256)},
+}
+# The issue's targets (speedup on P GPUs at T), and the paper's 4-GPU point.
+TARGETS = {(2, 1024): 1.9, (4, 1024): 3.6, (4, 4096): 3.65}
+
+
+def report(path):
+    """Markdown: each measured split step against one device, the ideal
+    wavefront, the targets, and the cost model with its compute calibrated
+    by the measured one-device step (equal layers)."""
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    base = {(r["model"], r["T"]): r["step_ms"] for r in records if r["P"] == 1}
+    gpu = records[0]["gpu"] if records else "?"
+    print(f"# Time split, measured on {gpu} x {records[0]['gpus'] if records else 0}\n")
+    print("threads: the P ranks are virtual devices on streams of one GPU "
+          "(they share its SMs: a check of the schedule, not a speedup); "
+          "nccl: one rank per GPU.\n")
+    print("| model | T | P | ranks | step ms | speedup | ideal L*P/(L+P-1) "
+          "| cost model (nvlink) | target |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        key = (r["model"], r["T"])
+        spec = BENCH_MODELS.get(r["model"])
+        t1 = base.get(key)
+        speed = t1 / r["step_ms"] if t1 and r["step_ms"] > 0 else None
+        layers = spec["layers"] if spec else 0
+        ideal = ideal_speedup(layers, r["P"]) if layers else None
+        model = None
+        if spec and t1 and r["P"] > 1:
+            per_step = [1.0] * layers
+            unit = step_time(per_step, spec["state"], spec["grads"], r["T"], 1,
+                             "nvlink")
+            per_step = [t1 * 1e-3 / unit] * layers
+            model = (step_time(per_step, spec["state"], spec["grads"], r["T"], 1,
+                               "nvlink")
+                     / step_time(per_step, spec["state"], spec["grads"], r["T"],
+                                 r["P"], "nvlink"))
+        target = TARGETS.get((r["P"], r["T"])) if r.get("way") == "nccl" else None
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        print(f"| {r['model']} | {r['T']} | {r['P']} | {r.get('way', 'one')} | "
+              f"{r['step_ms']:.3f} | {fmt(speed)} | {fmt(ideal)} | "
+              f"{fmt(model) if r.get('way') == 'nccl' else '-'} | "
+              f"{fmt(target)} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--layers", type=int, default=4, help="neuron layers L")
@@ -137,10 +191,15 @@ def main(argv=None):
     ap.add_argument("--micro-batches", type=int, default=1,
                     help="micro-batches in flight through the wavefront")
     ap.add_argument("--measured", help="JSON lines of bench/gpu-split.sh")
+    ap.add_argument("--report", help="JSON lines of bench/gpu-split.sh scale: "
+                                     "a markdown table of the measured speedups")
     ap.add_argument("--calibrate-ms", type=float, default=None,
                     help="measured one-device step (ms) at the first --steps: "
                          "scales the modelled compute to it")
     args = ap.parse_args(argv)
+    if args.report:
+        report(args.report)
+        return 0
     if args.measured:
         check_measured(args.measured, args)
         return 0

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "CudaModule.h"
+#include "StreamTransport.h"
 #include "snnrt/Error.h"
 
 #include <fstream>
@@ -25,6 +26,16 @@ int snnrt::parseCudaDevice(const std::string &device) {
   return std::stoi(n);
 }
 
+int snnrt::cudaDeviceCount() {
+  try {
+    const cuda::DriverApi &d = cuda::loadDriver("cuda");
+    int count = 0;
+    return d.cuDeviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+  } catch (const std::exception &) {
+    return 0;
+  }
+}
+
 /// The manifest as the device side reads it (the core keeps its parse; it
 /// may have been edited in memory, e.g. to record layer state).
 static json readManifest(const Module &m) {
@@ -42,6 +53,16 @@ CudaExecutor::CudaExecutor(Executor &host, const std::string &name,
   cuda::DeviceOptions options = cuda::DeviceOptions::fromEnvironment();
   options.profile = options.profile || profile;
   device = std::make_unique<cuda::CudaDevice>(ordinal, options);
+  const TimeSplit &split = host.module().split;
+  if (split.parts > 1) {
+    // The split ops talk to the ranks; ranks that are threads of this
+    // process move this device's buffers on its stream.
+    Communicator *comm = host.communicator();
+    if (comm)
+      attachThreadTransport(*comm, cuda::createStreamTransport(*device));
+    device->setTimeSplit({comm, split.rank, split.parts, split.steps,
+                          split.begin(), split.length()});
+  }
   // The device's own plan: its dtypes (bf16, u8) are narrower than the
   // host's 4-byte slots; 256-byte offsets suit every kernel and cuBLAS.
   MemoryPlanMode mode = memoryPlanMode();
@@ -59,6 +80,14 @@ CudaExecutor::CudaExecutor(Executor &host, const std::string &name,
 }
 
 CudaExecutor::~CudaExecutor() {
+  // A thread rank's transport uses the device: back to host buffers.
+  if (host.module().split.parts > 1 && host.communicator()) {
+    try {
+      synchronize();
+    } catch (const std::exception &) {
+    } // (a device error was reported where it happened)
+    attachThreadTransport(*host.communicator(), createHostTransport());
+  }
   module.reset(); // before the device it lives on
 }
 

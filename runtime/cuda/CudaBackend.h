@@ -30,6 +30,9 @@ class CudaModule;
 /// ("cpu"). A malformed "cuda:..." is an error.
 int parseCudaDevice(const std::string &device);
 
+/// The GPUs the driver sees (0 without a driver).
+int cudaDeviceCount();
+
 class CudaExecutor {
 public:
   /// Starts `device` ("cuda" or "cuda:N") and copies every tensor of `host`

@@ -16,6 +16,7 @@
 #include "KernelModules.h"
 
 #include <cstddef>
+#include <cstdint>
 #include "snnrt/Profile.h"
 
 #include <functional>
@@ -24,7 +25,20 @@
 #include <string>
 #include <vector>
 
+namespace snnrt {
+class Communicator;
+} // namespace snnrt
+
 namespace snnrt::cuda {
+
+/// This device's rank of a module split in time (--snn-split-time): the
+/// ranks its split ops talk to, and its steps [begin, begin + length) of
+/// `steps`.
+struct TimeSplitRank {
+  Communicator *comm = nullptr;
+  int rank = 0, parts = 1;
+  int64_t steps = 0, begin = 0, length = 0;
+};
 
 /// Options read from the environment when the device starts.
 struct DeviceOptions {
@@ -153,6 +167,12 @@ public:
   bool conditionalNodes() const { return opts.conditional; }
   void disableConditionalNodes(const std::string &why);
 
+  /// The rank of a time split this device runs (null: not split).
+  void setTimeSplit(const TimeSplitRank &rank) {
+    split = std::make_unique<TimeSplitRank>(rank);
+  }
+  const TimeSplitRank *timeSplit() const { return split.get(); }
+
   /// SNNRT_CUDA_PROFILE: adds `ms` to the op kind `key` of `program`.
   void addProfile(const std::string &program, const std::string &key,
                   double ms);
@@ -184,6 +204,7 @@ private:
   uint32_t runValueWords[4] = {0, 0, 0, 0};
   bool runValuesWritten = false;
   std::unique_ptr<CudnnConv> cudnnConv;
+  std::unique_ptr<TimeSplitRank> split;
 };
 
 } // namespace snnrt::cuda

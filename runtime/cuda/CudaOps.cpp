@@ -134,8 +134,9 @@ static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
 }
 
 void snnrt::cuda::runOp(CudaDevice &device, OpCall &call) {
-  if (runGeneratedKernel(device, call) || runNeuronOp(device, call) ||
-      runLayerOp(device, call))
+  if (runGeneratedKernel(device, call) || runChainedNeuronOp(device, call) ||
+      runNeuronOp(device, call) ||
+      runLayerOp(device, call) || runTimeSplitOp(device, call))
     return;
   opError(call, "op kind '" + call.op.value("op", std::string("?")) +
                     "' is not supported by the CUDA backend (see "

@@ -53,6 +53,10 @@ void runOp(CudaDevice &device, OpCall &call);
 // The families of ops, one file each.
 bool runNeuronOp(CudaDevice &device, OpCall &call);
 bool runLayerOp(CudaDevice &device, OpCall &call);
+/// Neuron layers split in time (`chained_states`): generated kernels only.
+bool runChainedNeuronOp(CudaDevice &device, OpCall &call);
+/// The ops of a module split in time (needs device.timeSplit()).
+bool runTimeSplitOp(CudaDevice &device, OpCall &call);
 
 /// Attribute accessors: an error names the op and the attribute.
 double attrNumber(const OpCall &call, const char *name);

@@ -28,6 +28,17 @@ static bool hasOpWith(const json &ops, const char *key) {
   return false;
 }
 
+/// Whether `ops` talk to the other ranks of a time split.
+static bool hasTransfers(const json &ops) {
+  for (const json &op : ops) {
+    std::string kind = op.is_object() ? op.value("op", "") : "";
+    if (kind == "send" || kind == "recv" || kind == "all_reduce_sum" ||
+        kind == "gather_time")
+      return true;
+  }
+  return false;
+}
+
 CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
                          std::function<DeviceTensor(int64_t)> resolve,
                          std::function<bool(int64_t)> sharesStorage)
@@ -41,6 +52,11 @@ CudaProgram::CudaProgram(CudaDevice &device, std::string name, json ops,
   // Kernel arguments are the same at every step: what changes (learning
   // rate, step, seed) is read from the run values.
   capturable = device.options().graphs && !device.options().profile;
+  // The transfers of a time split run op by op: each send checks its tag
+  // with the peer on the host, and the threads backend's copies wait for
+  // events of other streams, which a graph cannot hold.
+  if (device.timeSplit() && hasTransfers(this->ops))
+    capturable = false;
   runValues = hasOpWith(this->ops, "run_values");
   kernels.resize(this->ops.size());
 }

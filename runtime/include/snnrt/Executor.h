@@ -53,6 +53,7 @@ public:
   /// The ranks of a module split in time, which its send, recv and
   /// all-reduce ops talk to (not owned).
   void setCommunicator(Communicator *comm) { comm_ = comm; }
+  Communicator *communicator() const { return comm_; }
   /// Times every op from now on; the time per op kind of each program is
   /// printed to stderr when the executor ends (snn-run --profile).
   void enableProfile() { profile_ = true; }

@@ -16,6 +16,7 @@
 #include "snnrt/Executor.h"
 #include "snnrt/Formats.h"
 #include "snnrt/Recording.h"
+#include "snnrt/ThreadCommunicator.h"
 #include "snnrt/Trainer.h"
 
 #ifdef SNNRT_HAVE_CUDA
@@ -113,14 +114,20 @@ train:
                              if it had not stopped (same --seed)
   --no-progress              no progress bar on stderr
 many processes (train, and infer/grads of a module compiled after
---snn-split-time=parts=N, whose ranks each run a time range; CPU only for
-now; docs/user-guide.md, "Many GPUs"):
+--snn-split-time=parts=N, whose ranks each run a time range, on the CPU
+or on GPUs; docs/user-guide.md, "Many GPUs"):
   --nproc N                  start N ranks of this command on this machine
                              (through mpirun when it is there, else as child
-                             processes with torchrun-style variables)
-  --comm mpi|tcp|nccl        the ranks' backend (default: mpi under mpirun,
+                             processes with torchrun-style variables; a
+                             split module on fewer GPUs than N: as threads,
+                             see --comm threads)
+  --comm mpi|tcp|nccl|threads
+                             the ranks' backend (default: mpi under mpirun,
                              else tcp; nccl with --device cuda when
-                             libnccl.so.2 loads)
+                             libnccl.so.2 loads); threads: the N ranks of
+                             --nproc are threads of this process, on the CPU
+                             or all on the one GPU of --device, each with
+                             its own stream ("virtual devices")
   --data-parallel            train data parallel over the ranks of the job
                              (the default with more than one rank): the
                              global batch is ranks x the module's batch
@@ -180,8 +187,9 @@ struct Options {
   double benchDensity = -1.0;
 };
 
-/// The job's communicator (train only; one local rank otherwise).
-std::unique_ptr<Communicator> gComm;
+/// The job's communicator (train only; one local rank otherwise); one per
+/// thread when the ranks are threads (--comm threads).
+thread_local std::unique_ptr<Communicator> gComm;
 
 /// The module this rank runs: of a module split in time
 /// (--snn-split-time), its rank's program set.
@@ -317,8 +325,10 @@ Options parse(int argc, char **argv) {
       o.nproc = static_cast<int>(toInt(a, value(), 1));
     } else if (a == "--comm") {
       o.comm = value();
-      if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl")
-        throw Error("--comm must be mpi, tcp or nccl, not '" + o.comm + "'");
+      if (o.comm != "mpi" && o.comm != "tcp" && o.comm != "nccl" &&
+          o.comm != "threads")
+        throw Error("--comm must be mpi, tcp, nccl or threads, not '" +
+                    o.comm + "'");
     } else if (a == "--no-comm-overlap") {
       o.overlap = 0;
     } else if (a == "--comm-overlap") {
@@ -425,13 +435,6 @@ std::unique_ptr<ProgramRunner> makeRunner(Executor &exec, const Options &o,
     exec.enableProfile();
   if (o.device == "cpu")
     return std::make_unique<CpuRunner>(exec);
-  // The CUDA runner has no send/recv of the chained state yet.
-  if (exec.module().split.parts > 1) {
-    if (!o.device.empty())
-      throw Error("a module split in time (--snn-split-time) runs on the CPU "
-                  "only for now; run it with --device cpu");
-    return std::make_unique<CpuRunner>(exec);
-  }
 #ifdef SNNRT_HAVE_CUDA
   std::string ownGpu = "cuda:" + std::to_string(localRank);
   if (o.device == "cuda" && localRank > 0)
@@ -564,7 +567,8 @@ int infer(const Options &o) {
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
   exec.setCommunicator(gComm.get());
-  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
   if (o.verbose)
     describe(exec.module(), *runner, {"infer"});
   ModuleShape s = shapeOf(exec.module());
@@ -800,7 +804,8 @@ int grads(const Options &o) {
   encodeBatch(data, order, 0, s.B, s.T, s.B, parseEncoder(o.encoder),
               mixSeed({o.seed, 0, 0}), exec.data(m.input));
   exec.setLabels(data.labels.data(), static_cast<size_t>(s.B));
-  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
   if (isSplit(m))
     checkSameRanks(o, exec, *runner, data);
   runner->upload(m.input);
@@ -876,10 +881,11 @@ double timePrograms(ProgramRunner &runner,
 }
 
 int bench(const Options &o) {
-  Module module = Module::load(o.module);
+  Module module = loadModule(o, Module::readManifest(o.module));
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
+  exec.setCommunicator(gComm.get());
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
   Dataset data = randomDataset(s.B, s.sample, o.seed);
@@ -889,7 +895,8 @@ int bench(const Options &o) {
   for (int64_t t = 0; t < s.T; ++t) // direct encoding: the same input each step
     std::copy(data.samples.begin(), data.samples.end(),
               exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));
-  std::unique_ptr<ProgramRunner> runner = makeRunner(exec, o);
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
   if (o.planOnly) {
     MemoryPlan plan = runner->memoryPlan();
     double saved = 0.0;
@@ -921,11 +928,16 @@ int bench(const Options &o) {
                                          {"train_forward", "backward", "update"},
                                          o.iterations, ctx)
                           : -1.0;
+  // The ranks of a split time the same steps: rank 0 reports.
+  if (gComm && gComm->rank() != 0)
+    return 0;
   std::printf("{\"device\": \"%s\", \"batch\": %lld, \"time_steps\": %lld, "
+              "\"ranks\": %d, \"comm\": \"%s\", "
               "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f, "
               "\"plan_arena_mb\": %.1f, \"plan_unshared_mb\": %.1f}\n",
               runner->describe().c_str(), static_cast<long long>(s.B),
-              static_cast<long long>(s.T), fwd, step,
+              static_cast<long long>(s.T), gComm ? gComm->size() : 1,
+              gComm ? gComm->backendName().c_str() : "local", fwd, step,
               double(runner->deviceBytes()) / (1024.0 * 1024.0),
               double(plan.arenaBytes) / (1024.0 * 1024.0),
               double(plan.plannedBytes) / (1024.0 * 1024.0));
@@ -1035,6 +1047,62 @@ int spawnRanks(int n, const std::vector<std::string> &args) {
   return status;
 }
 
+int runCommand(const Options &o);
+
+/// A module split in time over more ranks than this machine has GPUs runs
+/// them as threads on one GPU (NCCL refuses two ranks on one GPU).
+bool useThreadRanks(const Options &o, bool split) {
+  if (!split || o.device == "cpu" || !o.comm.empty())
+    return false;
+#ifdef SNNRT_HAVE_CUDA
+  int gpus = cudaDeviceCount();
+  if (gpus == 0 || gpus >= o.nproc)
+    return false;
+  std::fprintf(stderr,
+               "snn-run: %d ranks on %d GPU(s): the ranks are threads of one "
+               "process on %s, each with its own stream (--comm threads)\n",
+               o.nproc, gpus, o.device.empty() ? "cuda:0" : o.device.c_str());
+  return true;
+#else
+  return false;
+#endif
+}
+
+/// --comm threads: the N ranks are threads of this process, all on the CPU
+/// or on the one GPU of --device. A rank's error ends the process.
+int runThreadRanks(const Options &o) {
+  if (o.comm == "threads" && o.device.empty())
+    throw Error("--comm threads needs --device cpu, cuda or cuda:N (all "
+                "ranks run there)");
+  Options each = o;
+  each.nproc = 0;
+  each.comm = "threads";
+  if (each.device.empty())
+    each.device = "cuda:0";
+  if (each.device == "cuda")
+    each.device = "cuda:0"; // not the GPU of a local rank: the same for all
+  std::vector<std::unique_ptr<Communicator>> ranks =
+      createThreadGroup(o.nproc, o.commTimeout);
+  std::vector<int> status(ranks.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    threads.emplace_back([&, r] {
+      gComm = std::move(ranks[r]);
+      try {
+        status[r] = runCommand(each);
+      } catch (const std::exception &e) {
+        gComm->abort(e.what()); // ends the process: never a hang
+      }
+      gComm.reset();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int s : status)
+    if (s != 0)
+      return s;
+  return 0;
+}
+
 /// snn-run --nproc N ...: this command again as N ranks: under mpirun
 /// (which passes the ranks their places and ends them all when one fails)
 /// when this build has MPI and mpirun is on PATH, else as child processes.
@@ -1043,11 +1111,16 @@ int launchRanks(const Options &o, int argc, char **argv) {
   if (detectJobEnvironment().size > 1)
     throw Error("--nproc inside a job that already has ranks (mpirun or "
                 "torchrun): drop --nproc");
-  if (o.command != "train" &&
-      !((o.command == "infer" || o.command == "grads") &&
-        Module::isTimeSplit(Module::readManifest(o.module))))
-    throw Error("--nproc applies to train, and to infer and grads of a "
-                "module split in time, not " + o.command);
+  bool split = Module::isTimeSplit(Module::readManifest(o.module));
+  if (o.command != "train" && !split)
+    throw Error("--nproc applies to train, and to every command of a module "
+                "split in time, not " + o.command);
+  if (o.comm == "threads" && !split)
+    throw Error("--comm threads runs the ranks of a module split in time "
+                "(--snn-split-time); data parallel training takes mpi, tcp "
+                "or nccl");
+  if (o.comm == "threads" || useThreadRanks(o, split))
+    return runThreadRanks(o);
   std::vector<std::string> rest = argumentsWithoutNproc(argc, argv);
   rest.insert(rest.begin(), thisExecutable());
   std::string mpirun = findOnPath("mpirun");
@@ -1068,6 +1141,14 @@ int launchRanks(const Options &o, int argc, char **argv) {
   execute(args);
 }
 
+/// The command of one rank (gComm set).
+int runCommand(const Options &o) {
+  return o.command == "grads"   ? grads(o)
+         : o.command == "infer" ? infer(o)
+         : o.command == "bench" ? bench(o)
+                                : train(o);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -1075,18 +1156,19 @@ int main(int argc, char **argv) {
     Options o = parse(argc, argv);
     if (o.nproc > 0)
       return launchRanks(o, argc, argv);
+    if (o.comm == "threads")
+      throw Error("--comm threads starts its ranks itself: add --nproc N");
     // A module split in time runs every command on its ranks.
-    bool split = (o.command == "infer" || o.command == "grads") &&
-                 Module::isTimeSplit(Module::readManifest(o.module));
+    bool split = Module::isTimeSplit(Module::readManifest(o.module));
     if (o.command != "train" && !split) {
       JobEnvironment job = detectJobEnvironment();
       if (job.size > 1)
         throw Error(o.command + " runs in one process, but this job (" +
                     job.launcher + ") has " + std::to_string(job.size) +
-                    " ranks; only train (and infer and grads of a module "
+                    " ranks; only train (and every command of a module "
                     "split in time) run on several ranks");
     }
-    if (o.command == "bench")
+    if (o.command == "bench" && !split)
       return bench(o);
     if (o.command == "grads" && !split)
       return grads(o);
@@ -1103,9 +1185,7 @@ int main(int argc, char **argv) {
                                  : detectJobEnvironment().localRank;
     commOptions.timeoutSeconds = o.commTimeout;
     gComm = createCommunicator(commOptions);
-    int status = o.command == "grads"   ? grads(o)
-                 : o.command == "infer" ? infer(o)
-                                        : train(o);
+    int status = runCommand(o);
     gComm.reset(); // MPI_Finalize
     return status;
   } catch (const std::exception &e) {
