@@ -60,8 +60,9 @@ void linearBackward(const Ctx &c) {
   // input, two i32 words): when the event-driven kernels wrote gx and gw,
   // only gb is left to compute.
   bool eventPathRan = false;
-  if (c.attr("unless_event_path", false)) {
-    c.arity(4, 4, 1, 3);
+  bool unlessEventPath = c.attr("unless_event_path", false);
+  c.arity(unlessEventPath ? 4 : 3, unlessEventPath ? 4 : 3, 1, 3);
+  if (unlessEventPath) {
     c.expectElements(c.in(3), 2, "the decision of an event-driven backward");
     int32_t decision[2];
     std::memcpy(decision, c.inPtr(3), sizeof(decision));
