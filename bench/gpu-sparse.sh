@@ -38,6 +38,11 @@
 #       sparse-gpu-raw.txt,
 #       sparse-torch.json, sparse-gpu-results.csv, sparse-gpu-summary.txt,
 #       sparse-gpu-layer.png.
+#   bench/gpu-sparse.sh gpu-bwd SNN_RUN [OUT]
+#       GPU machine: the sparse backward's SHD modules (below) at calibrated
+#       activity 1..50%, CUDA graphs, with one --profile run of the dense and
+#       the event-driven module at 5%. Files: sparse-bwd-gpu-raw.txt,
+#       sparse-bwd-gpu-results.csv, sparse-bwd-gpu-summary.txt.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%; and the sparse backward's
@@ -45,9 +50,8 @@
 # The sparse backward (shd*-bwd-{dense,event,dispatch}): the SHD network
 # trained with grad-threshold=$SNN_GRAD_BAND (default 0.003) and
 # --snn-sparsify after --snn-autodiff, so that the linear backwards run
-# event-driven too; `gpu` times them at calibrated activity 1..50%
-# (shd128act-bwd-*) with one --profile run each at 5%, `check` compares
-# their gradients with the dense backward's (sparse_check.py *-backward).
+# event-driven too; `gpu-bwd` times them, `check` compares the gradients of
+# such modules with the dense backward's (sparse_check.py *-backward).
 # Input density is forced on the input (snn-run bench --density); hidden
 # layers fire at whatever rate the initial weights give.
 set -uo pipefail
@@ -193,7 +197,26 @@ gpu)
     echo "== activity shd128act density=$d" >>"$raw"
     "$run" "$g/shd128-dispatch.snnmod" infer --device cuda:0 --weights "$act/w.safetensors" \
       --data "$act/x.npy" 2>&1 | grep -E "spike rate|event path" >>"$raw"
-    for v in dense event dispatch bwd-dense bwd-event bwd-dispatch; do
+    for v in dense event dispatch; do
+      echo "== graphs shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1
+    done
+  done
+  rm -rf "$act"
+  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
+  python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
+  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
+  ;;
+gpu-bwd)
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-bwd-gpu-raw.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  for d in 0.01 0.05 0.1 0.2 0.5; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    for v in bwd-dense bwd-event bwd-dispatch; do
       echo "== graphs shd128act-$v density=$d" >>"$raw"
       "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
         --weights "$act/w.safetensors" >>"$raw" 2>&1
@@ -207,9 +230,8 @@ gpu)
     fi
   done
   rm -rf "$act"
-  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
-  python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
-  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
+  python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-bwd-gpu
+  grep -B1 -A12 "profile (cuda:0) backward" "$raw" >>"$out/sparse-bwd-gpu-summary.txt"
   ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
@@ -235,7 +257,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac
