@@ -63,7 +63,7 @@ densities="0.005 0.01 0.02 0.05 0.1 0.2 0.5"
 # activity the linear backwards' output gradients are then 1-5% nonzero
 # (bench/results/2026-11-25-cpu2-sparse-backward.md).
 grad_band=${SNN_GRAD_BAND:-0.003}
-check_bands="1e-7 0.05 0.3 1 inf"
+check_bands="1e-7 0.01 0.03 0.1 0.3 1 inf"
 
 layer_model() { # N
   cat <<MLIR
