@@ -38,9 +38,20 @@
 #       sparse-gpu-raw.txt,
 #       sparse-torch.json, sparse-gpu-results.csv, sparse-gpu-summary.txt,
 #       sparse-gpu-layer.png.
+#   bench/gpu-sparse.sh gpu-bwd SNN_RUN [OUT]
+#       GPU machine: the sparse backward's SHD modules (below) at calibrated
+#       activity 1..50%, CUDA graphs, with one --profile run of the dense and
+#       the event-driven module at 5%. Files: sparse-bwd-gpu-raw.txt,
+#       sparse-bwd-gpu-results.csv, sparse-bwd-gpu-summary.txt.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
-#       input densities 1, 5, 10, 20, 50%.
+#       input densities 1, 5, 10, 20, 50%; and the sparse backward's
+#       modules (below) at calibrated activity.
+# The sparse backward (shd*-bwd-{dense,event,dispatch}): the SHD network
+# trained with grad-threshold=$SNN_GRAD_BAND (default 0.003) and
+# --snn-sparsify after --snn-autodiff, so that the linear backwards run
+# event-driven too; `gpu-bwd` times them, `check` compares the gradients of
+# such modules with the dense backward's (sparse_check.py *-backward).
 # Input density is forced on the input (snn-run bench --density); hidden
 # layers fire at whatever rate the initial weights give.
 set -uo pipefail
@@ -48,6 +59,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/sparse"
 mode=${1:-}
 densities="0.005 0.01 0.02 0.05 0.1 0.2 0.5"
+# The surrogate band of the sparse-backward modules (shd*-bwd-*): at 5%
+# activity the linear backwards' output gradients are then 1-5% nonzero
+# (bench/results/2026-11-25-cpu2-sparse-backward.md).
+grad_band=${SNN_GRAD_BAND:-0.003}
+check_bands="1e-7 0.01 0.03 0.1 0.3 1 inf"
 
 layer_model() { # N
   cat <<MLIR
@@ -100,8 +116,27 @@ prepare)
     "$opt" "$g/shd$b.mlir" --snn-sparsify="input-is-spikes target=cuda" "$ad" \
       --snn-compile="output=$g/shd$b-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
   done
+  # The sparse backward: the band B of every spiking layer, then
+  # --snn-sparsify after --snn-autodiff (forward and backward event-driven).
+  for b in 128 16; do
+    ad="--snn-autodiff=optimizer=adam lr=0.001 grad-threshold=$grad_band"
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-compile="output=$g/shd$b-bwd-dense.snnmod target=all" -o /dev/null
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" \
+      --snn-compile="output=$g/shd$b-bwd-event.snnmod target=all" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes target=$([ $b = 16 ] && echo cpu || echo cuda)" \
+      --snn-compile="output=$g/shd$b-bwd-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
+  done
   rm -f "$g"/*.mlir
-  mkdir -p "$g/check" "$g/check1"
+  mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2"
+  # Event-driven backwards: small and odd sizes, batch 1, and 12800 rows
+  # (gw's event_linear then runs its per-tile form, the list of 12800 rows
+  # does not fit in shared memory).
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd" 8 5 67 41 $check_bands
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd1" 5 1 37 13 0.3 inf
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd2" 100 128 70 60 0.05 0.3 inf
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
     "$g/check" 4 3 67 29 0 0.001 0.01 0.1 0.5 1
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
@@ -120,7 +155,13 @@ check)
   a=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare "$run" "$g/check1" cuda:0 0.01 0.05 0.2
   c=$?
-  [ $a = 0 ] && [ $c = 0 ]
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd" cuda:0 $check_bands
+  e=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd1" cuda:0 0.3 inf
+  f=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd2" cuda:0 0.05 0.3 inf
+  h=$?
+  [ $a = 0 ] && [ $c = 0 ] && [ $e = 0 ] && [ $f = 0 ] && [ $h = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}
@@ -167,20 +208,56 @@ gpu)
   python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
   grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
   ;;
+gpu-bwd)
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-bwd-gpu-raw.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  for d in 0.01 0.05 0.1 0.2 0.5; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    for v in bwd-dense bwd-event bwd-dispatch; do
+      echo "== graphs shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1
+    done
+    if [ "$d" = 0.05 ]; then # the per-op split of the sparse backward
+      for v in bwd-dense bwd-event; do
+        echo "== shd128act-$v density=$d" >>"$raw"
+        "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 5 \
+          --weights "$act/w.safetensors" --profile >>"$raw" 2>&1
+      done
+    fi
+  done
+  rm -rf "$act"
+  python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-bwd-gpu
+  grep -B1 -A12 "profile (cuda:0) backward" "$raw" >>"$out/sparse-bwd-gpu-summary.txt"
+  ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
   raw="$out/sparse-cpu-raw.txt"; : >"$raw"
   nproc >>"$raw"
+  act="$(mktemp -d)"
   for d in 0.01 0.05 0.1 0.2 0.5; do
     for v in dense event dispatch; do
       echo "== graphs shd$b-$v density=$d" >>"$raw"
       "$run" "$g/shd$b-$v.snnmod" bench --device cpu --density "$d" --iterations 2 >>"$raw" 2>&1
     done
+    # The sparse backward at calibrated activity (every layer's input at
+    # about the density).
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    for v in bwd-dense bwd-event bwd-dispatch; do
+      echo "== graphs shd${b}act-$v density=$d" >>"$raw"
+      "$run" "$g/shd$b-$v.snnmod" bench --device cpu --density "$d" --iterations 2 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1
+    done
   done
+  rm -rf "$act"
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

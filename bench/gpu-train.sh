@@ -35,6 +35,10 @@
 #   sparsebench  the layer and SHD-network benchmarks of event-driven
 #          layers (GPU, torch.sparse, summary, plot; about 8 minutes); the
 #          CPU step too with SPARSE_CPU=1 (more than 8 output files then)
+#   sparsebwd  the SHD network's training step with the sparse backward
+#          (grad-threshold, event-driven linear backwards) vs dense at
+#          calibrated activity 1..50% (bench/gpu-sparse.sh gpu-bwd; a few
+#          minutes); `sparse` checks its gradients
 #   bf16   VGG-11 with bf16 saved H, with recomputed H and with the bf16
 #          GEMM option, and without the memory plan (no peers)
 #   gradband  the sparse backward (grad-threshold=B) against the reference
@@ -158,6 +162,9 @@ sparsebench)
     bench/gpu-sparse.sh cpu $run "$out" 16 2>&1 | tail -20
     stamp "sparse cpu benchmark done"
   fi;;
+sparsebwd)
+  bench/gpu-sparse.sh gpu-bwd $run "$out" 2>&1 | tail -30
+  stamp "sparse backward gpu benchmark done";;
 kernels)
   python3 test/Conversion/NeuronToGPU/Inputs/neuron_kernels_gpu.py run $g/nk > "$out/neuron-kernels.log" 2>&1
   stamp "neuron kernels: $(tail -1 "$out/neuron-kernels.log")"

@@ -338,11 +338,16 @@ def _run_op(mod, op, lr, smooth):
             count = int(np.count_nonzero(mod.get(ins[0])))
             put(0, np.array([count, 1 if count <= int(op["limit"]) else 0]))
         elif kind == "transpose_weight":
+            # Of a weight [N, K], or of an output gradient [..., N] as rows.
             ins = _ids(op, "in", 2, 2, "inputs (decision, w)")
-            put(0, mod.get(ins[1]).T)
+            w = mod.get(ins[1])
+            put(0, w.reshape(-1, w.shape[-1]).T)
         elif kind == "event_linear":
+            # wt [K, N]: a transposed weight, or for an event-driven
+            # backward a weight [N, K] (gx) or the layer's input rows (gw).
             ins = _ids(op, "in", 3, 4, "inputs (x, wt, b?, decision)")
             wt = mod.get(ins[1])
+            wt = wt.reshape(-1, wt.shape[-1])
             b = mod.get(ins[2]) if op.get("has_bias", False) else None
             put(0, layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, b))
         elif kind == "linear":
@@ -351,7 +356,10 @@ def _run_op(mod, op, lr, smooth):
             b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None
             put(0, layers.linear(_rows(mod, ins[0], [w.shape[1]]), w, b))
         elif kind == "linear_bwd":
-            ins = _ids(op, "in", 3, 3, "inputs (gy, x, w)")
+            # The dense path of an event-driven backward also reads the
+            # decision (a 4th input): the same function whichever path ran.
+            ins = _ids(op, "in", 3, 4 if op.get("unless_event_path", False) else 3,
+                       "inputs (gy, x, w, decision?)")
             w = mod.get(ins[2])
             has_bias, need_gx = op.get("has_bias", False), op.get("need_gx", True)
             gx, gw, gb = layers.linear_bwd(_rows(mod, ins[0], [w.shape[0]]),

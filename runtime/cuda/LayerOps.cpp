@@ -41,7 +41,10 @@ std::tuple<bool, bool, bool> weightGradFlags(const OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", false);
   bool needGx = attrBool(call, "need_gx", true);
   size_t outs = 1 + hasBias + needGx;
-  expectArity(call, 3, 3, outs, outs);
+  // The dense path of an event-driven linear backward also reads the
+  // decision (a 4th input).
+  size_t ins = 3 + (attrBool(call, "unless_event_path", false) ? 1 : 0);
+  expectArity(call, ins, ins, outs, outs);
   return {hasBias, needGx, attrBool(call, "accumulate", false)};
 }
 
@@ -109,27 +112,39 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
   expectElements(call, gy, d.m * d.n, "rows x N");
   size_t o = 0;
   float beta = accumulate ? 1.0f : 0.0f;
-  if (needGx) {
-    const DeviceTensor &gx = call.out[o++];
-    expectElements(call, gx, d.m * d.k, "rows x K");
-    RowMajorGemm g; // gx = gy w
-    g.m = toInt(call, d.m, "rows"), g.n = toInt(call, d.k, "K");
-    g.k = toInt(call, d.n, "N");
-    g.a = gy.f32(), g.lda = d.n;
-    g.b = w.f32(), g.ldb = d.k;
-    g.c = gx.f32(), g.ldc = d.k, g.beta = beta;
-    dev.gemm(g, call.where);
-  }
+  const DeviceTensor *gx = needGx ? &call.out[o++] : nullptr;
+  if (gx)
+    expectElements(call, *gx, d.m * d.k, "rows x K");
   const DeviceTensor &gw = call.out[o++];
   expectElements(call, gw, d.n * d.k, "like the weight");
-  RowMajorGemm g; // gw = gyᵀ x: one GEMM over all rows
-  g.transA = true;
-  g.m = toInt(call, d.n, "N"), g.n = toInt(call, d.k, "K");
-  g.k = toInt(call, d.m, "rows");
-  g.a = gy.f32(), g.lda = d.n;
-  g.b = x.f32(), g.ldb = d.k;
-  g.c = gw.f32(), g.ldc = d.k, g.beta = beta;
-  dev.gemm(g, call.where);
+  auto gemms = [&] {
+    if (gx) {
+      RowMajorGemm g; // gx = gy w
+      g.m = toInt(call, d.m, "rows"), g.n = toInt(call, d.k, "K");
+      g.k = toInt(call, d.n, "N");
+      g.a = gy.f32(), g.lda = d.n;
+      g.b = w.f32(), g.ldb = d.k;
+      g.c = gx->f32(), g.ldc = d.k, g.beta = beta;
+      dev.gemm(g, call.where);
+    }
+    RowMajorGemm g; // gw = gyᵀ x: one GEMM over all rows
+    g.transA = true;
+    g.m = toInt(call, d.n, "N"), g.n = toInt(call, d.k, "K");
+    g.k = toInt(call, d.m, "rows");
+    g.a = gy.f32(), g.lda = d.n;
+    g.b = x.f32(), g.ldb = d.k;
+    g.c = gw.f32(), g.ldc = d.k, g.beta = beta;
+    dev.gemm(g, call.where);
+  };
+  if (attrBool(call, "unless_event_path", false)) {
+    // An event-driven backward's dense path: the GEMMs as the forward's
+    // (runLinear), the bias gradient below always.
+    expectElements(call, call.in.back(), 2,
+                   "the decision of an event-driven backward");
+    dev.runUnlessEventPath(call.in.back().ptr, gemms, call.where);
+  } else {
+    gemms();
+  }
   if (hasBias) {
     const DeviceTensor &gb = call.out[o++];
     expectElements(call, gb, d.n, "like the bias");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace snnrt {
@@ -21,7 +22,9 @@ struct WeightGradOutputs {
   WeightGradOutputs(const Ctx &c, size_t xn, size_t wn, size_t bn) {
     bool needGx = c.attr("need_gx", true), hasBias = c.attr("has_bias", false);
     size_t count = 1 + needGx + hasBias;
-    c.arity(3, 3, count, count);
+    // An event-driven backward's dense path also reads the decision.
+    size_t inputs = c.attr("unless_event_path", false) ? 4 : 3;
+    c.arity(inputs, inputs, count, count);
     size_t o = 0;
     if (needGx) {
       c.expectElements(c.out(o), xn, "gx, like x");
@@ -53,7 +56,18 @@ void biasGrad(const float *gy, int64_t rows, int64_t n, int64_t inner,
 }
 
 void linearBackward(const Ctx &c) {
-  c.arity(3, 3, 1, 3);
+  // The dense path of an event-driven backward reads the decision (a 4th
+  // input, two i32 words): when the event-driven kernels wrote gx and gw,
+  // only gb is left to compute.
+  bool eventPathRan = false;
+  bool unlessEventPath = c.attr("unless_event_path", false);
+  c.arity(unlessEventPath ? 4 : 3, unlessEventPath ? 4 : 3, 1, 3);
+  if (unlessEventPath) {
+    c.expectElements(c.in(3), 2, "the decision of an event-driven backward");
+    int32_t decision[2];
+    std::memcpy(decision, c.inPtr(3), sizeof(decision));
+    eventPathRan = decision[1] != 0;
+  }
   const TensorInfo &w = c.in(2), &x = c.in(1);
   if (w.shape.size() != 2)
     c.fail("weight '" + w.name + "' must be [N, K], got " + w.shapeString());
@@ -63,10 +77,10 @@ void linearBackward(const Ctx &c) {
   WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(n));
   const float *gy = c.inPtr(0);
   float beta = c.accumulate() ? 1.0f : 0.0f;
-  if (g.gx) // gx[M,K] = gy[M,N] w[N,K]
+  if (g.gx && !eventPathRan) // gx[M,K] = gy[M,N] w[N,K]
     gemm(false, false, rows, k, n, gy, c.inPtr(2), beta, g.gx);
-  // gw[N,K] = gy^T[N,M] x[M,K]
-  gemm(true, false, n, k, rows, gy, c.inPtr(1), beta, g.gw);
+  if (!eventPathRan) // gw[N,K] = gy^T[N,M] x[M,K]
+    gemm(true, false, n, k, rows, gy, c.inPtr(1), beta, g.gw);
   if (g.gb)
     biasGrad(gy, rows, n, 1, c.accumulate(), g.gb);
 }

@@ -456,6 +456,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   if (auto linear = dyn_cast<LinearOp>(op);
       linear && linear.getEventDriven() && forwardPhase)
     return serializeEventLinear(linear, phase);
+  if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && bwd.getEventDriven())
+    return serializeEventLinearBackward(bwd);
   // The pooling of a fused layer is computed by its neuron op.
   if (isa<AvgPool2DOp, SumPool2DOp>(op))
     if (Operation *neuron = op->getOperand(0).getDefiningOp();

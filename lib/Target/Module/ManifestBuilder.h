@@ -126,6 +126,10 @@ private:
   /// event-driven kernel, then the dense `linear` that skips itself when the
   /// event-driven path ran (EventLinear.cpp).
   LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
+  /// An `event_driven` snn.linear_bwd: density kernel, event-driven gx,
+  /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
+  /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).
+  LogicalResult serializeEventLinearBackward(LinearBwdOp bwd);
   LogicalResult serializeLoss(Operation *op);
   /// The input of a split function: its rank's steps of the whole input.
   FailureOr<int64_t> addLocalInput(func::FuncOp func, BlockArgument arg,

@@ -208,3 +208,11 @@ func.func @cuba_step_bwd_forward(%g: tensor<2x3xf32>, %x: tensor<2x3xf32>, %v: t
   %gx, %gi, %gv = snn.cuba_lif_step_bwd %g, %g, %g, %s : tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @linear_bwd_bad_crossover(%gy: tensor<4x3xf32>, %x: tensor<4x5xf32>, %w: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{event_driven crossover must be a density in (0, 1] (the grad_output density up to which the event-driven path runs), got 0}}
+  %g = snn.linear_bwd %gy, %x, %w {has_bias = false, need_gx = false, event_driven = 0.0 : f64} : tensor<4x3xf32>, tensor<4x5xf32>, tensor<3x5xf32> -> tensor<3x5xf32>
+  return %g : tensor<3x5xf32>
+}

@@ -5,6 +5,9 @@ float64 reference, on fresh random spikes at given densities.
   sparse_check.py all SNN_OPT SNN_RUN DIR T B K N DENSITY...   (CPU, CI)
   sparse_check.py prepare SNN_OPT DIR T B K N DENSITY...       (target=all)
   sparse_check.py compare SNN_RUN DIR DEVICE DENSITY...        (e.g. cuda:0)
+  sparse_check.py backward SNN_OPT SNN_RUN DIR T B K N BAND... (CPU, CI)
+  sparse_check.py prepare-backward SNN_OPT DIR T B K N BAND... (target=all)
+  sparse_check.py compare-backward SNN_RUN DIR DEVICE BAND...
 
 Writes a model whose first layer is an IF neuron with threshold 1 on 0/1
 input (so its spikes are the input: the event-driven layer sees exactly the
@@ -17,6 +20,13 @@ error of the dense module, the event-driven module's gradients against the
 float64 reference (snnref) within 1e-4 (float32 vs float64), and the path
 the dispatch took (the decision the reference computes) printed and compared
 with what `snn-run infer` reports for the layer.
+
+The backward modes train the same model with a surrogate band B
+(`grad-threshold`) and --snn-sparsify after --snn-autodiff, so that both
+linear_bwd ops are event-driven: per band, the loss and every gradient of the
+dispatch and always-event-driven modules within 1e-6 of the dense module's,
+the event-driven module's against the float64 reference within 1e-4, and the
+density of each event-driven backward's output gradient printed.
 """
 import os
 import re
@@ -147,8 +157,107 @@ def compare(snn_run, d, densities, device):
     return failures
 
 
+BACKWARD_VARIANTS = {"dense": [], "dispatch": ["--snn-sparsify=min-features=1"],
+                     "event": ["--snn-sparsify=min-features=1 crossover=1"]}
+
+
+def band_name(band):
+    return "inf" if band == float("inf") else f"{band:g}"
+
+
+def prepare_backward(snn_opt, d, T, B, K, N, bands, target):
+    """Per surrogate band: the module compiled dense, with the dispatch and
+    always event-driven (sparsify after autodiff marks the linear_bwd ops
+    too), and fresh spikes (density 0.3), weights and labels."""
+    with open(f"{d}/model.mlir", "w") as f:
+        f.write(MODEL.format(T=T, B=B, K=K, N=N))
+    rng = np.random.default_rng()  # fresh every run
+    for band in bands:
+        case = f"{d}/b{band_name(band)}"
+        os.makedirs(case, exist_ok=True)
+        autodiff = f"--snn-autodiff=optimizer=sgd grad-threshold={band_name(band)}"
+        for name, passes in BACKWARD_VARIANTS.items():
+            run(snn_opt, f"{d}/model.mlir", autodiff, *passes,
+                f"--snn-compile=output={case}/{name}.snnmod target={target}",
+                "-o", "/dev/null")
+        x = (rng.random((T, B, K)) < 0.3).astype(np.float32)
+        weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
+                   "fc1.bias": rng.normal(0.3, 0.2, (N,)),
+                   # Wide enough that some output membranes come near the
+                   # threshold: the band lets gradient into both layers.
+                   "fc2.weight": rng.normal(0, 4.0 / np.sqrt(N), (5, N))}
+        write_safetensors(f"{case}/w.safetensors",
+                          {k: v.astype(np.float32) for k, v in weights.items()})
+        np.save(f"{case}/x.npy", x)
+        np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+
+
+def compare_backward(snn_run, d, bands, device):
+    """Gradients of the three modules per band; one line per band with the
+    density of each event-driven backward's output gradient."""
+    failures = 0
+    for band in bands:
+        case = f"{d}/b{band_name(band)}"
+        grads = {}
+        for name in BACKWARD_VARIANTS:
+            run(snn_run, f"{case}/{name}.snnmod", "grads", "--device", device,
+                "--weights", f"{case}/w.safetensors", "--data", f"{case}/x.npy",
+                "--labels", f"{case}/y.npy", "--output", f"{case}/{name}.grads.safetensors")
+            grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
+        problems = []
+        for name in ("dispatch", "event"):
+            worst = max(rel(grads[name][k], grads["dense"][k]) if np.any(grads["dense"][k])
+                        else float(np.abs(grads[name][k]).max())
+                        for k in grads["dense"])
+            if not worst <= 1e-6:
+                problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
+        # The float64 reference runs the event-driven module's manifest.
+        weights = read_safetensors(f"{case}/w.safetensors")[0]
+        mod = Module(f"{case}/event.snnmod")
+        mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+        mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
+        mod.set("labels", np.load(f"{case}/y.npy"))
+        mod.run("train_forward")
+        mod.run("backward")
+        ref_worst = max([rel(grads["event"][t["name"]], mod.get(t["name"]))
+                         for t in mod.m["tensors"]
+                         if t["name"].startswith("grad:") and "grad_of" in t
+                         and np.any(mod.get(t["name"]))], default=0.0)
+        ref_worst = max(ref_worst, rel(grads["event"]["loss"], mod.get("loss")))
+        if not ref_worst < 1e-4:
+            problems.append(f"event vs float64 reference: {ref_worst:.1e}")
+        densities = [op for o in mod.m["programs"]["backward"]
+                     for op in o.get("of", []) if op["op"] == "spike_density"]
+        if len(densities) != 2:
+            problems.append(f"{len(densities)} event-driven backwards, expected 2")
+        shares = " ".join(f"{np.count_nonzero(mod.get(op['in'][0])) / mod.numel(op['in'][0]):.4f}"
+                          for op in densities)
+        print(f"BAND {band_name(band)} grad-density={shares} ref_rel={ref_worst:.1e} "
+              + ("OK" if not problems else "FAIL " + "; ".join(problems)))
+        failures += bool(problems)
+    return failures
+
+
 def main():
     mode = sys.argv[1]
+    if mode.endswith("backward"):
+        # backward SNN_OPT SNN_RUN DIR T B K N BAND... (CPU, CI),
+        # prepare-backward SNN_OPT DIR T B K N BAND...,
+        # compare-backward SNN_RUN DIR DEVICE BAND...
+        args = sys.argv[2:]
+        if mode == "compare-backward":
+            snn_run, d, device = args[:3]
+            sys.exit(1 if compare_backward(snn_run, d, [float(v) for v in args[3:]],
+                                           device) else 0)
+        snn_opt = args.pop(0)
+        snn_run = args.pop(0) if mode == "backward" else None
+        d = args.pop(0)
+        T, B, K, N = (int(v) for v in args[:4])
+        bands = [float(v) for v in args[4:]]
+        prepare_backward(snn_opt, d, T, B, K, N, bands, "cpu" if snn_run else "all")
+        if snn_run:
+            sys.exit(1 if compare_backward(snn_run, d, bands, "cpu") else 0)
+        return
     if mode == "all":  # SNN_OPT SNN_RUN DIR T B K N DENSITY...
         snn_opt, snn_run, d = sys.argv[2:5]
         T, B, K, N = (int(v) for v in sys.argv[5:9])

@@ -4,7 +4,9 @@
 // module compiler turns them into a density measurement plus a dense and an
 // event-driven path that choose between themselves on the device. Spikes are
 // recognised structurally: result 0 of a spiking neuron op, seen through ops
-// that keep zeros zero (flatten, scale, dropout).
+// that keep zeros zero (flatten, scale, dropout). Likewise `snn.linear_bwd`
+// whose output gradient is the input gradient of a neuron layer with a
+// surrogate band (`grad_band`, the sparse backward): mostly exact zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,11 @@ namespace {
 /// the CUDA one is provisional until bench/gpu-sparse.sh measures it per GPU.
 constexpr double kDefaultCpuCrossover = 0.15;
 constexpr double kDefaultCudaCrossover = 0.05;
+/// The backward's: the density of the output gradient up to which its
+/// event-driven gx and gw run (bench/results/2026-11-25-cpu2-sparse-backward.md;
+/// the CUDA one provisional, as the forward's).
+constexpr double kDefaultCpuBackwardCrossover = 0.15;
+constexpr double kDefaultCudaBackwardCrossover = 0.05;
 
 /// Why `value` is not known to be spikes, or an empty string when it is.
 std::string whyNotSpikes(Value value, bool inputIsSpikes) {
@@ -62,6 +69,30 @@ std::string whyNotSpikes(Value value, bool inputIsSpikes) {
   }
 }
 
+/// Why the output gradient `gy` of a linear_bwd is not known to be banded
+/// (mostly zeros), or an empty string when it is.
+std::string whyNotBandedGradient(Value gy) {
+  auto bwd = gy.getDefiningOp<NeuronBwdOp>();
+  if (!bwd)
+    return gy.getDefiningOp()
+               ? "the result of '" +
+                     gy.getDefiningOp()->getName().getStringRef().str() +
+                     "' (not a neuron layer's input gradient)"
+               : "a function argument";
+  Operation *forward = bwd.getForward().getDefiningOp();
+  if (isa_and_nonnull<LIOp>(forward))
+    return "the input gradient of a non-spiking '" +
+           forward->getName().getStringRef().str() +
+           "' readout (no surrogate)";
+  auto surrogate =
+      forward ? forward->getAttrOfType<SurrogateAttr>("surrogate") : nullptr;
+  if (!surrogate || !surrogate.getGradBand())
+    return "the input gradient of a neuron layer without a surrogate band "
+           "(set grad-threshold in --snn-autodiff, or grad_band on its "
+           "surrogate)";
+  return "";
+}
+
 struct SparsifyPass : public snn::impl::SNNSparsifyBase<SparsifyPass> {
   using Base::Base;
 
@@ -86,6 +117,10 @@ struct SparsifyPass : public snn::impl::SNNSparsifyBase<SparsifyPass> {
     double density = crossover > 0.0 ? double(crossover)
                      : target == "cuda" ? kDefaultCudaCrossover
                                         : kDefaultCpuCrossover;
+    double backwardDensity = crossover > 0.0 ? double(crossover)
+                             : target == "cuda"
+                                 ? kDefaultCudaBackwardCrossover
+                                 : kDefaultCpuBackwardCrossover;
     getOperation().walk([&](LinearOp linear) {
       std::string why = whyNotSpikes(linear.getInput(), inputIsSpikes);
       if (!why.empty()) {
@@ -104,6 +139,27 @@ struct SparsifyPass : public snn::impl::SNNSparsifyBase<SparsifyPass> {
       linear.setEventDrivenAttr(
           FloatAttr::get(Float64Type::get(&getContext()), density));
       ++numEventDriven;
+    });
+    getOperation().walk([&](LinearBwdOp bwd) {
+      std::string why = whyNotBandedGradient(bwd.getGradOutput());
+      if (!why.empty()) {
+        bwd.emitRemark() << "snn-sparsify: backward left dense: its output "
+                            "gradient is "
+                         << why;
+        return;
+      }
+      int64_t features =
+          cast<RankedTensorType>(bwd.getWeight().getType()).getDimSize(0);
+      if (features < minFeatures) {
+        bwd.emitRemark() << "snn-sparsify: backward left dense: its output "
+                            "gradient has "
+                         << features << " features, fewer than min-features="
+                         << static_cast<int64_t>(minFeatures);
+        return;
+      }
+      bwd.setEventDrivenAttr(
+          FloatAttr::get(Float64Type::get(&getContext()), backwardDensity));
+      ++numEventDrivenBackward;
     });
   }
 };

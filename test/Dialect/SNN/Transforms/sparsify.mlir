@@ -61,3 +61,42 @@ func.func @dense(%x: tensor<4x2x16xf32>, %w: tensor<3x16xf32>, %g: tensor<16xf32
   %y3 = snn.linear %s4, %w4 : tensor<4x2x4xf32>, tensor<3x4xf32> -> tensor<4x2x3xf32>
   return %y1, %y2, %y3 : tensor<4x2x3xf32>, tensor<4x2x3xf32>, tensor<4x2x3xf32>
 }
+
+// -----
+
+// The sparse backward: a linear_bwd whose output gradient is the input
+// gradient of a layer with a surrogate band is marked; one without a band,
+// a readout's (no surrogate), any other gradient and a narrow one stay dense.
+// CHECK-LABEL: func.func @backward
+// CHECK: snn.linear_bwd %[[G:.*]], %{{.*}}, %{{.*}} {event_driven = 1.500000e-01 : f64, has_bias = true, need_gx = true}
+// CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = true}
+// CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = false}
+// CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = false}
+// CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = true}
+// CUDA-LABEL: func.func @backward
+// CUDA: snn.linear_bwd %{{.*}} {event_driven = 5.000000e-02 : f64, has_bias = true, need_gx = true}
+// EXPLICIT-LABEL: func.func @backward
+// EXPLICIT: snn.linear_bwd %{{.*}} {event_driven = 3.000000e-01 : f64, has_bias = true, need_gx = true}
+func.func @backward(%x: tensor<4x2x16xf32>, %gy: tensor<4x2x16xf32>, %w: tensor<16x16xf32>,
+                    %w4: tensor<4x16xf32>, %h4: tensor<4x2x4xf32>, %gy4: tensor<4x2x4xf32>)
+    -> (tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32>,
+        tensor<16x16xf32>, tensor<16x16xf32>, tensor<4x2x16xf32>, tensor<4x16xf32>) {
+  %s = snn.lif %x {surrogate = #snn.surrogate<sigmoid, alpha = 4.0, grad_band = 0.3>} : tensor<4x2x16xf32>
+  %g = snn.neuron_bwd %gy, %s : tensor<4x2x16xf32>
+  %b:3 = snn.linear_bwd %g, %x, %w {has_bias = true, need_gx = true} : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32> -> tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>
+  %u = snn.lif %x : tensor<4x2x16xf32>
+  %gu = snn.neuron_bwd %gy, %u : tensor<4x2x16xf32>
+  // expected-remark @+1 {{snn-sparsify: backward left dense: its output gradient is the input gradient of a neuron layer without a surrogate band (set grad-threshold in --snn-autodiff, or grad_band on its surrogate)}}
+  %c:2 = snn.linear_bwd %gu, %x, %w {has_bias = false, need_gx = true} : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32> -> tensor<4x2x16xf32>, tensor<16x16xf32>
+  %v = snn.li %x : tensor<4x2x16xf32>
+  %gv = snn.neuron_bwd %gy, %v : tensor<4x2x16xf32>
+  // expected-remark @+1 {{snn-sparsify: backward left dense: its output gradient is the input gradient of a non-spiking 'snn.li' readout (no surrogate)}}
+  %d = snn.linear_bwd %gv, %x, %w {has_bias = false, need_gx = false} : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  // expected-remark @+1 {{snn-sparsify: backward left dense: its output gradient is a function argument}}
+  %e = snn.linear_bwd %gy, %x, %w {has_bias = false, need_gx = false} : tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  %s4 = snn.lif %h4 {surrogate = #snn.surrogate<sigmoid, alpha = 4.0, grad_band = 0.3>} : tensor<4x2x4xf32>
+  %g4 = snn.neuron_bwd %gy4, %s4 : tensor<4x2x4xf32>
+  // expected-remark @+1 {{snn-sparsify: backward left dense: its output gradient has 4 features, fewer than min-features=8}}
+  %f:2 = snn.linear_bwd %g4, %x, %w4 {has_bias = false, need_gx = true} : tensor<4x2x4xf32>, tensor<4x2x16xf32>, tensor<4x16xf32> -> tensor<4x2x16xf32>, tensor<4x16xf32>
+  return %b#0, %b#1, %b#2, %c#0, %c#1, %d, %e, %f#0, %f#1 : tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<4x2x16xf32>, tensor<4x16xf32>
+}

@@ -200,10 +200,18 @@ def SNN_LinearBwdOp : SNN_Op<"linear_bwd", [Pure]> {
   let description = [{
     `grads` are, in order, `gx` (when `need_gx`), `gw = gyᵀ x` reduced over
     every leading dim (T*B rows in one GEMM) and `gb` (when `has_bias`).
+
+    `event_driven = d` (set by `--snn-sparsify` when `grad_output` is the
+    input gradient of a neuron layer whose surrogate has a `grad_band`): the
+    compiled module also computes `gx` and `gw` event-driven, summing only
+    over the nonzero entries of `grad_output`, and takes that path on the
+    device whenever their fraction is at most `d` in (0, 1]; above it the
+    dense GEMMs run. Both paths compute the same function.
   }];
   let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$input,
                        SNN_FloatTensor:$weight, BoolAttr:$has_bias,
-                       BoolAttr:$need_gx);
+                       BoolAttr:$need_gx,
+                       OptionalAttr<F64Attr>:$event_driven);
   let results = (outs Variadic<SNN_FloatTensor>:$grads);
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($grad_output) `,`

@@ -126,6 +126,13 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
     A linear layer stays dense, with a remark saying why, when its input is
     not spikes (a membrane, a synaptic current, batch-norm output, the data
     input, ...) or has fewer than `min-features` input features.
+
+    Run after `--snn-autodiff="grad-threshold=B"`, it also marks every
+    `snn.linear_bwd` whose output gradient is the input gradient of a
+    neuron layer with a surrogate band (mostly exact zeros): its `gx` and
+    `gw` are then also computed event-driven, over the nonzero entries of
+    that gradient only, chosen on the device the same way. Any other
+    `snn.linear_bwd` stays dense, with a remark.
     `crossover=0` takes the default of the target (`target=cpu` or `cuda`,
     see the user guide); an explicit value in (0, 1] is used as given.
   }];
@@ -145,6 +152,8 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
   let statistics = [
     Statistic<"numEventDriven", "event-driven-layers",
               "linear layers marked event-driven">,
+    Statistic<"numEventDrivenBackward", "event-driven-backwards",
+              "linear backwards marked event-driven">,
   ];
 }
 

@@ -1,0 +1,118 @@
+//===- EventLinearBackward.cpp - manifest ops of a sparse linear backward -===//
+//
+// docs/artifact-format.md, "Event-driven linear backward": an
+// `event_driven` snn.linear_bwd (its output gradient gy [M, N] is the
+// banded input gradient of a neuron layer, mostly exact zeros) becomes the
+// event-driven kernels of the forward applied to gy:
+//   gx [M, K] = gy w:   event_linear over the rows of gy, the weight rows
+//                       w[j, :] already contiguous (no transpose);
+//   gw [N, K] = gyᵀ x:  gy transposed, then event_linear over its rows
+//                       (per output feature j, the rows where gy[:, j] != 0)
+//                       with x [M, K] as the "weight".
+// One density kernel decides for both; the dense linear_bwd after them
+// skips its GEMMs when the event-driven path ran and always writes gb.
+// Every sum runs in index order: no atomics, reproducible on both devices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestBuilder.h"
+
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using llvm::json::Array;
+using llvm::json::Object;
+
+LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
+  FailureOr<int64_t> gy = lookup(bwd, bwd.getGradOutput());
+  FailureOr<int64_t> xValue = lookup(bwd, bwd.getInput());
+  FailureOr<int64_t> w = lookup(bwd, bwd.getWeight());
+  if (failed(gy) || failed(xValue) || failed(w))
+    return failure();
+  int64_t x = unpackSpikesFor(bwd, bwd.getInput(), *xValue);
+  for (int64_t id : {*gy, x, *w})
+    if (forwardActivations.contains(id))
+      tensor(id)["role"] = "saved";
+  FailureOr<Array> results = addResultTensors(bwd, "grad");
+  if (failed(results))
+    return failure();
+  Array out = std::move(*results);
+  bool needGx = bwd.getNeedGx(), hasBias = bwd.getHasBias();
+  std::optional<int64_t> gx;
+  if (needGx)
+    gx = *out[0].getAsInteger();
+  int64_t gw = *out[needGx ? 1 : 0].getAsInteger();
+
+  Array wShape = *tensor(*w).getArray("shape");
+  int64_t n = *wShape[0].getAsInteger(), k = *wShape[1].getAsInteger();
+  int64_t elements = 1;
+  for (const llvm::json::Value &d : *tensor(*gy).getArray("shape"))
+    elements *= *d.getAsInteger();
+  int64_t m = elements / n;
+  double crossover = bwd.getEventDriven()->convertToDouble();
+  auto makeSpec = [&](OpKernelKind kind, int64_t rows, int64_t in,
+                      int64_t outFeatures) {
+    OpKernelSpec spec;
+    spec.kind = kind;
+    spec.rows = rows;
+    spec.inFeatures = in;
+    spec.outFeatures = outFeatures;
+    spec.crossover = crossover;
+    return spec;
+  };
+
+  int64_t decision = addTensor(Object{
+      {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
+  Object density{{"op", "spike_density"},
+                 {"in", Array{*gy}},
+                 {"out", Array{decision}},
+                 {"crossover", crossover},
+                 {"limit", getEventPathLimit(crossover, elements)}};
+  Object densityOp =
+      makeKernelOp(makeSpec(OpKernelKind::SpikeDensity, m, n, 0),
+                   Array{*gy, decision}, Array{*gy}, Array{decision},
+                   Array{std::move(density)});
+  densityOp["zero_outputs"] = true;
+  emit(Phase::Backward, std::move(densityOp));
+
+  auto emitEventLinear = [&](int64_t rows, int64_t in, int64_t outFeatures,
+                             int64_t sparse, int64_t dense, int64_t result) {
+    Object event{{"op", "event_linear"},
+                 {"in", Array{sparse, dense, decision}},
+                 {"out", Array{result}},
+                 {"has_bias", false}};
+    emit(Phase::Backward,
+         makeKernelOp(makeSpec(OpKernelKind::EventLinear, rows, in,
+                               outFeatures),
+                      Array{sparse, dense, decision, result},
+                      Array{sparse, dense, decision}, Array{result},
+                      Array{std::move(event)}));
+  };
+  if (gx)
+    emitEventLinear(m, n, k, *gy, *w, *gx);
+
+  // gyᵀ [N, M]: transpose_weight of a [M, N] "weight".
+  int64_t gyT =
+      addTensor(Object{{"shape", Array{n, m}}, {"role", "grad"}});
+  Object transpose{{"op", "transpose_weight"},
+                   {"in", Array{decision, *gy}},
+                   {"out", Array{gyT}}};
+  emit(Phase::Backward,
+       makeKernelOp(makeSpec(OpKernelKind::TransposeWeight, 0, n, m),
+                    Array{decision, *gy, gyT}, Array{decision, *gy},
+                    Array{gyT}, Array{std::move(transpose)}));
+  emitEventLinear(n, m, k, gyT, x, gw);
+
+  // The dense path; with crossover = 1 it only writes gb (when the layer
+  // has a bias), so it is left out when there is none.
+  if (getEventPathLimit(crossover, elements) >= elements && !hasBias)
+    return success();
+  emit(Phase::Backward, Object{{"op", "linear_bwd"},
+                               {"in", Array{*gy, x, *w, decision}},
+                               {"out", std::move(out)},
+                               {"has_bias", hasBias},
+                               {"need_gx", needGx},
+                               {"unless_event_path", true}});
+  return success();
+}
