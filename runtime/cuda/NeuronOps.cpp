@@ -299,6 +299,17 @@ void runPooledForward(CudaDevice &device, OpCall &call) {
 }
 
 void runForward(CudaDevice &device, OpCall &call) {
+  // A layer that applies the batch norm in front of it (--snn-fuse, "bn")
+  // reads x: only its generated kernels normalize it.
+  std::string fused;
+  if (call.op.contains("bn") &&
+      !compiledKernelFor(device, call,
+                         attrBool(call, "record", false) ? "fwd_record" : "fwd",
+                         fused))
+    opError(call, "a layer fused with its batch norm runs only as its "
+                  "generated kernel, which this module or device lacks; "
+                  "recompile the module with target=cuda|all, or without "
+                  "--snn-fuse");
   if (call.op.contains("pool"))
     return runPooledForward(device, call);
   if (attrBool(call, "record", false))

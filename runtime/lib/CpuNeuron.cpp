@@ -399,6 +399,14 @@ void runChainedNeuron(const Ctx &c, const NeuronSpec &s, size_t states) {
 
 void runNeuron(const Ctx &c) {
   NeuronSpec s = readSpec(c);
+  // A layer that applies the batch norm in front of it (--snn-fuse, "bn")
+  // reads x: only its generated kernels normalize it.
+  if (c.op.attrs.contains("bn") &&
+      !generatedKernel(c, c.attr("record", false) ? "fwd_record" : "fwd"))
+    c.fail("a layer fused with its batch norm runs only as its generated "
+           "kernel, which this module lacks for this machine; recompile it "
+           "(snn-opt --snn-fuse --snn-compile=\"target=cpu\") or without "
+           "--snn-fuse");
   if (size_t states = chainedStates(c, s))
     return runChainedNeuron(c, s, states);
   if (c.op.attrs.contains("pool"))

@@ -18,7 +18,12 @@
 // pooled tensor. Layers whose spikes feed the backward (snn.neuron_bwd) stay
 // unfused until the fused backward exists.
 //
+// The pass also fuses the batch norm in front of a layer into the layer's
+// kernel (FuseBatchNormNeuron.cpp), in training and inference.
+//
 //===----------------------------------------------------------------------===//
+
+#include "FuseBatchNormNeuron.h"
 
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
@@ -107,6 +112,16 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       if (neuron.isStepForm())
         return;
       Operation *op = neuron.getOperation();
+      switch (fuseBatchNormIntoNeuron(op)) {
+      case BatchNormFusion::Fused:
+        ++numFusedBatchNorms;
+        break;
+      case BatchNormFusion::Unfused:
+        ++numUnfusedBatchNorms;
+        break;
+      case BatchNormFusion::NoBatchNorm:
+        break;
+      }
       Value spikes = op->getResult(0);
       // The neuron backward reads the saved membrane, not the spikes: its
       // use stays valid when the spikes are never written.
