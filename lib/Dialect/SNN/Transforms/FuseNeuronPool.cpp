@@ -107,12 +107,15 @@ DictionaryAttr getFusedPoolAttr(Operation *pool) {
 }
 
 struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
+  using SNNFusePassBase::SNNFusePassBase;
+
   void runOnOperation() override {
     getOperation().walk([&](NeuronOpInterface neuron) {
       if (neuron.isStepForm())
         return;
       Operation *op = neuron.getOperation();
-      switch (fuseBatchNormIntoNeuron(op)) {
+      switch (fuseBatchNorm ? fuseBatchNormIntoNeuron(op)
+                            : BatchNormFusion::NoBatchNorm) {
       case BatchNormFusion::Fused:
         ++numFusedBatchNorms;
         break;
@@ -136,7 +139,7 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         else
           ++numOtherUsers;
       }
-      if (!pool)
+      if (!pool || !fusePool)
         return;
       std::string failure = getFusionFailure(op, pool, numOtherUsers);
       if (!failure.empty()) {

@@ -1,4 +1,6 @@
 // RUN: snn-opt %s --snn-fuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: snn-opt %s --snn-fuse="batch-norm=false pool=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// OFF-NOT: snn.fused_
 
 // A batch norm whose output only a lif, if, li or cuba_lif layer reads is
 // applied by that layer: it gets snn.fused_batch_norm with the batch norm's

@@ -103,8 +103,17 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     fused, with a remark: other users of the batch norm's output, `snn.plif`,
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after: inference).
+
+    `batch-norm=false` or `pool=false` leaves that fusion out (to measure
+    each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let options = [
+    Option<"fuseBatchNorm", "batch-norm", "bool", /*default=*/"true",
+           "Fuse a batch norm into the neuron layer after it">,
+    Option<"fusePool", "pool", "bool", /*default=*/"true",
+           "Fuse a spiking layer with the average/sum pooling after it">,
+  ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
               "Neuron layers fused with their pooling">,
