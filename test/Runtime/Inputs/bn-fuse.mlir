@@ -2,7 +2,8 @@
 // kernels (--snn-fuse): 3 channels of 30x30 (S = 900, a thread's 4 lanes
 // share a channel; two statistics parts) followed by a 2x2 average pooling
 // (fused too in inference); 5 channels of 15x15 (S = 225: the lanes of a
-// thread straddle channels); 8 channels after a linear layer
+// thread straddle channels) into a cuba_lif layer with soft reset (the
+// normalized input feeds its synaptic current); 8 channels after a linear layer
 // (spatial_rank 0, S = 1: a channel per lane). Trained through two
 // convolutions and a linear layer.
 func.func @forward(%x: tensor<3x4x2x30x30xf32>) -> tensor<3x4x8xf32> {
@@ -22,7 +23,7 @@ func.func @forward(%x: tensor<3x4x2x30x30xf32>) -> tensor<3x4x8xf32> {
   %rm2 = snn.param "bn2.running_mean" {trainable = false} : tensor<5xf32>
   %rv2 = snn.param "bn2.running_var" {init = #snn.init<ones>, trainable = false} : tensor<5xf32>
   %n2 = snn.batch_norm %c, %g2, %b2, %rm2, %rv2 {eps = 1.0e-3} : tensor<3x4x5x15x15xf32>, tensor<5xf32>
-  %s2 = snn.if %n2 {v_th = 0.6, reset = #snn.reset<soft>, surrogate = #snn.surrogate<sigmoid, alpha = 4.0>} : tensor<3x4x5x15x15xf32>
+  %s2 = snn.cuba_lif %n2 {k_syn = 0.3, c_syn = 1.5, v_th = 0.6, reset = #snn.reset<soft>, surrogate = #snn.surrogate<sigmoid, alpha = 4.0>} : tensor<3x4x5x15x15xf32>
   %f = snn.flatten %s2 : tensor<3x4x5x15x15xf32> -> tensor<3x4x1125xf32>
   %wf = snn.param "fc.weight" {init = #snn.init<normal>, init_scale = 0.5} : tensor<8x1125xf32>
   %h = snn.linear %f, %wf : tensor<3x4x1125xf32>, tensor<8x1125xf32> -> tensor<3x4x8xf32>
