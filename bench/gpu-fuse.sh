@@ -1,80 +1,162 @@
 #!/usr/bin/env bash
-# A spiking layer fused with its average/sum pooling (--snn-fuse) against the
-# unfused layer and pooling, in inference on the spiking VGG-11 (T=4, B=64).
+# --snn-fuse on the spiking VGG-11 (T=4, B=64, TF32): batch norm applied by
+# the neuron kernel (training and inference) and the neuron + pooling fusion
+# (inference), each against main's unfused module, in one process set.
 #
-#   bench/gpu-fuse.sh prepare   (here, snn-opt built) compiles the VGG-11
-#       inference module with and without --snn-fuse into .gpu/fuse/
-#       (target=all), the small VGG-like test model fused, the layer variants
-#       of test/Runtime/Inputs/fuse-pool with and without --snn-fuse, and
-#       random weights and inputs (test/Runtime/Inputs/infer_reference.py).
-#   bench/gpu-fuse.sh run       (GPU machine) builds the runtime, checks on
-#       cuda:0 that the fused VGG-11 and the fused layer variants of
-#       test/Runtime/Inputs/fuse-pool give outputs identical to the unfused
-#       ones and that the fused small model matches the float64 reference,
-#       then alternates `snn-run bench` forward times of the two VGG-11
-#       modules (3 rounds, SNNRT_CUDA_TF32=1) and one per-op profile each.
-#       Results in $OUT/fuse-bench.txt.
+#   bench/gpu-fuse.sh prepare   (here, snn-opt built) compiles into .gpu/fuse/
+#       (target=all) three VGG-11 training modules: `plain` (no --snn-fuse,
+#       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
+#       pooling fusion alone, inference only) and `fused` (--snn-fuse: batch
+#       norm + neuron in training and inference, + pooling in inference);
+#       random weights, inputs and labels; the CPU-tested small models
+#       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
+#       the layer variants of test/Runtime/Inputs/fuse-pool) with inputs.
+#   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
+#       then `check`: on cuda:0 the fused modules' inference outputs and
+#       one training step's gradients against the unfused ones (must be
+#       identical: the same arithmetic in the same order) and the small
+#       models against the float64 reference; `bench`: `snn-run bench`
+#       (step, forward, peak memory) of plain, pool and fused alternating,
+#       3 rounds, a per-op profile of plain and fused, and torch.compile
+#       once (bench/vgg11.py --only torch.compile) against the fused
+#       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
+#       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/fuse"
-ref="$root/test/Runtime/Inputs/infer_reference.py"
+inputs="$root/test/Runtime/Inputs"
 mode=${1:-run}
 
 if [ "$mode" = prepare ]; then
   opt="${SNN_OPT:-$root/build/bin/snn-opt}"
-  rm -rf "$g" && mkdir -p "$g/vgg11" "$g/small" "$root/.gpu/include"
+  train="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate"
+  rm -rf "$g" && mkdir -p "$g/vgg11" "$g/small" "$g/bn" "$root/.gpu/include"
   cp -r /usr/include/nlohmann "$root/.gpu/include/"
-  "$opt" "$root/examples/vgg11.mlir" \
-    --snn-compile="output=$g/vgg11-unfused.snnmod target=all" -o /dev/null
-  "$opt" "$root/examples/vgg11.mlir" --snn-fuse \
-    --snn-compile="output=$g/vgg11-fused.snnmod target=all" -o /dev/null 2>"$g/remarks.txt"
-  grep -c "remark: fused" "$g/remarks.txt" | sed 's/$/ layers fused/'
-  python3 "$ref" make-inputs "$g/vgg11-fused.snnmod" "$g/vgg11"
-  "$opt" "$root/test/Runtime/Inputs/vgg-small.mlir" --snn-fuse \
+  vgg() { # name fuse-options...
+    local name=$1; shift
+    "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="$train" "$@" \
+      --snn-compile="output=$g/vgg11-$name.snnmod target=all" -o /dev/null \
+      2> "$g/remarks-$name.txt"
+  }
+  vgg plain
+  vgg pool --snn-fuse="batch-norm=false"
+  vgg fused --snn-fuse
+  for m in pool fused; do
+    echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
+  done
+  python3 "$inputs/infer_reference.py" make-inputs "$g/vgg11-fused.snnmod" "$g/vgg11"
+  python3 -c "import numpy as np, sys; rng = np.random.default_rng(); np.save(sys.argv[1] + '/xt.npy', rng.uniform(0.0, 1.0, (4, 64, 3, 32, 32)).astype(np.float32)); np.save(sys.argv[1] + '/y.npy', rng.integers(0, 10, 64))" "$g/vgg11"
+  # The CPU test's model (test/Runtime/fuse-batch-norm.test).
+  for m in plain fused; do
+    fuse=$([ $m = fused ] && echo --snn-fuse || true)
+    "$opt" "$inputs/bn-fuse.mlir" --snn-autodiff="optimizer=sgd loss=ce_rate" $fuse \
+      --snn-compile="output=$g/bn/$m.snnmod target=all" -o /dev/null 2>/dev/null
+  done
+  PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/bn/fused.snnmod" "$g/bn"
+  "$opt" "$inputs/vgg-small.mlir" --snn-fuse \
     --snn-compile="output=$g/small.snnmod target=all" -o /dev/null 2>/dev/null
-  python3 "$ref" make-inputs "$g/small.snnmod" "$g/small"
+  python3 "$inputs/infer_reference.py" make-inputs "$g/small.snnmod" "$g/small"
   mkdir -p "$g/variants"
   python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng().uniform(0.0, 1.2, (8, 3, 4, 6)).astype(np.float32))" "$g/variants/x.npy"
   for m in lif-per-neuron-2x3 cuba-soft-sum-2x2 if-4x2; do
-    "$opt" "$root/test/Runtime/Inputs/fuse-pool/$m.mlir" --snn-fuse \
+    "$opt" "$inputs/fuse-pool/$m.mlir" --snn-fuse \
       --snn-compile="output=$g/variants/$m-fused.snnmod target=all" -o /dev/null 2>/dev/null
-    "$opt" "$root/test/Runtime/Inputs/fuse-pool/$m.mlir" \
+    "$opt" "$inputs/fuse-pool/$m.mlir" \
       --snn-compile="output=$g/variants/$m.snnmod target=all" -o /dev/null
   done
   exit 0
 fi
 
 set +e  # a failed check must not cost the measurements after it
+part=${2:-all}
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
-log="$out/fuse-bench.txt"
 b=/tmp/snnrt-fuse
 . "$root/bench/gpu-ab.sh"
 gpu_build_runtime "$root/runtime" "$b"
 run="$b/snn-run"
+export PYTHONPATH="$root/python"
+# same A B LABEL: "LABEL: N differences of M (max rel R)" and IDENTICAL/FAIL.
+same() {
+  python3 - "$@" <<'EOF'
+import sys
+import numpy as np
+from snnref.tensorio import read_safetensors
+a, b, label = sys.argv[1:4]
+if a.endswith(".npy"):
+    pairs = [("output", np.load(a), np.load(b))]
+else:
+    ta, tb = read_safetensors(a)[0], read_safetensors(b)[0]
+    pairs = [(k, ta[k], tb[k]) for k in sorted(ta) if k == "loss" or k.startswith("grad:")]
+diff = sum(int((x != y).sum()) for _, x, y in pairs)
+size = sum(x.size for _, x, _ in pairs)
+rel = max(float(np.linalg.norm(x - y) / max(np.linalg.norm(x), 1e-30)) for _, x, y in pairs)
+nonzero = all(np.any(x != 0) for _, x, _ in pairs)
+print(f"{label}: {diff} differences of {size} (max rel {rel:.1e}) "
+      + ("IDENTICAL" if diff == 0 and nonzero else "FAIL"))
+EOF
+}
+
+if [ "$part" = all ] || [ "$part" = check ]; then
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  cat "$g/remarks.txt" | grep "remark:" | sed 's/^.*remark: //'
-  echo "== fused vs unfused VGG-11 infer outputs on cuda:0 (must be identical)"
-  for m in unfused fused; do
-    $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$g/vgg11/x.npy" \
-      --weights "$g/vgg11/w.safetensors" --output "$g/vgg11/$m.npy" 2>&1 | head -1
+  grep -h "remark: fused" "$g"/remarks-*.txt | sed 's/^.*remark: //' | sort | uniq -c
+  v="$g/vgg11"
+  echo "== VGG-11 on cuda:0, fused vs plain (must be identical)"
+  for m in plain pool fused; do
+    SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$v/x.npy" \
+      --weights "$v/w.safetensors" --output "$v/$m.npy" 2>&1 | head -1
+    SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
+      --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$m-grads.safetensors" 2>&1 | tail -1
   done
-  python3 -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); d = int((a != b).sum()); print(f'output {a.shape}: {int(a.sum())} spikes, {d} differences'); print('IDENTICAL' if d == 0 and a.sum() > 0 else 'FAIL')" \
-    "$g/vgg11/unfused.npy" "$g/vgg11/fused.npy"
-  echo "== fused small VGG-like model on cuda:0 vs the float64 reference"
+  for m in pool fused; do
+    same "$v/plain.npy" "$v/$m.npy" "infer $m"
+    same "$v/plain-grads.safetensors" "$v/$m-grads.safetensors" "grads $m"
+  done
+  echo "== bn-fuse model on cuda:0 vs the float64 reference and the unfused module"
+  c="$g/bn"
+  for m in plain fused; do
+    SNNRT_MEMORY_PLAN=poison $run "$c/$m.snnmod" infer --device cuda:0 --data "$c/x.npy" \
+      --weights "$c/w.safetensors" --output "$c/$m.npy" > /dev/null 2>&1 || echo "$m infer failed"
+    SNNRT_MEMORY_PLAN=poison $run "$c/$m.snnmod" grads --device cuda:0 --data "$c/x.npy" \
+      --labels "$c/y.npy" --weights "$c/w.safetensors" --output "$c/$m-grads.safetensors" 2>&1 | tail -1
+  done
+  same "$c/plain.npy" "$c/fused.npy" "bn-fuse infer"
+  python3 -m snnref.compare "$c/fused.snnmod" --input "$c/x.npy" --output "$c/fused.npy" \
+    --weights "$c/w.safetensors" --rtol 1e-5 2>&1 | tail -1
+  cp "$c/fused-grads.safetensors" "$c/grads.safetensors"
+  python3 "$inputs/grads_reference.py" compare "$c/fused.snnmod" "$c" "$c/plain-grads.safetensors" 2>&1 | tail -2
+  echo "== pooling fusion: small VGG-like model vs the reference, layer variants vs unfused"
   $run "$g/small.snnmod" infer --device cuda:0 --data "$g/small/x.npy" \
     --weights "$g/small/w.safetensors" --output "$g/small/y.npy" 2>&1 | head -1
-  python3 "$ref" compare "$g/small.snnmod" "$g/small" 2>&1 | tail -2
-  echo "== fused vs unfused layer kinds and windows on cuda:0 (must be identical)"
+  python3 "$inputs/infer_reference.py" compare "$g/small.snnmod" "$g/small" 2>&1 | tail -1
   for m in lif-per-neuron-2x3 cuba-soft-sum-2x2 if-4x2; do
-    for v in "$m" "$m-fused"; do
-      $run "$g/variants/$v.snnmod" infer --device cuda:0 --data "$g/variants/x.npy" \
-        --output "$g/variants/$v.npy" > /dev/null 2>&1 || echo "$v: snn-run failed"
+    for w in "$m" "$m-fused"; do
+      $run "$g/variants/$w.snnmod" infer --device cuda:0 --data "$g/variants/x.npy" \
+        --output "$g/variants/$w.npy" > /dev/null 2>&1 || echo "$w: snn-run failed"
     done
-    python3 -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); d = int((a != b).sum()); print(sys.argv[3], f'{float(a.sum())} spikes, {d} differences', 'IDENTICAL' if d == 0 and a.sum() > 0 else 'FAIL')" \
-      "$g/variants/$m.npy" "$g/variants/$m-fused.npy" "$m"
+    same "$g/variants/$m.npy" "$g/variants/$m-fused.npy" "$m"
   done
-  echo "== VGG-11 inference forward (TF32, snn-run bench): unfused vs fused"
-  gpu_ab_bench "unfused:" "$run $g/vgg11-unfused.snnmod" \
-    "fused:  " "$run $g/vgg11-fused.snnmod" "unfused" "fused"
-} 2>&1 | tee "$log"
+} 2>&1 | tee "$out/fuse-check.txt"
+fi
+
+if [ "$part" = all ] || [ "$part" = bench ]; then
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
+  for i in 1 2 3; do
+    for m in plain pool fused; do
+      echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
+    done
+  done
+  echo "== torch.compile in this process set, against the fused module"
+  python3 "$root/bench/vgg11.py" --device cuda --peers-dir "$root/.peers" --out "$out" --tf32 on \
+    --only torch.compile \
+    --ours "$run $g/vgg11-fused.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
+} 2>&1 | tee "$out/fuse-bench.txt"
+{
+  for m in plain fused; do
+    echo "== per-op profile, $m"
+    SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
+  done
+} > "$out/fuse-profile.txt" 2>&1
+fi

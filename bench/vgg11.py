@@ -128,6 +128,9 @@ def main():
     common.add_common_args(ap)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--only", metavar="PEERS",
+                    help="comma-separated peers to run (e.g. 'torch.compile'); "
+                         "default all")
     ap.add_argument("--tf32", choices=["on", "off"], default="on",
                     help="TF32 tensor cores for convolutions and GEMMs, for the "
                          "peers (PyTorch flags) and ours (SNNRT_CUDA_TF32)")
@@ -143,6 +146,10 @@ def main():
     labels = torch.randint(0, 10, (B,), device=dev)
 
     impls, missing = variants(dev, args.peers_dir)
+    if args.only:
+        wanted = [p.strip() for p in args.only.split(",")]
+        impls = {p: v for p, v in impls.items() if p in wanted}
+        missing = {p: why for p, why in missing.items() if p in wanted}
     for p, why in missing.items():
         print(f"{p}: skipped ({why})", file=sys.stderr)
     results = {}

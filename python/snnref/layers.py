@@ -187,9 +187,18 @@ def batch_norm(x, gamma, beta, running_mean, running_var, eps=1e-5,
         mean, var = running_mean, running_var
         rm, rv = running_mean, running_var
     invstd = 1.0 / np.sqrt(var + eps)
-    y = (xv - mean[None, :, None]) * (invstd * gamma)[None, :, None] + beta[None, :, None]
+    y = batch_norm_apply(x, gamma, beta, mean, invstd, spatial_rank)
     saved = (mean, invstd) if training else (None, None)
-    return (y.reshape(x.shape), rm, rv) + saved
+    return (y, rm, rv) + saved
+
+
+def batch_norm_apply(x, gamma, beta, mean, invstd, spatial_rank=2):
+    """x normalized with the per-channel statistics (mean, invstd) and
+    affine (gamma, beta)."""
+    C = gamma.size
+    xv = _bn_view(x, C, spatial_rank)
+    y = (xv - mean[None, :, None]) * (invstd * gamma)[None, :, None] + beta[None, :, None]
+    return y.reshape(x.shape)
 
 
 def batch_norm_bwd(gy, x, gamma, saved_mean, saved_invstd, spatial_rank=2):

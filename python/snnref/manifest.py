@@ -423,8 +423,16 @@ def _run_op(mod, op, lr, smooth):
             put(0, layers.unpack_bits(mod.get(ins[0]), mod.numel(out[0])))
         elif kind == "neuron":
             nrn = _neuron(mod, op)
-            s, h, i = nrn.forward(mod.get(int(op["in"][0])), smooth=smooth)
-            put(0, h if nrn.model == "li" else s)
+            s, h, i = nrn.forward(_neuron_input(mod, op), smooth=smooth)
+            pool = op.get("pool")
+            if pool is not None:
+                # Fused with its pooling (--snn-fuse): out[0] is the pooling
+                # of the spikes, windows that tile the map.
+                k = pool["kernel"]
+                sv = np.reshape(s, (-1,) + tuple(np.shape(s)[-3:]))
+                put(0, layers.pool2d(pool["kind"], sv, k, k, [0, 0]))
+            else:
+                put(0, h if nrn.model == "li" else s)
             # The membrane after each step's reset (li: H).
             hv = nrn._view(h)
             v = hv if nrn.model == "li" else \
@@ -636,15 +644,40 @@ def _batch_norm(mod, op, put, out):
         x, g, b, rm, rv, eps=float(op.get("eps", 1e-5)),
         momentum=float(op.get("momentum", 0.1)), training=training,
         spatial_rank=int(op.get("spatial_rank", 2)))
-    put(0, y)
+    # Applied by the neuron op after it (--snn-fuse): no y.
+    applied = bool(op.get("applied_by_neuron", False))
+    if not applied:
+        put(0, y)
     if training:
         mod.set(ins[3], rm2)
         mod.set(ins[4], rv2)
-        if len(out) < 3:
+        first = 0 if applied else 1
+        if len(out) < first + 2:
             raise OpError("training batch_norm needs outputs (y, saved_mean, "
-                          "saved_invstd)")
-        put(1, mu)
-        put(2, inv)
+                          "saved_invstd), without y when applied_by_neuron")
+        put(first, mu)
+        put(first + 1, inv)
+
+
+def _neuron_input(mod, op):
+    """The input of a neuron op: in[0], normalized first when the op applies
+    the batch norm in front of it ("bn", --snn-fuse): in[1..4] are gamma,
+    beta and the statistics (training: saved_mean, saved_invstd; inference:
+    running_mean, running_var)."""
+    x = mod.get(int(op["in"][0]))
+    bn = op.get("bn")
+    if bn is None:
+        return x
+    if not isinstance(bn, dict):
+        raise OpError(f"'bn' must be an object, got {bn!r}")
+    ins = _ids(op, "in", 5, 64, "inputs (x, gamma, beta, 2 statistics, ...)")
+    g, b, first, second = (mod.get(i) for i in ins[1:5])
+    if bn.get("training", False):
+        mean, invstd = first, second
+    else:
+        mean, invstd = first, 1.0 / np.sqrt(second + float(bn.get("eps", 1e-5)))
+    return layers.batch_norm_apply(x, g, b, mean, invstd,
+                                   int(bn.get("spatial_rank", 2)))
 
 
 def _mask(mod, tid):

@@ -17,7 +17,6 @@
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
 #include "BlockSum.h"
-#include "BlockSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -79,7 +78,11 @@ mlir::snn::makeBatchNormKernelSpecs(ArrayRef<int64_t> input,
 }
 
 int64_t mlir::snn::getBatchNormScratchElements(const BatchNormGeometry &g) {
-  return 4 * g.channels * g.parts + 3 * g.channels;
+  return getBatchNormTermOffset(g) + 3 * g.channels;
+}
+
+int64_t mlir::snn::getBatchNormTermOffset(const BatchNormGeometry &g) {
+  return 4 * g.channels * g.parts;
 }
 
 bool mlir::snn::isBatchNorm(const OpKernelSpec &spec) {
@@ -277,7 +280,7 @@ private:
   /// Element of the scratch holding term `k` of channel `c` (after the
   /// partial sums).
   Value termAt(int64_t k, Value c) {
-    return addi(cst(4 * g.channels * g.parts + k * g.channels), c);
+    return addi(cst(getBatchNormTermOffset(g) + k * g.channels), c);
   }
 
   const OpKernelSpec &spec;

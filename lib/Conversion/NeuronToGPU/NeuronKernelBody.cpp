@@ -66,6 +66,58 @@ void ThreadEmitter::loadParams(ValueRange paramArgs) {
     params[p] = paramVector(arg);
 }
 
+void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
+  if (bnArgs.empty())
+    return;
+  // The batch norm's x is [M, C, S] and M holds whole steps: neuron n of a
+  // step is in channel (n / S) % C.
+  auto channelOf = [&](Value n) -> Value {
+    Value plane =
+        arith::DivUIOp::create(b, loc, n, index(spec.bnSpatial));
+    return arith::RemUIOp::create(b, loc, plane, index(spec.bnChannels));
+  };
+  auto at = [&](Value memref, Value i) -> Value {
+    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
+  };
+  // The same arithmetic as the batch norm's own kernels
+  // (BatchNormKernels.cpp): its finish kernel's scale and shift in
+  // training, its eval affine (f32) in inference.
+  auto affine = [&](Value c) -> std::pair<Value, Value> {
+    if (bnArgs.size() == 5) {
+      Value scratch = bnArgs[4];
+      Value first = arith::AddIOp::create(b, loc, c, index(spec.bnTermOffset));
+      Value second = arith::AddIOp::create(b, loc, first,
+                                           index(spec.bnChannels));
+      return {at(scratch, first), at(scratch, second)};
+    }
+    Value gamma = bnArgs[0], beta = bnArgs[1], mean = bnArgs[2],
+          var = bnArgs[3];
+    Value eps = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(spec.bn->eps)));
+    Value root = math::SqrtOp::create(b, loc, add(at(var, c), eps));
+    Value scale = div(at(gamma, c), root);
+    Value shifted = mul(at(mean, c), scale);
+    return {scale, sub(at(beta, c), shifted)};
+  };
+  // A thread's lanes share a channel when S is a multiple of W (its first
+  // neuron is a multiple of W).
+  if (spec.bnSpatial % width == 0) {
+    auto [scale, shift] = affine(channelOf(base));
+    bnScale = vector::BroadcastOp::create(b, loc, vecType, scale);
+    bnShift = vector::BroadcastOp::create(b, loc, vecType, shift);
+    return;
+  }
+  SmallVector<Value> scales, shifts;
+  for (int64_t lane = 0; lane < width; ++lane) {
+    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    auto [scale, shift] = affine(channelOf(n));
+    scales.push_back(scale);
+    shifts.push_back(shift);
+  }
+  bnScale = vector::FromElementsOp::create(b, loc, vecType, scales);
+  bnShift = vector::FromElementsOp::create(b, loc, vecType, shifts);
+}
+
 Value ThreadEmitter::charge(Value v, Value x) {
   Value h = v;
   // k = 0 (IF) adds exactly 0: leave the term out.
@@ -148,6 +200,8 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
   }
   Value in = load(x, at);
+  if (bnScale) // as the batch norm's apply kernel: x scale + shift
+    in = add(mul(in, bnScale), bnShift);
   if (addend)
     in = add(in, load(addend, at));
   if (spec.hasSynapse()) {
@@ -317,7 +371,13 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   roundsH = h && !record && spec.storage.bf16HInF32;
   unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numOutputs);
-  loadParams(args.drop_front(numOutputs + stateArgs.size()));
+  unsigned numFixed = numOutputs + stateArgs.size();
+  unsigned bnArgs = spec.getNumBatchNormArgs(
+      record  ? KernelKind::ForwardRecord
+      : saveH ? KernelKind::ForwardSaveH
+              : KernelKind::Forward);
+  loadBatchNorm(args.slice(numFixed, bnArgs));
+  loadParams(args.drop_front(numFixed + bnArgs));
 
   SmallVector<Value> init =
       spec.chainsState

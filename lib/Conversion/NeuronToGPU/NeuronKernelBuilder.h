@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
+#include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -86,6 +87,21 @@ struct NeuronSpec {
   /// thread per window of the [.., rows, cols] feature map.
   std::optional<FusedPool> pool;
   int64_t rows = 0, cols = 0;
+  /// The batch norm the forward kernels apply to x on load (--snn-fuse):
+  /// x viewed as [M, bnChannels, bnSpatial]. The saving forward (training)
+  /// reads scale and shift from the batch norm's scratch (bnScratchSize
+  /// floats, the scale at bnTermOffset + c, the shift C further); the
+  /// others (inference) compute the affine of the running statistics.
+  std::optional<FusedBatchNorm> bn;
+  int64_t bnChannels = 0, bnSpatial = 0, bnScratchSize = 0, bnTermOffset = 0;
+  /// Batch norm arguments of a kernel, after the outputs (and chained
+  /// state): training gamma, beta, saved_mean, saved_invstd, scratch;
+  /// inference gamma, beta, running_mean, running_var.
+  unsigned getNumBatchNormArgs(KernelKind kind) const {
+    if (!bn || kind == KernelKind::Backward)
+      return 0;
+    return kind == KernelKind::ForwardSaveH ? 5 : 4;
+  }
 
   /// Pooled layers have the inference forward only (the fused backward is
   /// not built yet).

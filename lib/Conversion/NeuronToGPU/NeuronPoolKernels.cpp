@@ -42,14 +42,17 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
                            mulI(i, pool.kh * spec.cols)),
                       mulI(j, pool.kw));
 
-  // One emitter per window row, with its parameters loaded before the scan.
+  // One emitter per window row, with its parameters (and the affine of a
+  // fused batch norm) loaded before the scan.
   Value x = args[0], pooled = args[1];
+  unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Forward);
   std::vector<std::unique_ptr<ThreadEmitter>> rows;
   SmallVector<Value> init;
   for (int64_t r = 0; r < pool.kh; ++r) {
     Value base = addI(corner, index(r * spec.cols));
     rows.push_back(std::make_unique<ThreadEmitter>(b, loc, spec, base));
-    rows.back()->loadParams(args.drop_front(2));
+    rows.back()->loadBatchNorm(args.slice(2, bnArgs));
+    rows.back()->loadParams(args.drop_front(2 + bnArgs));
     llvm::append_range(init, rows.back()->initialState());
   }
   size_t stateSize = init.size() / pool.kh;

@@ -7,6 +7,8 @@
 
 #include "NeuronKernelBuilder.h"
 
+#include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -170,6 +172,27 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
       return std::nullopt;
     }
   }
+  if (op->hasAttr(kFusedBatchNormAttrName)) {
+    spec.bn = getFusedBatchNorm(op);
+    int64_t rank = type.getRank();
+    if (!spec.bn || step || spec.chainsState || spec.learnsLeak() ||
+        spec.bn->spatialRank + 3 > rank) {
+      why = "its snn.fused_batch_norm is not {spatial_rank, eps} of a "
+            "multi-step lif, if, li or cuba_lif layer whose input has "
+            "[T, B, ..., C, spatial...] dims (rerun --snn-fuse)";
+      return std::nullopt;
+    }
+    // The geometry of the batch norm's own kernels, for its scratch.
+    BatchNormGeometry g =
+        makeBatchNormKernelSpecs(type.getShape(), spec.bn->spatialRank,
+                                 /*training=*/true, /*backward=*/false)
+            .front()
+            .batchNorm;
+    spec.bnChannels = g.channels;
+    spec.bnSpatial = g.spatial;
+    spec.bnScratchSize = getBatchNormScratchElements(g);
+    spec.bnTermOffset = getBatchNormTermOffset(g);
+  }
   return spec;
 }
 
@@ -183,6 +206,14 @@ LogicalResult kernelgen::checkStorageSupported(func::FuncOp func,
           op->emitError()
               << "recompute-chunk supports lif, if and li layers; a cuba_lif "
                  "layer would need its synaptic current checkpointed too";
+          supported = false;
+        }
+        if (spec.recomputes() && spec.bn) {
+          op->emitError()
+              << "recompute-chunk does not support a layer fused with its "
+                 "batch norm (the backward would recompute H from the "
+                 "normalized input, which is not written); compile without "
+                 "recompute-chunk or without --snn-fuse";
           supported = false;
         }
         if (spec.storage.recomputeChunk > 0 && spec.chainsState) {
@@ -280,6 +311,11 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.chainsState)
     types.append(2 * spec.getNumStateTensors(),
                  MemRefType::get({spec.numNeurons}, f32));
+  if (unsigned bnArgs = spec.getNumBatchNormArgs(kind)) {
+    types.append(4, MemRefType::get({spec.bnChannels}, f32));
+    if (bnArgs == 5)
+      types.push_back(MemRefType::get({spec.bnScratchSize}, f32));
+  }
   // plif's weight comes first among the parameters.
   if (spec.learnsLeak())
     types.push_back(MemRefType::get({spec.plifWeightSize}, f32));

@@ -76,6 +76,11 @@ public:
   /// Loads the tensor parameters once, before the time loop (plif: its
   /// weight first, k = sigmoid(w) and c from it).
   void loadParams(ValueRange paramArgs);
+  /// Loads the per-channel affine of a fused batch norm (spec.bn) once,
+  /// before the time loop, from its arguments (NeuronSpec::
+  /// getNumBatchNormArgs; none: x is read as it is). forwardStep then reads
+  /// x scale + shift.
+  void loadBatchNorm(ValueRange bnArgs);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value splat(double v) {
     return arith::ConstantOp::create(
@@ -179,6 +184,8 @@ private:
   Value addend;
   /// plif's weight lanes (null for other models).
   Value plifWeight;
+  /// The fused batch norm's scale and shift lanes (null without one).
+  Value bnScale, bnShift;
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;

@@ -458,6 +458,10 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return serializeEventLinear(linear, phase);
   if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && bwd.getEventDriven())
     return serializeEventLinearBackward(bwd);
+  // An inference batch norm that the neuron layer after it applies
+  // (--snn-fuse) is nothing: the layer reads x and the running statistics.
+  if (isa<BatchNormOp>(op) && phase == Phase::Infer && getFusingNeuron(op))
+    return success();
   // The pooling of a fused layer is computed by its neuron op.
   if (isa<AvgPool2DOp, SumPool2DOp>(op))
     if (Operation *neuron = op->getOperand(0).getDefiningOp();
@@ -514,11 +518,19 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     if (!forwardPhase && forwardActivations.contains(*id))
       tensor(*id)["role"] = "saved";
   }
-  FailureOr<Array> results =
-      addResultTensors(op, forwardPhase ? "activation" : "grad");
-  if (failed(results))
-    return failure();
-  Array out = std::move(*results);
+  // A training batch norm whose neuron layer applies it writes no y.
+  bool appliedByNeuron =
+      isa<BatchNormOp>(op) && phase != Phase::Infer && getFusingNeuron(op);
+  Array out;
+  if (appliedByNeuron) {
+    json["applied_by_neuron"] = true;
+  } else {
+    FailureOr<Array> results =
+        addResultTensors(op, forwardPhase ? "activation" : "grad");
+    if (failed(results))
+      return failure();
+    out = std::move(*results);
+  }
   if (forwardPhase)
     for (const llvm::json::Value &id : out)
       forwardActivations.insert(*id.getAsInteger());
@@ -597,9 +609,11 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
            << "snn-compile does not support training dropout with "
               "shared_across_time yet (no generated kernel draws one mask "
               "for all steps)";
-  if (isa<BatchNormOp, BatchNormBwdOp>(op))
+  if (isa<BatchNormOp, BatchNormBwdOp>(op)) {
     json = toBatchNormKernelOp(std::move(json));
-  else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
+    if (appliedByNeuron)
+      fusedBatchNormScratch[op] = *(*json.getArray("scratch"))[0].getAsInteger();
+  } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
                MaxPool2DBwdOp>(op) ||
            (isa<DropoutOp>(op) && training))
@@ -750,11 +764,22 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
                               return addConstant(layer + "." + param.str(),
                                                  values);
                             });
+  // A layer that applies the batch norm in front of it (--snn-fuse) reads
+  // the batch norm's input and what its affine needs.
+  FailureOr<Operation *> fusedBatchNorm = getFusedBatchNormOp(op);
+  if (failed(fusedBatchNorm))
+    return failure();
+  Object bnJson;
   Array in;
-  FailureOr<int64_t> x = lookup(op, neuron.getInput());
+  FailureOr<int64_t> x =
+      lookup(op, *fusedBatchNorm ? (*fusedBatchNorm)->getOperand(0)
+                                 : neuron.getInput());
   if (failed(x))
     return failure();
   in.push_back(*x);
+  if (*fusedBatchNorm &&
+      failed(addFusedBatchNormInputs(op, *fusedBatchNorm, phase, in, bnJson)))
+    return failure();
   if (auto plif = dyn_cast<PLIFOp>(op)) {
     FailureOr<int64_t> w = lookup(op, plif.getW());
     if (failed(w))
@@ -840,6 +865,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
 
   Object json{{"op", "neuron"}, {"in", std::move(in)}, {"out", std::move(out)}};
   for (const auto &kv : record.attrs)
+    json[kv.first] = kv.second;
+  for (const auto &kv : bnJson)
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
   if (!initState.empty())

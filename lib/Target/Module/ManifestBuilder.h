@@ -149,6 +149,19 @@ private:
   /// op: eval one launch, training three sharing a new scratch tensor
   /// (BatchNormOps.cpp).
   llvm::json::Object toBatchNormKernelOp(llvm::json::Object op);
+  /// The batch norm that the neuron layer `op` applies on load
+  /// (snn.fused_batch_norm), null when it has none; fails, with an error,
+  /// on an attribute that does not describe the batch norm in front of it.
+  static FailureOr<Operation *> getFusedBatchNormOp(Operation *op);
+  /// The neuron layer that applies `bn` (snn.fused_batch_norm), or null.
+  static Operation *getFusingNeuron(Operation *bn);
+  /// The inputs a neuron layer fused with `bn` reads after x, appended to
+  /// `in` (training: gamma, beta, saved_mean, saved_invstd, the batch norm's
+  /// scratch; inference: gamma, beta, running_mean, running_var), and its
+  /// `bn` attribute set on `json`.
+  LogicalResult addFusedBatchNormInputs(Operation *neuron, Operation *bn,
+                                        Phase phase, llvm::json::Array &in,
+                                        llvm::json::Object &json);
   /// The `kernel` op of `spec` over the tensors `args` (ABI order), which
   /// computes the manifest ops `of`.
   llvm::json::Object makeKernelOp(const OpKernelSpec &spec,
@@ -221,6 +234,8 @@ private:
   llvm::DenseMap<Operation *, NeuronRecord> neurons;
   /// What training batch norm (mean, invstd) and dropout (mask) save.
   llvm::DenseMap<Operation *, SmallVector<int64_t, 2>> savedState;
+  /// The scratch of a training batch norm whose neuron layer applies it.
+  llvm::DenseMap<Operation *, int64_t> fusedBatchNormScratch;
   llvm::DenseSet<int64_t> forwardActivations;
   llvm::StringMap<unsigned> layerCounters;
   /// Unrolled steps of each named step layer whose H was saved.

@@ -72,6 +72,14 @@ def make_inputs(module, d):
     np.save(f"{d}/x.npy", x)
 
 
+def batch_norm(x, g, b, mu, var, attrs):
+    """Eval-mode batch norm; attrs has spatial_rank and eps."""
+    sh = [1] * x.ndim
+    sh[x.ndim - 1 - attrs["spatial_rank"]] = -1
+    return (x - mu.reshape(sh)) / np.sqrt(var.reshape(sh) + attrs["eps"]) * \
+        g.reshape(sh) + b.reshape(sh)
+
+
 def conv2d(x, w, b, stride, pad, dil, groups):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -131,14 +139,14 @@ def run_infer(m, values):
             y = pool(x.reshape((-1,) + x.shape[-3:]), kind.split("_")[0],
                      op["kernel"], op["stride"], op["padding"])
         elif kind == "batch_norm":
-            x, g, b, mu, var = (get(i) for i in ins)
-            sh = [1] * x.ndim
-            sh[x.ndim - 1 - op["spatial_rank"]] = -1
-            y = (x - mu.reshape(sh)) / np.sqrt(var.reshape(sh) + op["eps"]) * \
-                g.reshape(sh) + b.reshape(sh)
+            y = batch_norm(*(get(i) for i in ins), op)
         elif kind == "neuron":
             assert op["model"] == "lif" and op["reset"] == "hard", op
             x = get(ins[0])
+            if "bn" in op:
+                # Applies the batch norm in front of it (--snn-fuse): x,
+                # gamma, beta, running_mean, running_var.
+                x = batch_norm(x, *(get(i) for i in ins[1:5]), op["bn"])
             T = x.shape[0]
             xs = x.reshape(T, -1)
             v = np.full(xs.shape[1], op["v_init"], dtype=np.float64)

@@ -51,6 +51,11 @@ makeBatchNormKernelSpecs(ArrayRef<int64_t> input, int64_t spatialRank,
 /// then 3 per channel (the finish kernel's terms for the apply kernel).
 int64_t getBatchNormScratchElements(const BatchNormGeometry &g);
 
+/// Element of the scratch where the finish kernel writes the scale of
+/// channel 0 (the scales of the C channels, then their shifts): what a
+/// neuron kernel fused with the batch norm (--snn-fuse) reads.
+int64_t getBatchNormTermOffset(const BatchNormGeometry &g);
+
 /// Whether the kernel is one of batch norm's.
 bool isBatchNorm(const OpKernelSpec &spec);
 

@@ -18,7 +18,12 @@
 // pooled tensor. Layers whose spikes feed the backward (snn.neuron_bwd) stay
 // unfused until the fused backward exists.
 //
+// The pass also fuses the batch norm in front of a layer into the layer's
+// kernel (FuseBatchNormNeuron.cpp), in training and inference.
+//
 //===----------------------------------------------------------------------===//
+
+#include "FuseBatchNormNeuron.h"
 
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
@@ -102,11 +107,24 @@ DictionaryAttr getFusedPoolAttr(Operation *pool) {
 }
 
 struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
+  using SNNFusePassBase::SNNFusePassBase;
+
   void runOnOperation() override {
     getOperation().walk([&](NeuronOpInterface neuron) {
       if (neuron.isStepForm())
         return;
       Operation *op = neuron.getOperation();
+      switch (fuseBatchNorm ? fuseBatchNormIntoNeuron(op)
+                            : BatchNormFusion::NoBatchNorm) {
+      case BatchNormFusion::Fused:
+        ++numFusedBatchNorms;
+        break;
+      case BatchNormFusion::Unfused:
+        ++numUnfusedBatchNorms;
+        break;
+      case BatchNormFusion::NoBatchNorm:
+        break;
+      }
       Value spikes = op->getResult(0);
       // The neuron backward reads the saved membrane, not the spikes: its
       // use stays valid when the spikes are never written.
@@ -121,7 +139,7 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         else
           ++numOtherUsers;
       }
-      if (!pool)
+      if (!pool || !fusePool)
         return;
       std::string failure = getFusionFailure(op, pool, numOtherUsers);
       if (!failure.empty()) {

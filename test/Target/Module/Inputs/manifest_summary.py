@@ -159,8 +159,20 @@ def check_op(op, where, shape):
     if kind in ("neuron", "neuron_bwd"):
         x = shape(ins[0])
         f = op["features"]
-        if numel(x) % f or shape(outs[0]) != x:
+        y = list(x)
+        if "pool" in op:  # fused with its pooling: out[0] is pooled
+            kh, kw = op["pool"]["kernel"]
+            y[-2:] = [x[-2] // kh, x[-1] // kw]
+        if numel(x) % f or shape(outs[0]) != y:
             fail(f"{where}: {kind} with features={f} on {x}")
+        if "bn" in op:  # fused with its batch norm: in[1..4] per channel
+            bn = op["bn"]
+            channels = x[-1 - bn["spatial_rank"]]
+            extra = 5 if bn["training"] else 4
+            if kind != "neuron" or len(ins) < 1 + extra or \
+                    any(shape(t) != [channels] for t in ins[1:5]):
+                fail(f"{where}: bn needs {extra} inputs after x, the first "
+                     f"four [C={channels}]")
         tensor_params = [op[p]["tensor"] for p in NEURON_PARAMS
                          if isinstance(op.get(p), dict)]
         for t in tensor_params:

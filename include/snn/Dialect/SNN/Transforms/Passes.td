@@ -63,7 +63,8 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
 }
 
 def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
-  let summary = "Fuse spiking layers with the average/sum pooling after them";
+  let summary = "Fuse spiking layers with the batch norm before them and the "
+                "average/sum pooling after them";
   let description = [{
     Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
     `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
@@ -87,8 +88,32 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     generated kernel writes the pooled spikes only. Status: inference
     (forward) only; a layer whose spikes feed `snn.neuron_bwd` (the training
     step) stays unfused, with a remark, until the fused backward exists.
+
+    Batch norm + neuron, in training and inference: a multi-step neuron
+    layer (`snn.lif`, `snn.if`, `snn.li`, `snn.cuba_lif`) whose input is an
+    `snn.batch_norm` output that nothing else reads (`snn.batch_norm_bwd`
+    names it only to find the saved statistics) gets
+    `snn.fused_batch_norm = {spatial_rank, eps}`. Its kernel reads the batch
+    norm's input x and normalizes it on load, `x * scale + shift` per
+    channel: in training with the scale and shift of the batch norm's
+    statistics and finish launches (the apply launch goes away), in
+    inference with the affine of the running statistics (the batch norm
+    goes away). The normalized tensor is never written; the backward is
+    unchanged (`snn.batch_norm_bwd` reads x and the saved statistics). Not
+    fused, with a remark: other users of the batch norm's output, `snn.plif`,
+    a layer split in time, non-f32 or dynamic tensors. A layer can have both
+    fusions (batch norm before, pooling after: inference).
+
+    `batch-norm=false` or `pool=false` leaves that fusion out (to measure
+    each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let options = [
+    Option<"fuseBatchNorm", "batch-norm", "bool", /*default=*/"true",
+           "Fuse a batch norm into the neuron layer after it">,
+    Option<"fusePool", "pool", "bool", /*default=*/"true",
+           "Fuse a spiking layer with the average/sum pooling after it">,
+  ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
               "Neuron layers fused with their pooling">,
@@ -96,6 +121,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
               "Training-step neuron layers whose pooling could be fused">,
     Statistic<"numUnfused", "unfused-neuron-pools",
               "Neuron layers followed by a pooling that cannot be fused">,
+    Statistic<"numFusedBatchNorms", "fused-batch-norms",
+              "Neuron layers that apply the batch norm before them">,
+    Statistic<"numUnfusedBatchNorms", "unfused-batch-norms",
+              "Neuron layers after a batch norm that cannot be fused">,
   ];
 }
 

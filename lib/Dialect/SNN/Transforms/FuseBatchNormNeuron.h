@@ -1,0 +1,28 @@
+//===- FuseBatchNormNeuron.h - batch norm applied by the neuron kernel ----===//
+//
+// The batch norm part of --snn-fuse (FuseBatchNormNeuron.cpp), called by
+// the pass for each multi-step neuron layer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_LIB_DIALECT_SNN_TRANSFORMS_FUSEBATCHNORMNEURON_H
+#define SNN_LIB_DIALECT_SNN_TRANSFORMS_FUSEBATCHNORMNEURON_H
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir::snn {
+
+enum class BatchNormFusion {
+  NoBatchNorm, ///< the layer's input is not an snn.batch_norm
+  Fused,
+  Unfused, ///< with a remark that says why
+};
+
+/// Marks the multi-step neuron layer `neuron` with snn.fused_batch_norm when
+/// its input is an snn.batch_norm that it can apply on load; emits a remark
+/// on the layer either way.
+BatchNormFusion fuseBatchNormIntoNeuron(Operation *neuron);
+
+} // namespace mlir::snn
+
+#endif // SNN_LIB_DIALECT_SNN_TRANSFORMS_FUSEBATCHNORMNEURON_H

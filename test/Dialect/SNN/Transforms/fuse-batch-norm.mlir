@@ -1,0 +1,113 @@
+// RUN: snn-opt %s --snn-fuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: snn-opt %s --snn-fuse="batch-norm=false pool=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// OFF-NOT: snn.fused_
+
+// A batch norm whose output only a lif, if, li or cuba_lif layer reads is
+// applied by that layer: it gets snn.fused_batch_norm with the batch norm's
+// spatial rank and eps, and both ops stay (the module emitter writes no y).
+// CHECK-LABEL: func.func @fusable
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+// CHECK: snn.if %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-03 : f64, spatial_rank = 2 : i64}}
+// CHECK: snn.li %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 0 : i64}}
+// CHECK: snn.cuba_lif %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+func.func @fusable(%x: tensor<4x2x3x8x8xf32>, %f: tensor<4x2x5xf32>, %g: tensor<3xf32>, %g5: tensor<5xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x5xf32>, tensor<4x2x3x8x8xf32>) {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{fused with the preceding snn.batch_norm: the 0.0 MiB normalized tensor is not written}}
+  %s = snn.lif %y : tensor<4x2x3x8x8xf32>
+  %y2 = snn.batch_norm %x, %g, %g, %g, %g {eps = 1.0e-3} : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{fused with the preceding snn.batch_norm}}
+  %i = snn.if %y2 : tensor<4x2x3x8x8xf32>
+  %y3 = snn.batch_norm %f, %g5, %g5, %g5, %g5 {spatial_rank = 0 : i64} : tensor<4x2x5xf32>, tensor<5xf32>
+  // expected-remark @+1 {{fused with the preceding snn.batch_norm}}
+  %l = snn.li %y3 : tensor<4x2x5xf32>
+  %y4 = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{fused with the preceding snn.batch_norm}}
+  %c = snn.cuba_lif %y4 : tensor<4x2x3x8x8xf32>
+  return %s, %i, %l, %c : tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x5xf32>, tensor<4x2x3x8x8xf32>
+}
+
+// -----
+
+// In training the layer applies the batch norm too: snn.batch_norm_bwd
+// names the batch norm's output only to find its saved statistics (it reads
+// x), and the neuron backward reads the saved membrane.
+// CHECK-LABEL: func.func @trained
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+// CHECK: snn.batch_norm_bwd
+func.func @trained(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>, %gs: tensor<4x2x3x8x8xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<3xf32>) {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{fused with the preceding snn.batch_norm}}
+  %s = snn.lif %y : tensor<4x2x3x8x8xf32>
+  %gy = snn.neuron_bwd %gs, %s : tensor<4x2x3x8x8xf32>
+  %gx, %gg, %gb = snn.batch_norm_bwd %gy, %x, %g, %y : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  return %gx, %gg : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Both fusions on one layer (inference): the layer reads x, normalizes it
+// on load and writes the pooled spikes only.
+// CHECK-LABEL: func.func @with_pool
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {{{.*}}}, snn.fused_pool = {kernel = array<i64: 2, 2>, kind = "avg"}}
+func.func @with_pool(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>) -> tensor<4x2x3x4x4xf32> {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
+  // expected-remark @+1 {{fused with the following snn.avg_pool2d}}
+  %s = snn.lif %y : tensor<4x2x3x8x8xf32>
+  %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  return %p : tensor<4x2x3x4x4xf32>
+}
+
+// -----
+
+// The normalized tensor must be written when something else reads it (here
+// a residual add).
+// CHECK-LABEL: func.func @shared
+// CHECK-NOT: snn.fused_batch_norm
+func.func @shared(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>) {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{not fused with the preceding snn.batch_norm: the batch norm's output has 1 other user(s) besides the layer}}
+  %s = snn.lif %y : tensor<4x2x3x8x8xf32>
+  %a = snn.add %y, %s : tensor<4x2x3x8x8xf32>
+  return %s, %a : tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>
+}
+
+// -----
+
+// Two layers on one batch norm: each sees the other as a reader.
+// CHECK-LABEL: func.func @two_layers
+// CHECK-NOT: snn.fused_batch_norm
+func.func @two_layers(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>) {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{not fused with the preceding snn.batch_norm: the batch norm's output has 1 other user(s) besides the layer}}
+  %s = snn.lif %y : tensor<4x2x3x8x8xf32>
+  // expected-remark @+1 {{not fused with the preceding snn.batch_norm: the batch norm's output has 1 other user(s) besides the layer}}
+  %t = snn.if %y : tensor<4x2x3x8x8xf32>
+  return %s, %t : tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>
+}
+
+// -----
+
+// Not fused: a batch norm before a pooling or a convolution (no neuron
+// kernel to apply it; no remark, the pass looks at neuron layers), and a
+// neuron layer without a batch norm in front of it.
+// CHECK-LABEL: func.func @not_a_neuron
+// CHECK-NOT: snn.fused_batch_norm
+func.func @not_a_neuron(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>) -> (tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>) {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  %p = snn.max_pool2d %y {kernel_size = array<i64: 2, 2>} : tensor<4x2x3x8x8xf32> -> tensor<4x2x3x4x4xf32>
+  %s = snn.lif %x : tensor<4x2x3x8x8xf32>
+  return %p, %s : tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>
+}
+
+// -----
+
+// snn.plif is left alone (its kernel ABI puts the decay weight first).
+// CHECK-LABEL: func.func @plif
+// CHECK-NOT: snn.fused_batch_norm
+func.func @plif(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>, %w: tensor<1xf32>) -> tensor<4x2x3x8x8xf32> {
+  %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  // expected-remark @+1 {{not fused with the preceding snn.batch_norm: snn.plif is not fused with its batch norm yet}}
+  %s = snn.plif %y, %w : tensor<4x2x3x8x8xf32>, tensor<1xf32>
+  return %s : tensor<4x2x3x8x8xf32>
+}
