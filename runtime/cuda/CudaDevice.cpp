@@ -107,13 +107,6 @@ void CudaDevice::makeCurrent() const {
   SNNRT_CU(driver().cuCtxSetCurrent(context), deviceName);
 }
 
-unsigned CudaDevice::elementwiseGrid(long long n) const {
-  // Enough blocks to fill the GPU; the kernels loop over the rest.
-  long long blocks = (n + 255) / 256;
-  return static_cast<unsigned>(
-      std::max(1LL, std::min(blocks, 32LL * smCount)));
-}
-
 void CudaDevice::launchRaw(CUfunction fn, unsigned grid, unsigned block,
                            unsigned sharedBytes, void **params,
                            const std::string &where) {

@@ -81,15 +81,6 @@ public:
     void *params[] = {static_cast<void *>(&args)..., nullptr};
     launchRaw(fn, grid, block, sharedBytes, params, where);
   }
-  /// Launches the built-in `kernel` with enough blocks of 256 threads for a
-  /// grid-stride loop over `n` elements.
-  template <typename... Args>
-  void launchElementwise(const char *kernel, long long n,
-                         const std::string &where, Args... args) {
-    launch(modules.builtin(kernel, where), elementwiseGrid(n), 256, 0, where,
-           args...);
-  }
-  unsigned elementwiseGrid(long long n) const;
   void launchRaw(CUfunction fn, unsigned grid, unsigned block,
                  unsigned sharedBytes, void **params, const std::string &where);
 

@@ -87,20 +87,34 @@ std::string tinyModule() {
     op.update(extra);
     return op;
   };
-  json linear = {{"op", "linear"}, {"has_bias", true}};
-  json infer = {with(linear, {0, 1, 2}, {3}), with(lif, {3}, {4}),
-                with(linear, {4, 8, 9}, {10}), with(li, {10}, {11})};
-  json forward = {
-      with(linear, {0, 1, 2}, {3}),
-      with(lif, {3}, {4, 5}, {{"save_h", true}}),
-      with(linear, {4, 8, 9}, {10}),
-      with(li, {10}, {11})};
   auto constant = [&](const std::string &name, double value) {
     int id = static_cast<int>(tensors.size());
     tensors.push_back(t(id, name, {1}, "constant"));
     tensors.back()["init"] = {{"kind", "constant"}, {"value", value}};
     return id;
   };
+  // A layer's bias (and its gradient) is a generated kernel the op names:
+  // here the test kernel library's, whose sizes are constant tensors.
+  auto bias = [&](const char *kernel, int width, json args) {
+    json sizes = {constant(std::string(kernel) + ".rows", T * B),
+                  constant(std::string(kernel) + ".channels", width)};
+    for (const json &id : args)
+      sizes.push_back(id);
+    return json{{"launches",
+                 {{{"kernel", std::string("snnrt_test_") + kernel},
+                   {"args", sizes},
+                   {"grid", 1},
+                   {"block", 1}}}}};
+  };
+  json linear = {{"op", "linear"}, {"has_bias", true}};
+  json bias1 = bias("bias_add", HID, {3, 2}), bias2 = bias("bias_add", OUT, {10, 9});
+  json infer = {with(linear, {0, 1, 2}, {3}, bias1), with(lif, {3}, {4}),
+                with(linear, {4, 8, 9}, {10}, bias2), with(li, {10}, {11})};
+  json forward = {
+      with(linear, {0, 1, 2}, {3}, bias1),
+      with(lif, {3}, {4, 5}, {{"save_h", true}}),
+      with(linear, {4, 8, 9}, {10}, bias2),
+      with(li, {10}, {11})};
   // The loss (cross-entropy on the mean membrane) and the evaluation's
   // loss: kernel ops of the test kernel library, whose sizes are constant
   // tensors.
@@ -122,11 +136,11 @@ std::string tinyModule() {
   json backward = {
       lossKernel(true, {11, 12}, {13, 14, 15}),
       with(li, {14, 11}, {16}, {{"op", "neuron_bwd"}}),
-      {{"op", "linear_bwd"}, {"in", {16, 4, 8}}, {"out", {19, 17, 18}},
-       {"has_bias", true}, {"need_gx", true}},
+      with({{"op", "linear_bwd"}, {"has_bias", true}, {"need_gx", true}},
+           {16, 4, 8}, {19, 17, 18}, bias("bias_grad", OUT, {16, 18})),
       with(lif, {19, 5}, {21}, {{"op", "neuron_bwd"}}),
-      {{"op", "linear_bwd"}, {"in", {21, 0, 1}}, {"out", {22, 23}},
-       {"has_bias", true}, {"need_gx", false}}};
+      with({{"op", "linear_bwd"}, {"has_bias", true}, {"need_gx", false}},
+           {21, 0, 1}, {22, 23}, bias("bias_grad", HID, {21, 23}))};
   // SGD with momentum over the four parameters: one kernel op of the test
   // kernel library (Inputs/TestKernels.cpp), whose sizes and hyperparameters
   // are constant tensors.

@@ -597,6 +597,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
               "for all steps)";
   if (isa<BatchNormOp, BatchNormBwdOp>(op))
     json = toBatchNormKernelOp(std::move(json));
+  else if (isa<LinearOp, LinearBwdOp, Conv2DOp, Conv2DBwdOp>(op))
+    json = toLayerOp(std::move(json));
   else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
                MaxPool2DBwdOp>(op) ||

@@ -92,3 +92,37 @@ extern "C" void snnrt_test_loss_ce(void **args) {
   *loss = static_cast<float>(total / (gradient ? double(B) : counted));
   *correct = static_cast<float>(hits);
 }
+
+/// A linear layer's bias, y[r, c] += b[c]. args: rows [1], channels [1], y,
+/// b. One work item.
+extern "C" const int64_t snnrt_test_bias_add_range[2] = {1, 1};
+extern "C" void snnrt_test_bias_add(void **args, int64_t begin, int64_t end) {
+  if (begin > 0 || end < 1)
+    return;
+  long rows = static_cast<long>(scalar(args[0]));
+  long channels = static_cast<long>(scalar(args[1]));
+  float *y = static_cast<float *>(args[2]);
+  const float *b = static_cast<const float *>(args[3]);
+  for (long r = 0; r < rows; ++r)
+    for (long c = 0; c < channels; ++c)
+      y[r * channels + c] += b[c];
+}
+
+/// Its gradient, gb[c] = the sum over r of gy[r, c] (float64, rows in
+/// order). args: rows [1], channels [1], gy, gb. One work item.
+extern "C" const int64_t snnrt_test_bias_grad_range[2] = {1, 1};
+extern "C" void snnrt_test_bias_grad(void **args, int64_t begin,
+                                     int64_t end) {
+  if (begin > 0 || end < 1)
+    return;
+  long rows = static_cast<long>(scalar(args[0]));
+  long channels = static_cast<long>(scalar(args[1]));
+  const float *gy = static_cast<const float *>(args[2]);
+  float *gb = static_cast<float *>(args[3]);
+  for (long c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (long r = 0; r < rows; ++r)
+      sum += gy[r * channels + c];
+    gb[c] = static_cast<float>(sum);
+  }
+}

@@ -55,6 +55,19 @@ def build(args):
     # infer and train_forward share activations (programs run one at a time).
     infer, forward, layers, spike_layers = [], [], [], []
     cur_infer = cur_train = x
+
+    def constant(name, value):
+        return m.tensor(name, [1], "constant",
+                        init={"kind": "constant", "value": value})
+
+    def bias_launch(kernel, layer, width, ins):
+        """The generated bias kernel of a layer op (here the test kernel
+        library's), sizes as constant tensors."""
+        sizes = [constant(f"{kernel}{layer}.rows", T * B),
+                 constant(f"{kernel}{layer}.channels", width)]
+        return [{"kernel": f"snnrt_test_{kernel}", "args": sizes + ins,
+                 "grid": 1, "block": 1}]
+
     for i in range(len(sizes) - 1):
         fan_in, width = sizes[i], sizes[i + 1]
         last = i == len(sizes) - 2
@@ -68,11 +81,14 @@ def build(args):
         a = m.tensor(f"%a{i + 1}", shape, "activation")
         s = m.tensor(f"%s{i + 1}", shape, "activation")
         neuron = dict(li if last else lif, features=width)
-        infer += [op("linear", [cur_infer, w, b], [a], has_bias=True),
+        bias = bias_launch("bias_add", i, width, [a, b])
+        infer += [op("linear", [cur_infer, w, b], [a], has_bias=True,
+                     launches=bias),
                   op("neuron", [a], [s], **neuron)]
         layer = {"w": w, "b": b, "x": cur_train, "a": a, "s": s,
                  "neuron": neuron, "h": None}
-        forward.append(op("linear", [cur_train, w, b], [a], has_bias=True))
+        forward.append(op("linear", [cur_train, w, b], [a], has_bias=True,
+                          launches=bias))
         if last:
             forward.append(op("neuron", [a], [s], **neuron))
         else:
@@ -87,10 +103,6 @@ def build(args):
     loss = m.tensor("loss", [], "loss")
     correct = m.tensor("correct", [], "metric")
     g = m.tensor("%grad.y", m.shape(y), "grad")
-
-    def constant(name, value):
-        return m.tensor(name, [1], "constant",
-                        init={"kind": "constant", "value": value})
 
     # The loss (cross-entropy on the mean membrane) and the evaluation's:
     # kernel ops of the test kernel library, sizes as constant tensors.
@@ -117,7 +129,9 @@ def build(args):
             gx = m.tensor(f"%grad.x{i + 1}", m.shape(L["x"]), "grad")
             outs = [gx] + outs
         backward.append(op("linear_bwd", [ga, L["x"], L["w"]], outs,
-                           has_bias=True, need_gx=need_gx))
+                           has_bias=True, need_gx=need_gx,
+                           launches=bias_launch("bias_grad", i,
+                                                m.shape(L["b"])[0], [ga, gb])))
         if need_gx:
             g = gx
         for param, grad in ((L["w"], gw), (L["b"], gb)):
