@@ -117,7 +117,7 @@ record)
   stamp "record done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/plif-grads \
-      $g/bf16-grads $g/recompute-grads $g/asym-grads; do
+      $g/bf16-grads $g/recompute-grads $g/asym-grads $g/layer-grads; do
     echo "$r:"
     SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \

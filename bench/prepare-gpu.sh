@@ -64,6 +64,9 @@ grads_case plif-grads "$root/test/Runtime/Inputs/plif-net.mlir"
 grads_case bf16-grads conv -- saved-h=bf16
 grads_case recompute-grads conv -- recompute=2
 grads_case asym-grads conv-asym
+# Grouped, strided, dilated convolutions with a bias at batch 1 (cuDNN plus
+# the generated bias kernels and their gradient).
+grads_case layer-grads "$root/test/Runtime/Inputs/conv-layers.mlir"
 # The generated op kernels (elementwise ops, pooling, losses, optimizer updates), checked on
 # the GPU by bench/gpu-op-kernels.sh: opk_case NAME SOURCE AUTODIFF-OPTIONS.
 rm -rf "$g/opk"
