@@ -130,16 +130,17 @@ void compareInfer(snnrt::Executor &cpu, snnrt::CudaExecutor &gpu, Random &rnd,
 }
 
 /// x[T=2, B=3, 2, 8, 8] through the forward ops the runtime itself runs
-/// (batch norm, pooling and the elementwise ops are generated kernels: a
-/// compiled module's, RunsACompiledModulesKernels).
+/// (batch norm, pooling, the elementwise ops, a layer's bias and a
+/// convolution's im2col are generated kernels: a compiled module's,
+/// RunsACompiledModulesKernels).
 json forwardManifest() {
-  // x[T=2, B=3, 2, 8, 8] -> conv 3x3 -> lif -> flatten
-  // -> linear -> li readout.
+  // x[T=2, B=3, 2, 8, 8] -> flatten -> linear -> lif -> flatten
+  // -> linear -> li readout (no biases).
   json t = json::array({
       tensor(0, "input", {2, 3, 2, 8, 8}, "input"),
-      tensor(1, "conv.weight", {4, 2, 3, 3}, "param"),
-      tensor(2, "conv.bias", {4}, "param"),
-      tensor(3, "%conv", {2, 3, 4, 8, 8}),
+      tensor(1, "fc0.weight", {256, 128}, "param"),
+      tensor(2, "%flat_input", {2, 3, 128}),
+      tensor(3, "%fc0", {2, 3, 4, 8, 8}),
       tensor(4, "%spikes", {2, 3, 4, 8, 8}, "spikes"),
       tensor(5, "%h", {2, 3, 4, 8, 8}, "saved"),
       tensor(6, "%flat", {2, 3, 256}),
@@ -148,6 +149,7 @@ json forwardManifest() {
       tensor(9, "%fc", {2, 3, 5}),
       tensor(10, "%readout", {2, 3, 5}),
   });
+  t[2]["alias_of"] = 0;
   t[6]["alias_of"] = 4;
   json lif = {{"model", "lif"}, {"features", 256}, {"k", 0.5}, {"c", 0.5},
               {"v_leak", 0.0}, {"v_th", 0.3}, {"v_reset", 0.0},
@@ -160,12 +162,9 @@ json forwardManifest() {
   li.update({{"op", "neuron"}, {"model", "li"}, {"features", 5},
              {"save_h", false}, {"in", {9}}, {"out", {10}}});
   json ops = json::array({
-      {{"op", "conv2d"}, {"in", {0, 1, 2}}, {"out", {3}}, {"has_bias", true},
-       {"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}},
-       {"groups", 1}},
+      {{"op", "linear"}, {"in", {2, 1}}, {"out", {3}}, {"has_bias", false}},
       neuron,
-      {{"op", "linear"}, {"in", {6, 7, 8}}, {"out", {9}},
-       {"has_bias", true}},
+      {{"op", "linear"}, {"in", {6, 7}}, {"out", {9}}, {"has_bias", false}},
       li,
   });
   json manifest = {{"format", "snn-module"}, {"version", 1},
