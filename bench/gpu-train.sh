@@ -138,12 +138,18 @@ record)
   stamp "record done";;
 grads)
   for r in $g/recurrent-grads $g/recurrent-grads-cuba $g/recurrent-grads-plif $g/plif-grads \
-      $g/bf16-grads $g/recompute-grads $g/asym-grads $g/variants-grads; do
+      $g/bf16-grads $g/recompute-grads $g/asym-grads $g/variants-grads \
+      $g/layer-grads; do
     echo "$r:"
     SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors --data $r/x.npy \
       --labels $r/y.npy --output $r/grads.safetensors && \
       PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
   done
+  # The same layers without cuDNN: the generated im2col/col2im columns.
+  r=$g/layer-grads; echo "$r (SNNRT_CUDA_CUDNN=0):"
+  SNNRT_CUDA_CUDNN=0 SNNRT_MEMORY_PLAN=poison $run $r/rec.snnmod grads --device cuda:0 --weights $r/w.safetensors \
+    --data $r/x.npy --labels $r/y.npy --output $r/grads.safetensors && \
+    PYTHONPATH=python python3 test/Runtime/Inputs/grads_reference.py compare $r/rec.snnmod $r
   bench/gpu-op-kernels.sh $run $g 2>&1 | tee "$out/op-kernels.log" | tail -40
   stamp "grads done";;
 opkernels)

@@ -68,6 +68,9 @@ grads_case asym-grads conv-asym
 # test/Runtime/neuron-variants.test): the GPU runs them only as generated
 # kernels, as the CPU does.
 grads_case variants-grads "$root/test/Runtime/Inputs/neuron-variants.mlir"
+# Grouped, strided, dilated convolutions with a bias at batch 1 (cuDNN plus
+# the generated bias kernels and their gradient).
+grads_case layer-grads "$root/test/Runtime/Inputs/conv-layers.mlir"
 # The generated op kernels (elementwise ops, pooling, losses, optimizer updates), checked on
 # the GPU by bench/gpu-op-kernels.sh: opk_case NAME SOURCE AUTODIFF-OPTIONS.
 rm -rf "$g/opk"

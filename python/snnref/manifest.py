@@ -319,7 +319,9 @@ def _run_op(mod, op, lr, smooth):
             _run_op(mod, sub, lr, smooth)
         return
     acc = bool(op.get("accumulate", False))
-    out = [int(i) for i in op.get("out", [])]
+    # A layer op's scratch tensors (its `columns`) are not results.
+    scratch = {int(i) for i in op.get("scratch", [])}
+    out = [int(i) for i in op.get("out", []) if int(i) not in scratch]
 
     def put(i, value, grad=False):
         mod.set(out[i], value, accumulate=acc and grad)

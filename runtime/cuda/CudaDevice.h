@@ -95,8 +95,9 @@ public:
     void *params[] = {static_cast<void *>(&args)..., nullptr};
     launchRaw(fn, grid, block, sharedBytes, params, where);
   }
-  /// Launches the built-in `kernel` with enough blocks of 256 threads for a
-  /// grid-stride loop over `n` elements.
+  /// Launches the runtime's own `kernel` (TimeSplit.cu: transfers of split
+  /// modules) with enough blocks of 256 threads for a grid-stride loop over
+  /// `n` elements.
   template <typename... Args>
   void launchElementwise(const char *kernel, long long n,
                          const std::string &where, Args... args) {

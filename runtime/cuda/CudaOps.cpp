@@ -65,17 +65,11 @@ void snnrt::cuda::expectArity(const OpCall &call, size_t inMin, size_t inMax,
                       std::to_string(call.out.size()));
 }
 
-/// One launch of a generated kernel of the module's cubin/PTX
-/// (docs/artifact-format.md, "Generated op kernels"): one pointer per
-/// tensor of `args`, then the run values when the launch says `run_values`;
-/// grid and block from the launch.
-static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
-                                  const json &launch) {
-  const json *args = launch.contains("args") ? &launch["args"] : nullptr;
-  if (!launch.contains("kernel") || !launch["kernel"].is_string() || !args ||
-      !args->is_array())
-    opError(call, "a kernel launch needs \"kernel\" (a name) and \"args\" "
-                  "(tensor ids)");
+void snnrt::cuda::launchKernelAt(CudaDevice &device, OpCall &call,
+                                 const json &launch,
+                                 std::vector<CUdeviceptr> pointers) {
+  if (!launch.contains("kernel") || !launch["kernel"].is_string())
+    opError(call, "a kernel launch needs \"kernel\" (a name)");
   auto integer = [&](const char *name) {
     if (!launch.contains(name) || !launch[name].is_number())
       opError(call, std::string("a kernel launch needs the number '") +
@@ -85,7 +79,28 @@ static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
   long long grid = integer("grid"), block = integer("block");
   if (grid <= 0 || grid > 0x7fffffffLL || block <= 0 || block > 1024)
     opError(call, "'grid' must be in [1, 2^31) and 'block' in [1, 1024]");
+  if (!device.kernels().hasCompiled())
+    opError(call, "the module has no cubin or PTX for this device; "
+                  "compile it with target=cuda or target=all");
   CUfunction fn = device.kernels().compiledKernel(launch["kernel"], call.where);
+  std::vector<void *> params;
+  for (CUdeviceptr &p : pointers)
+    params.push_back(&p);
+  params.push_back(nullptr);
+  device.launchRaw(fn, static_cast<unsigned>(grid),
+                   static_cast<unsigned>(block), 0, params.data(), call.where);
+}
+
+/// One launch of a generated kernel of the module's cubin/PTX
+/// (docs/artifact-format.md, "Generated op kernels"): one pointer per
+/// tensor of `args`, then the run values when the launch says `run_values`;
+/// grid and block from the launch.
+static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
+                                  const json &launch) {
+  const json *args = launch.contains("args") ? &launch["args"] : nullptr;
+  if (!args || !args->is_array())
+    opError(call, "a kernel launch needs \"kernel\" (a name) and \"args\" "
+                  "(tensor ids)");
   std::vector<CUdeviceptr> pointers;
   for (const json &id : *args) {
     if (!id.is_number_integer())
@@ -94,17 +109,27 @@ static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
   }
   if (launch.value("run_values", false))
     pointers.push_back(device.runValues(call.where));
-  std::vector<void *> params;
-  for (CUdeviceptr &p : pointers)
-    params.push_back(&p);
-  params.push_back(nullptr);
   // A kernel whose blocks accumulate into their outputs (spike_density).
   if (attrBool(call, "zero_outputs", false))
     for (const DeviceTensor &t : call.out)
       device.zero(t.ptr, static_cast<std::size_t>(t.numel()) * (t.bf16 ? 2 : 4),
                   call.where);
-  device.launchRaw(fn, static_cast<unsigned>(grid),
-                   static_cast<unsigned>(block), 0, params.data(), call.where);
+  launchKernelAt(device, call, launch, std::move(pointers));
+}
+
+void snnrt::cuda::runOpLaunches(CudaDevice &device, OpCall &call) {
+  if (!call.op.contains("launches")) {
+    if (attrBool(call, "has_bias", false))
+      opError(call, "a layer with a bias needs its \"launches\" (the "
+                    "generated bias kernel); recompile the module with this "
+                    "snn-opt");
+    return;
+  }
+  const json &launches = call.op["launches"];
+  if (!launches.is_array())
+    opError(call, "\"launches\" must be a list of kernel launches");
+  for (const json &launch : launches)
+    launchGeneratedKernel(device, call, launch);
 }
 
 /// A `kernel` op: one launch (the op's own kernel, args, grid, block), or
@@ -112,9 +137,6 @@ static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
 static bool runGeneratedKernel(CudaDevice &device, OpCall &call) {
   if (call.op.value("op", "") != "kernel")
     return false;
-  if (!device.kernels().hasCompiled())
-    opError(call, "the module has no cubin or PTX for this device; "
-                  "compile it with target=cuda or target=all");
   std::string used;
   if (call.op.contains("launches")) {
     const json &launches = call.op["launches"];

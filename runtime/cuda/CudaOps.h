@@ -58,6 +58,16 @@ bool runChainedNeuronOp(CudaDevice &device, OpCall &call);
 /// The ops of a module split in time (needs device.timeSplit()).
 bool runTimeSplitOp(CudaDevice &device, OpCall &call);
 
+/// Launches the generated kernel of `launch` ("kernel", "grid", "block")
+/// on `pointers`, its arguments.
+void launchKernelAt(CudaDevice &device, OpCall &call,
+                    const nlohmann::json &launch,
+                    std::vector<CUdeviceptr> pointers);
+/// Runs the op's `launches`: the generated kernels after a layer op's
+/// library call (docs/artifact-format.md, "Layer ops: library calls and
+/// their kernels").
+void runOpLaunches(CudaDevice &device, OpCall &call);
+
 /// Attribute accessors: an error names the op and the attribute.
 double attrNumber(const OpCall &call, const char *name);
 double attrNumber(const OpCall &call, const char *name, double fallback);

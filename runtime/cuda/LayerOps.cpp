@@ -1,9 +1,10 @@
 //===- LayerOps.cpp - stateless layers: GEMMs, conv ----------------------===//
 //
-// Every stateless layer runs once over all T*B rows. Linear layers and
-// convolutions (im2col + cuBLAS) reduce their weight gradients over all rows
-// in one GEMM; the column buffer is chunked only when it would exceed
-// kMaxColumnBytes.
+// Every stateless layer runs once over all T*B rows: cuBLAS or cuDNN, then
+// the op's generated `launches` (the bias, its gradient). A convolution
+// that cuDNN cannot run goes through the op's `columns`: per chunk of
+// images the generated im2col, one cuBLAS GEMM per group, the generated
+// layout copy (and col2im for gx).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,6 @@
 using namespace snnrt::cuda;
 
 namespace {
-constexpr std::size_t kMaxColumnBytes = std::size_t(512) << 20;
 
 int toInt(const OpCall &call, long long v, const char *what) {
   if (v < 0 || v > INT_MAX)
@@ -35,12 +35,19 @@ void expectElements(const OpCall &call, const DeviceTensor &t, int64_t n,
                       ")");
 }
 
+/// The op's scratch tensors (after its results).
+size_t scratchCount(const OpCall &call) {
+  return call.op.contains("scratch") && call.op["scratch"].is_array()
+             ? call.op["scratch"].size()
+             : 0;
+}
+
 /// has_bias, need_gx, accumulate of linear_bwd/conv2d_bwd (in: gy, x, w;
-/// out: gx?, gw, gb?), with their arity checked.
+/// out: gx?, gw, gb?, scratch), with their arity checked.
 std::tuple<bool, bool, bool> weightGradFlags(const OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", false);
   bool needGx = attrBool(call, "need_gx", true);
-  size_t outs = 1 + hasBias + needGx;
+  size_t outs = 1 + hasBias + needGx + scratchCount(call);
   // The dense path of an event-driven linear backward also reads the
   // decision (a 4th input).
   size_t ins = 3 + (attrBool(call, "unless_event_path", false) ? 1 : 0);
@@ -80,11 +87,9 @@ void runDenseLinear(CudaDevice &dev, OpCall &call, bool hasBias) {
   g.b = w.f32(), g.ldb = d.k;
   g.c = y.f32(), g.ldc = d.n;
   dev.gemm(g, call.where);
-  if (hasBias) {
+  if (hasBias)
     expectElements(call, call.in[2], d.n, "bias of N");
-    dev.launchElementwise("snnrt_add_bias", d.m * d.n, call.where, y.f32(),
-                          call.in[2].f32(), d.m, d.n);
-  }
+  runOpLaunches(dev, call);
 }
 
 void runLinear(CudaDevice &dev, OpCall &call) {
@@ -145,13 +150,9 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
   } else {
     gemms();
   }
-  if (hasBias) {
-    const DeviceTensor &gb = call.out[o++];
-    expectElements(call, gb, d.n, "like the bias");
-    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
-               static_cast<unsigned>(d.n), 256, 0, call.where, gy.f32(),
-               gb.f32(), d.m, d.n, 1LL, int(accumulate));
-  }
+  if (hasBias)
+    expectElements(call, call.out[o], d.n, "like the bias");
+  runOpLaunches(dev, call); // gb
 }
 
 //===-- convolution windows ----------------------------------------------===//
@@ -211,11 +212,10 @@ struct ConvSetup {
   /// Padding differs between the two sides of a dim: cuDNN cannot.
   bool asymmetric = false;
   long long out, groups, groupOut, groupK, pixels;
-  long long chunk; // images per column buffer
 };
 
 ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
-                    const DeviceTensor &w, bool backward) {
+                    const DeviceTensor &w) {
   if (w.shape.size() != 4)
     opError(call, "weight " + w.name + " must be [O, C/groups, KH, KW]");
   ConvSetup c;
@@ -234,21 +234,51 @@ ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
   c.groupOut = c.out / c.groups;
   c.groupK = c.shape.groupChannels * c.shape.kernelH * c.shape.kernelW;
   c.pixels = c.shape.outHeight * c.shape.outWidth;
-  // Per image: the columns (and in backward their gradient and gyᵀ).
-  long long perImage = c.groupK * c.pixels * (backward ? 2 : 1) +
-                       (backward ? c.out * c.pixels : 0);
-  c.chunk = std::max(1LL, static_cast<long long>(kMaxColumnBytes / 4) /
-                              std::max(1LL, perImage));
-  c.chunk = std::min(c.chunk, c.shape.images);
   return c;
 }
 
-void im2col(CudaDevice &dev, const OpCall &call, const float *x, float *col,
-            SnnConvShape s, long long group) {
-  long long total = s.groupChannels * s.kernelH * s.kernelW * s.images *
-                    s.outHeight * s.outWidth;
-  dev.launchElementwise("snnrt_im2col", total, call.where, x, col, s, group);
-}
+/// The op's `columns`: chunks of `images` images through the scratch
+/// tensors col [C*KH*KW, images*P] and rows [O, images*P].
+struct Columns {
+  const OpCall &call;
+  const nlohmann::json &plan;
+  long long images;
+  DeviceTensor col, rows;
+
+  Columns(OpCall &call, const ConvSetup &c)
+      : call(call), plan(columnsOf(call)) {
+    images = plan.value("images", 0LL);
+    if (images <= 0 || c.shape.images % images)
+      opError(call, "\"columns\".images must divide the " +
+                        std::to_string(c.shape.images) + " images");
+    col = scratch("col", c.groupK * c.groups * images * c.pixels);
+    rows = scratch("rows", c.out * images * c.pixels);
+  }
+  static const nlohmann::json &columnsOf(const OpCall &call) {
+    if (!call.op.contains("columns") || !call.op["columns"].is_object())
+      opError(call, "a convolution without cuDNN needs its \"columns\" "
+                    "(the generated im2col kernels); recompile the module "
+                    "with this snn-opt");
+    return call.op["columns"];
+  }
+  DeviceTensor scratch(const char *name, long long n) const {
+    if (!plan.contains(name) || !plan[name].is_number_integer())
+      opError(call, std::string("\"columns\" needs the tensor id \"") +
+                        name + "\"");
+    DeviceTensor t = call.tensor(plan[name].get<int64_t>());
+    expectElements(call, t, n, name);
+    return t;
+  }
+  /// The plan's kernel `name` on (from, to).
+  void run(CudaDevice &dev, OpCall &c, const char *name, const float *from,
+           float *to) const {
+    if (!plan.contains(name))
+      opError(c, std::string("\"columns\" has no launch \"") + name + "\"");
+    launchKernelAt(dev, c, plan[name],
+                   {reinterpret_cast<CUdeviceptr>(from),
+                    reinterpret_cast<CUdeviceptr>(to)});
+  }
+};
 
 /// cuDNN when it is loaded, the tensors fit its 32-bit sizes and the padding
 /// is symmetric; else im2col + cuBLAS.
@@ -269,13 +299,6 @@ ConvProblem convProblem(const ConvSetup &c) {
   return p;
 }
 
-void addConvBias(CudaDevice &dev, OpCall &call, const ConvSetup &c,
-                 const DeviceTensor &y) {
-  expectElements(call, call.in[2], c.out, "bias of O");
-  dev.launchElementwise("snnrt_add_channel_bias", y.numel(), call.where,
-                        y.f32(), call.in[2].f32(),
-                        static_cast<long long>(y.numel()), c.out, c.pixels);
-}
 
 void runConv(CudaDevice &dev, OpCall &call) {
   bool hasBias = attrBool(call, "has_bias", call.in.size() == 3);
@@ -285,51 +308,49 @@ void runConv(CudaDevice &dev, OpCall &call) {
   // is overwritten with the same function (docs/artifact-format.md).
   size_t inputs = (hasBias ? 3 : 2) +
                   (attrBool(call, "unless_event_path", false) ? 1 : 0);
-  expectArity(call, inputs, inputs, 1, 1);
+  size_t outputs = 1 + scratchCount(call);
+  expectArity(call, inputs, inputs, outputs, outputs);
   const DeviceTensor &x = call.in[0], &w = call.in[1], &y = call.out[0];
-  ConvSetup c = convSetup(call, x, w, false);
+  ConvSetup c = convSetup(call, x, w);
   const SnnConvShape &s = c.shape;
   expectElements(call, y, s.images * c.out * c.pixels, "M x O x OH x OW");
+  if (hasBias)
+    expectElements(call, call.in[2], c.out, "bias of O");
   if (CudnnConv *cudnn = cudnnFor(dev, c)) {
     cudnn->forward(convProblem(c), x.f32(), w.f32(), y.f32(), call.where);
-    if (hasBias)
-      addConvBias(dev, call, c, y);
+    runOpLaunches(dev, call);
     return;
   }
+  Columns plan(call, c);
   long long inImage = s.channels * s.height * s.width;
-  float *col = reinterpret_cast<float *>(dev.scratch(
-      "conv.col", c.groupK * c.chunk * c.pixels * 4, call.where));
-  for (long long m0 = 0; m0 < s.images; m0 += c.chunk) {
-    SnnConvShape part = s;
-    part.images = std::min(c.chunk, s.images - m0);
+  long long cols = plan.images * c.pixels;
+  for (long long m0 = 0; m0 < s.images; m0 += plan.images) {
+    plan.run(dev, call, "im2col", x.f32() + m0 * inImage, plan.col.f32());
     for (long long g = 0; g < c.groups; ++g) {
-      im2col(dev, call, x.f32() + m0 * inImage, col, part, g);
-      // y_m[Og, P] = w_g[Og, Kg] col[:, m P .. m P + P], one batch entry per
-      // image.
+      // rows_g[Og, images*P] = w_g[Og, Kg] col_g[Kg, images*P]
       RowMajorGemm gm;
       gm.m = toInt(call, c.groupOut, "O/groups");
-      gm.n = toInt(call, c.pixels, "OH*OW");
+      gm.n = toInt(call, cols, "images*OH*OW");
       gm.k = toInt(call, c.groupK, "C/groups*KH*KW");
       gm.a = w.f32() + g * c.groupOut * c.groupK, gm.lda = c.groupK;
-      gm.b = col, gm.ldb = part.images * c.pixels, gm.strideB = c.pixels;
-      gm.c = y.f32() + m0 * c.out * c.pixels + g * c.groupOut * c.pixels;
-      gm.ldc = c.pixels, gm.strideC = c.out * c.pixels;
-      gm.batch = toInt(call, part.images, "images");
+      gm.b = plan.col.f32() + g * c.groupK * cols, gm.ldb = cols;
+      gm.c = plan.rows.f32() + g * c.groupOut * cols, gm.ldc = cols;
       dev.gemm(gm, call.where);
     }
+    plan.run(dev, call, "channels_last", plan.rows.f32(),
+             y.f32() + m0 * c.out * c.pixels);
   }
-  if (hasBias)
-    addConvBias(dev, call, c, y);
+  runOpLaunches(dev, call);
 }
 
-void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
-                        const DeviceTensor *gx, const DeviceTensor &gw,
-                        bool accumulate);
+void convBackwardColumns(CudaDevice &dev, OpCall &call, const ConvSetup &c,
+                         const DeviceTensor *gx, const DeviceTensor &gw,
+                         bool accumulate);
 
 void runConvBackward(CudaDevice &dev, OpCall &call) {
   auto [hasBias, needGx, accumulate] = weightGradFlags(call);
   const DeviceTensor &gy = call.in[0], &x = call.in[1], &w = call.in[2];
-  ConvSetup c = convSetup(call, x, w, true);
+  ConvSetup c = convSetup(call, x, w);
   const SnnConvShape &s = c.shape;
   expectElements(call, gy, s.images * c.out * c.pixels, "M x O x OH x OW");
   size_t o = 0;
@@ -338,6 +359,8 @@ void runConvBackward(CudaDevice &dev, OpCall &call) {
   expectElements(call, gw, w.numel(), "like the weight");
   if (gx)
     expectElements(call, *gx, x.numel(), "like the input");
+  if (hasBias)
+    expectElements(call, call.out[o], c.out, "like the bias");
   if (CudnnConv *cudnn = cudnnFor(dev, c)) {
     ConvProblem p = convProblem(c);
     cudnn->backwardFilter(p, x.f32(), gy.f32(), gw.f32(), accumulate,
@@ -346,68 +369,54 @@ void runConvBackward(CudaDevice &dev, OpCall &call) {
       cudnn->backwardData(p, gy.f32(), w.f32(), gx->f32(), accumulate,
                           call.where);
   } else {
-    convBackwardIm2col(dev, call, c, gx, gw, accumulate);
+    convBackwardColumns(dev, call, c, gx, gw, accumulate);
   }
-  if (hasBias) {
-    const DeviceTensor &gb = call.out[o++];
-    expectElements(call, gb, c.out, "like the bias");
-    dev.launch(dev.kernels().builtin("snnrt_channel_sum", call.where),
-               static_cast<unsigned>(c.out), 256, 0, call.where, gy.f32(),
-               gb.f32(), s.images, c.out, c.pixels, int(accumulate));
-  }
+  runOpLaunches(dev, call); // gb
 }
 
-/// gw and gx through column buffers and cuBLAS.
-void convBackwardIm2col(CudaDevice &dev, OpCall &call, const ConvSetup &c,
-                        const DeviceTensor *gx, const DeviceTensor &gw,
-                        bool accumulate) {
+/// gw and gx through the column buffers and cuBLAS: per chunk, gy as
+/// [O, images*P], then per group gw (+)= gy_g colᵀ_g and the column
+/// gradient w_gᵀ gy_g in place of col_g, scattered into gx by col2im.
+void convBackwardColumns(CudaDevice &dev, OpCall &call, const ConvSetup &c,
+                         const DeviceTensor *gx, const DeviceTensor &gw,
+                         bool accumulate) {
   const DeviceTensor &gy = call.in[0], &x = call.in[1], &w = call.in[2];
   const SnnConvShape &s = c.shape;
+  Columns plan(call, c);
   long long inImage = s.channels * s.height * s.width;
-  long long colElems = c.groupK * c.chunk * c.pixels;
-  float *col = reinterpret_cast<float *>(
-      dev.scratch("conv.col", colElems * 4, call.where));
-  float *colGrad = reinterpret_cast<float *>(
-      dev.scratch("conv.colgrad", colElems * 4, call.where));
-  float *gyT = reinterpret_cast<float *>(dev.scratch(
-      "conv.gyT", c.out * c.chunk * c.pixels * 4, call.where));
-  for (long long m0 = 0; m0 < s.images; m0 += c.chunk) {
-    SnnConvShape part = s;
-    part.images = std::min(c.chunk, s.images - m0);
-    long long cols = part.images * c.pixels;
-    // gyᵀ[O, images*P]: each output channel's gradients in one row.
-    dev.launchElementwise("snnrt_channels_first", c.out * cols, call.where,
-                          gy.f32() + m0 * c.out * c.pixels, gyT,
-                          part.images, c.out, c.pixels);
+  long long cols = plan.images * c.pixels;
+  for (long long m0 = 0; m0 < s.images; m0 += plan.images) {
+    plan.run(dev, call, "channels_first", gy.f32() + m0 * c.out * c.pixels,
+             plan.rows.f32());
+    plan.run(dev, call, "im2col", x.f32() + m0 * inImage, plan.col.f32());
     for (long long g = 0; g < c.groups; ++g) {
-      im2col(dev, call, x.f32() + m0 * inImage, col, part, g);
-      const float *gyG = gyT + g * c.groupOut * cols;
-      RowMajorGemm gwG; // gw_g = gyᵀ_g colᵀ: all rows of the chunk at once
+      const float *gyG = plan.rows.f32() + g * c.groupOut * cols;
+      float *colG = plan.col.f32() + g * c.groupK * cols;
+      RowMajorGemm gwG; // gw_g = gy_g colᵀ_g: all rows of the chunk at once
       gwG.transB = true;
       gwG.m = toInt(call, c.groupOut, "O/groups");
       gwG.n = toInt(call, c.groupK, "C/groups*KH*KW");
       gwG.k = toInt(call, cols, "images*OH*OW");
       gwG.a = gyG, gwG.lda = cols;
-      gwG.b = col, gwG.ldb = cols;
+      gwG.b = colG, gwG.ldb = cols;
       gwG.c = gw.f32() + g * c.groupOut * c.groupK, gwG.ldc = c.groupK;
       gwG.beta = (accumulate || m0 > 0) ? 1.0f : 0.0f;
       dev.gemm(gwG, call.where);
       if (!gx)
         continue;
-      RowMajorGemm gc; // colGrad = w_gᵀ gyᵀ_g
+      RowMajorGemm gc; // col_g = w_gᵀ gy_g
       gc.transA = true;
       gc.m = toInt(call, c.groupK, "C/groups*KH*KW");
       gc.n = toInt(call, cols, "images*OH*OW");
       gc.k = toInt(call, c.groupOut, "O/groups");
       gc.a = w.f32() + g * c.groupOut * c.groupK, gc.lda = c.groupK;
       gc.b = gyG, gc.ldb = cols;
-      gc.c = colGrad, gc.ldc = cols;
+      gc.c = colG, gc.ldc = cols;
       dev.gemm(gc, call.where);
-      dev.launchElementwise(
-          "snnrt_col2im", part.images * inImage / c.groups, call.where,
-          static_cast<const float *>(colGrad), gx->f32() + m0 * inImage, part,
-          g, int(accumulate));
     }
+    if (gx)
+      plan.run(dev, call, "col2im", plan.col.f32(),
+               gx->f32() + m0 * inImage);
   }
 }
 

@@ -1,7 +1,9 @@
 //===- CpuLayerGrads.cpp - backward of the stateless layers on the CPU ----===//
 //
-// linear_bwd, conv2d_bwd (im2col + GEMM, col2im for gx). Every gradient
-// output is overwritten, or added to when the op says `accumulate: true`.
+// linear_bwd, conv2d_bwd: GEMMs (CBLAS) and the op's generated kernels
+// (the bias gradient; im2col, col2im and the layout copy of the columns).
+// Every gradient output is overwritten, or added to when the op says
+// `accumulate: true`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +21,14 @@ namespace {
 /// The outputs gx?, gw, gb? of linear_bwd / conv2d_bwd.
 struct WeightGradOutputs {
   float *gx = nullptr, *gw = nullptr, *gb = nullptr;
-  WeightGradOutputs(const Ctx &c, size_t xn, size_t wn, size_t bn) {
+  /// `scratch`: the op's scratch tensors, after the gradients.
+  WeightGradOutputs(const Ctx &c, size_t xn, size_t wn, size_t bn,
+                    size_t scratch = 0) {
     bool needGx = c.attr("need_gx", true), hasBias = c.attr("has_bias", false);
     size_t count = 1 + needGx + hasBias;
     // An event-driven backward's dense path also reads the decision.
     size_t inputs = c.attr("unless_event_path", false) ? 4 : 3;
-    c.arity(inputs, inputs, count, count);
+    c.arity(inputs, inputs, count + scratch, count + scratch);
     size_t o = 0;
     if (needGx) {
       c.expectElements(c.out(o), xn, "gx, like x");
@@ -38,22 +42,6 @@ struct WeightGradOutputs {
     }
   }
 };
-
-/// gb[j] (+)= sum over rows r and positions i of gy[(r*n + j)*inner + i].
-void biasGrad(const float *gy, int64_t rows, int64_t n, int64_t inner,
-              bool accumulate, float *gb) {
-  std::vector<double> sum(static_cast<size_t>(n), 0.0);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      const float *src = gy + (r * n + j) * inner;
-      double s = 0.0;
-      for (int64_t i = 0; i < inner; ++i)
-        s += src[i];
-      sum[j] += s;
-    }
-  for (int64_t j = 0; j < n; ++j)
-    gb[j] = static_cast<float>(sum[j]) + (accumulate ? gb[j] : 0.0f);
-}
 
 void linearBackward(const Ctx &c) {
   // The dense path of an event-driven backward reads the decision (a 4th
@@ -81,40 +69,39 @@ void linearBackward(const Ctx &c) {
     gemm(false, false, rows, k, n, gy, c.inPtr(2), beta, g.gx);
   if (!eventPathRan) // gw[N,K] = gy^T[N,M] x[M,K]
     gemm(true, false, n, k, rows, gy, c.inPtr(1), beta, g.gw);
-  if (g.gb)
-    biasGrad(gy, rows, n, 1, c.accumulate(), g.gb);
+  runOpLaunches(c); // gb
 }
 
+/// Per chunk of images: gy as [O, images * P], the columns of x, then per
+/// group gw (+)= gy_g colᵀ_g (one GEMM over the chunk) and, for gx, the
+/// column gradient w_gᵀ gy_g in place of col_g, scattered back by col2im.
 void convBackward(const Ctx &c) {
-  c.arity(3, 3, 1, 3);
+  size_t scratch = scratchCount(c);
+  c.arity(3, 3, 1 + scratch, 3 + scratch);
   const TensorInfo &x = c.in(1), &w = c.in(2), &gyInfo = c.in(0);
   ConvGeometry geo(c, x, w, gyInfo);
-  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(geo.O));
-  int64_t cols = geo.cols(), kdim = geo.kdim();
-  bool acc = c.accumulate();
-  if (!acc) {
-    std::fill(g.gw, g.gw + w.numel(), 0.0f);
-    if (g.gx)
-      std::fill(g.gx, g.gx + x.numel(), 0.0f);
-  }
+  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(geo.O),
+                      scratch);
+  ConvColumns plan(c, geo);
+  int64_t cols = plan.images * geo.cols(), kdim = geo.kdim();
   const float *gy = c.inPtr(0), *xp = c.inPtr(1), *wp = c.inPtr(2);
-  std::vector<float> col(static_cast<size_t>(kdim * cols));
-  for (int64_t s = 0; s < geo.samples; ++s)
+  for (int64_t s = 0; s < geo.samples; s += plan.images) {
+    plan.run(c, "channels_first", gy + s * geo.O * geo.cols(), plan.rows);
+    plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
+    float beta = (c.accumulate() || s > 0) ? 1.0f : 0.0f;
     for (int64_t grp = 0; grp < geo.groups; ++grp) {
-      const float *gys = gy + (s * geo.O + grp * geo.Og) * cols;
-      im2col(geo, xp + s * geo.C * geo.H * geo.W, grp, col.data());
-      // gw_g[Og, kdim] += gy_g[Og, cols] col^T[cols, kdim]
-      gemm(false, true, geo.Og, kdim, cols, gys, col.data(), 1.0f,
+      const float *gyG = plan.rows + grp * geo.Og * cols;
+      float *colG = plan.col + grp * kdim * cols;
+      gemm(false, true, geo.Og, kdim, cols, gyG, colG, beta,
            g.gw + grp * geo.Og * kdim);
-      if (g.gx) {
-        // gcol[kdim, cols] = w_g^T[kdim, Og] gy_g[Og, cols], then col2im.
-        gemm(true, false, kdim, cols, geo.Og, wp + grp * geo.Og * kdim, gys,
-             0.0f, col.data());
-        col2im(geo, col.data(), grp, g.gx + s * geo.C * geo.H * geo.W);
-      }
+      if (g.gx)
+        gemm(true, false, kdim, cols, geo.Og, wp + grp * geo.Og * kdim, gyG,
+             0.0f, colG);
     }
-  if (g.gb)
-    biasGrad(gy, geo.samples, geo.O, cols, acc, g.gb);
+    if (g.gx)
+      plan.run(c, "col2im", plan.col, g.gx + s * geo.C * geo.H * geo.W);
+  }
+  runOpLaunches(c); // gb
 }
 
 } // namespace

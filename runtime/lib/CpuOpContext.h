@@ -98,10 +98,28 @@ struct ConvGeometry {
   ConvGeometry(const Ctx &c, const TensorInfo &x, const TensorInfo &w,
                const TensorInfo &y);
 };
-/// col[Cg*KH*KW, OH*OW] of one sample's group `g` (x points at the sample).
-void im2col(const ConvGeometry &g, const float *x, int64_t group, float *col);
-/// The adjoint of im2col: adds col into gx of one sample's group.
-void col2im(const ConvGeometry &g, const float *col, int64_t group, float *gx);
+
+/// Runs the op's `launches`, the generated kernels after its library call
+/// (docs/artifact-format.md, "Layer ops: library calls and their kernels").
+void runOpLaunches(const Ctx &c);
+/// Runs the generated kernel of `launch` (its "kernel") on `pointers`.
+void launchKernelAt(const Ctx &c, const nlohmann::json &launch,
+                    std::vector<void *> pointers);
+
+/// The op's scratch tensors (after its results in `out`).
+size_t scratchCount(const Ctx &c);
+
+/// A convolution's `columns`: chunks of `images` images, each through the
+/// column buffer `col` [C*KH*KW, images*OH*OW] and `rows` [O, images*OH*OW].
+struct ConvColumns {
+  int64_t images;
+  float *col, *rows;
+  const nlohmann::json &op;
+  ConvColumns(const Ctx &c, const ConvGeometry &g);
+  /// The launch `name` of the plan ("im2col", "col2im", "channels_first",
+  /// "channels_last") on (source, destination).
+  void run(const Ctx &c, const char *name, const float *from, float *to) const;
+};
 
 // The op families, one file each.
 void runNeuron(const Ctx &c);

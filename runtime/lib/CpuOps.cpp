@@ -1,11 +1,11 @@
 //===- CpuOps.cpp - the CPU forward ops and the op dispatch ---------------===//
 //
-// Straightforward loops over contiguous rows, written so that the compiler
-// vectorizes the inner loops; GEMMs (linear, convolution via im2col) go
-// through CBLAS (OpenBLAS). Backward and neuron ops live in their own
-// files (CpuOpContext.h lists them). The elementwise ops, dropout, the
-// losses and the optimizer updates are `kernel` ops: compiler-generated
-// code of the module's CPU kernel library, run by name.
+// GEMMs (linear, convolution over column buffers) go through CBLAS
+// (OpenBLAS); the bias, im2col and layout copies around them, the
+// elementwise ops, dropout, pooling, batch norm, the losses and the
+// optimizer updates are compiler-generated code of the module's CPU kernel
+// library, run by name. Backward and neuron ops live in their own files
+// (CpuOpContext.h lists them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -156,44 +156,40 @@ ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
            " does not match the input, kernel, stride, padding and dilation");
 }
 
-void im2col(const ConvGeometry &g, const float *x, int64_t group, float *col) {
-  int64_t cols = g.cols();
-  for (int64_t ch = 0; ch < g.Cg; ++ch)
-    for (int64_t kh = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        float *dst = col + ((ch * g.KH + kh) * g.KW + kw) * cols;
-        const float *src = x + (group * g.Cg + ch) * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t iw = ow * g.stride[1] - g.pad[1] + kw * g.dil[1];
-            dst[oh * g.OW + ow] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
-                                      ? src[ih * g.W + iw]
-                                      : 0.0f;
-          }
-        }
-      }
+size_t scratchCount(const Ctx &c) {
+  auto it = c.op.attrs.find("scratch");
+  return it != c.op.attrs.end() && it->is_array() ? it->size() : 0;
 }
 
-void col2im(const ConvGeometry &g, const float *col, int64_t group,
-            float *gx) {
-  int64_t cols = g.cols();
-  for (int64_t ch = 0; ch < g.Cg; ++ch)
-    for (int64_t kh = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        const float *src = col + ((ch * g.KH + kh) * g.KW + kw) * cols;
-        float *dst = gx + (group * g.Cg + ch) * g.H * g.W;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          int64_t ih = oh * g.stride[0] - g.pad[0] + kh * g.dil[0];
-          if (ih < 0 || ih >= g.H)
-            continue;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t iw = ow * g.stride[1] - g.pad[1] + kw * g.dil[1];
-            if (iw >= 0 && iw < g.W)
-              dst[ih * g.W + iw] += src[oh * g.OW + ow];
-          }
-        }
-      }
+ConvColumns::ConvColumns(const Ctx &c, const ConvGeometry &g)
+    : op([&]() -> const json & {
+        auto it = c.op.attrs.find("columns");
+        if (it == c.op.attrs.end() || !it->is_object())
+          c.fail("a convolution needs its \"columns\" (the generated "
+                 "im2col kernels); recompile the module with this snn-opt");
+        return *it;
+      }()) {
+  images = op.value("images", int64_t(0));
+  if (images <= 0 || g.samples % images)
+    c.fail("\"columns\".images must divide the " +
+           std::to_string(g.samples) + " images");
+  auto scratch = [&](const char *name, size_t n) {
+    if (!op.contains(name) || !op[name].is_number_integer())
+      c.fail(std::string("\"columns\" needs the tensor id \"") + name + "\"");
+    const TensorInfo &t = c.m.tensor(op[name].get<int>());
+    c.expectElements(t, n, name);
+    return c.get(t.id);
+  };
+  col = scratch("col", static_cast<size_t>(g.C * g.KH * g.KW * images *
+                                            g.cols()));
+  rows = scratch("rows", static_cast<size_t>(g.O * images * g.cols()));
+}
+
+void ConvColumns::run(const Ctx &c, const char *name, const float *from,
+                      float *to) const {
+  if (!op.contains(name))
+    c.fail(std::string("\"columns\" has no launch \"") + name + "\"");
+  launchKernelAt(c, op[name], {const_cast<float *>(from), to});
 }
 
 namespace {
@@ -218,47 +214,49 @@ void linear(const Ctx &c) {
   int64_t rows = static_cast<int64_t>(x.numel()) / k;
   c.expectElements(x, static_cast<size_t>(rows * k), "rows of K inputs");
   c.expectElements(c.out(0), static_cast<size_t>(rows * n), "rows of N outputs");
-  float *y = c.outPtr(0);
-  gemm(false, true, rows, n, k, c.inPtr(0), c.inPtr(1), 0.0f, y);
-  if (hasBias) {
-    const float *b = c.inPtr(2);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < n; ++j)
-        y[r * n + j] += b[j];
-  }
+  gemm(false, true, rows, n, k, c.inPtr(0), c.inPtr(1), 0.0f, c.outPtr(0));
+  runOpLaunches(c);
 }
 
+/// One GEMM per group over a chunk's columns, written [O, images * P],
+/// then copied to y's [images, O, P]; the bias after the last chunk.
 void conv2d(const Ctx &c) {
-  c.arity(2, 3, 1, 1);
+  size_t scratch = scratchCount(c);
+  c.arity(2, 3, 1 + scratch, 1 + scratch);
   ConvGeometry g(c, c.in(0), c.in(1), c.out(0));
-  int64_t cols = g.cols(), kdim = g.kdim();
-  std::vector<float> col(static_cast<size_t>(kdim * cols));
+  ConvColumns plan(c, g);
+  int64_t cols = plan.images * g.cols(), kdim = g.kdim();
   const float *x = c.inPtr(0), *w = c.inPtr(1);
   float *y = c.outPtr(0);
-  const float *b = c.attr("has_bias", false) ? c.inPtr(2) : nullptr;
-  for (int64_t s = 0; s < g.samples; ++s) {
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-      im2col(g, x + s * g.C * g.H * g.W, grp, col.data());
-      gemm(false, false, g.Og, cols, kdim, w + grp * g.Og * kdim, col.data(),
-           0.0f, y + (s * g.O + grp * g.Og) * cols);
-    }
-    if (b)
-      for (int64_t o = 0; o < g.O; ++o)
-        for (int64_t i = 0; i < cols; ++i)
-          y[(s * g.O + o) * cols + i] += b[o];
+  for (int64_t s = 0; s < g.samples; s += plan.images) {
+    plan.run(c, "im2col", x + s * g.C * g.H * g.W, plan.col);
+    for (int64_t grp = 0; grp < g.groups; ++grp)
+      gemm(false, false, g.Og, cols, kdim, w + grp * g.Og * kdim,
+           plan.col + grp * kdim * cols, 0.0f, plan.rows + grp * g.Og * cols);
+    plan.run(c, "channels_last", plan.rows, y + s * g.O * g.cols());
   }
+  runOpLaunches(c);
 }
 
+} // namespace
+
+void launchKernelAt(const Ctx &c, const json &launch,
+                    std::vector<void *> pointers) {
+  std::string name = launch.value("kernel", std::string());
+  if (name.empty())
+    c.fail("a kernel launch needs \"kernel\" (a name)");
+  findOpKernel(c.m, name)(pointers.data());
+}
+
+namespace {
 /// One launch of a generated kernel of the module's CPU library
 /// (docs/artifact-format.md, "Generated op kernels"): one pointer per tensor
 /// of `args`, then the run values when the launch says `run_values`.
 void launchGeneratedKernel(const Ctx &c, const json &launch) {
-  std::string name = launch.value("kernel", std::string());
   auto args = launch.find("args");
-  if (name.empty() || args == launch.end() || !args->is_array())
+  if (args == launch.end() || !args->is_array())
     c.fail("a kernel launch needs \"kernel\" (a name) and \"args\" (tensor "
            "ids)");
-  HostKernel fn = findOpKernel(c.m, name);
   std::vector<void *> pointers;
   for (const json &id : *args) {
     if (!id.is_number_integer())
@@ -274,7 +272,7 @@ void launchGeneratedKernel(const Ctx &c, const json &launch) {
     run[1] = static_cast<uint32_t>(c.run.step);
     pointers.push_back(run);
   }
-  fn(pointers.data());
+  launchKernelAt(c, launch, std::move(pointers));
 }
 
 /// A `kernel` op: its own kernel, or the kernels of its `launches` in turn.
@@ -289,6 +287,19 @@ void generatedKernel(const Ctx &c) {
 }
 
 } // namespace
+
+void runOpLaunches(const Ctx &c) {
+  auto launches = c.op.attrs.find("launches");
+  if (c.attr("has_bias", false) && launches == c.op.attrs.end())
+    c.fail("a layer with a bias needs its \"launches\" (the generated bias "
+           "kernel); recompile the module with this snn-opt");
+  if (launches == c.op.attrs.end())
+    return;
+  if (!launches->is_array())
+    c.fail("\"launches\" must be a list of kernel launches");
+  for (const json &launch : *launches)
+    launchGeneratedKernel(c, launch);
+}
 } // namespace cpu
 
 void runCpuOp(const Module &module, const Op &op, size_t index,

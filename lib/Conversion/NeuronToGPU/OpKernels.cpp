@@ -15,6 +15,7 @@
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "snn/Conversion/NeuronToGPU/LayerKernels.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
@@ -58,6 +59,13 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 2;
   case OpKernelKind::Loss:
     return lossGradient ? 5 : 4;
+  case OpKernelKind::BiasAdd:
+  case OpKernelKind::BiasGrad:
+  case OpKernelKind::ChannelsFirst:
+  case OpKernelKind::ChannelsLast:
+  case OpKernelKind::Im2col:
+  case OpKernelKind::Col2im:
+    return 2;
   default: // batch norm
     return getBatchNormTensorCount(*this);
   }
@@ -70,6 +78,13 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
     return tensor == 0 ? pool.getOutputElements() : pool.getInputElements();
   if (isBatchNorm(*this))
     return getBatchNormTensorSize(*this, tensor);
+  if (kind == OpKernelKind::BiasAdd || kind == OpKernelKind::BiasGrad)
+    return tensor == 0 ? channelGeometry.getElements()
+                       : channelGeometry.channels;
+  if (kind == OpKernelKind::Im2col || kind == OpKernelKind::Col2im)
+    return (tensor == 0) == (kind == OpKernelKind::Im2col)
+               ? columns.getInputElements()
+               : columns.getColumnElements();
   if (kind == OpKernelKind::Loss) {
     // y, labels, loss, (gy,) correct
     if (tensor == 0 || (lossGradient && tensor == 3))
@@ -130,6 +145,18 @@ StringRef OpKernelSpec::getKindName() const {
         {"loss_ce", "loss_mse", "loss_ce_max"}};
     return names[lossGradient][static_cast<int>(lossMode)];
   }
+  case OpKernelKind::BiasAdd:
+    return "bias_add";
+  case OpKernelKind::BiasGrad:
+    return "bias_grad";
+  case OpKernelKind::ChannelsFirst:
+    return "channels_first";
+  case OpKernelKind::ChannelsLast:
+    return "channels_last";
+  case OpKernelKind::Im2col:
+    return "im2col";
+  case OpKernelKind::Col2im:
+    return "col2im";
   }
   return "";
 }
@@ -165,6 +192,14 @@ std::string OpKernelSpec::getKey() const {
   if (kind == OpKernelKind::Loss)
     key += llvm::formatv(";{0},{1},{2}", loss.steps, loss.batch, loss.classes)
                .str();
+  if (isLayerKernel(kind)) {
+    const ChannelGeometry &c = channelGeometry;
+    const ConvColumnsGeometry &g = columns;
+    for (int64_t v : {c.rows, c.channels, c.inner, g.images, g.channels, g.h,
+                      g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh,
+                      g.dw})
+      key += ";" + std::to_string(v);
+  }
   return key;
 }
 
@@ -181,6 +216,8 @@ int64_t OpKernelSpec::getGridSize() const {
     return getBatchNormGridSize(*this);
   if (kind == OpKernelKind::Loss)
     return 1;
+  if (kind == OpKernelKind::BiasGrad)
+    return channelGeometry.channels;
   int64_t blocks = 0;
   for (int64_t n : sizes)
     blocks += llvm::divideCeilSigned(n, kOpKernelBlockSize);
@@ -478,6 +515,14 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitSpikeBitsWord(b, loc, spec, args, i);
   case OpKernelKind::Loss:
     llvm_unreachable("losses are reductions, built by LossKernels.cpp");
+  case OpKernelKind::BiasAdd:
+  case OpKernelKind::ChannelsFirst:
+  case OpKernelKind::ChannelsLast:
+  case OpKernelKind::Im2col:
+  case OpKernelKind::Col2im:
+    return emitLayerElement(b, loc, spec, args, i);
+  case OpKernelKind::BiasGrad:
+    llvm_unreachable("the bias gradient is a reduction (LayerKernels.cpp)");
   default:
     llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }
@@ -545,6 +590,8 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
       shared.push_back(type);
   if (isLossKernel(spec))
     shared.push_back(getLossScratchType(ctx));
+  if (spec.kind == OpKernelKind::BiasGrad)
+    shared.push_back(getBiasGradScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, FunctionType::get(ctx, getOpKernelArgTypes(spec, ctx), {}),
       shared);
@@ -577,6 +624,9 @@ gpu::GPUFuncOp mlir::snn::buildOpGPUKernel(OpBuilder &b, Location loc,
   } else if (isLossKernel(spec))
     emitLossGPUBlock(b, loc, spec, args, kernel.getWorkgroupAttributions()[0],
                      lane);
+  else if (spec.kind == OpKernelKind::BiasGrad)
+    emitBiasGradGPUBlock(b, loc, spec, args,
+                         kernel.getWorkgroupAttributions()[0], block, lane);
   else if (!spec.sizes.empty())
     emitSegmentChain(b, loc, spec, emit, args, block, lane, 0, 0);
   gpu::ReturnOp::create(b, loc);
@@ -595,6 +645,16 @@ static int64_t getHostGrain(const OpKernelSpec &spec) {
     return kElementsPerThread / 32;
   if (spec.kind == OpKernelKind::Pool || spec.kind == OpKernelKind::PoolBwd)
     return kElementsPerThread / std::max<int64_t>(1, spec.pool.kh * spec.pool.kw);
+  if (spec.kind == OpKernelKind::Col2im)
+    return kElementsPerThread /
+           std::max<int64_t>(1, spec.columns.kh * spec.columns.kw);
+  if (isLayerKernel(spec.kind) && getLayerHostRowLength(spec) > 1)
+    return llvm::divideCeilSigned(kElementsPerThread,
+                                  getLayerHostRowLength(spec));
+  if (spec.kind == OpKernelKind::BiasGrad)
+    return llvm::divideCeilSigned(
+        kElementsPerThread * getBiasGradHostItems(spec),
+        std::max<int64_t>(1, spec.channelGeometry.getElements()));
   return kElementsPerThread;
 }
 
@@ -606,10 +666,16 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   // Work items: batch norm's own (getBatchNormHostItems), one for a loss,
   // else the elements of the segments one after the other.
+  bool biasGrad = spec.kind == OpKernelKind::BiasGrad;
+  // The layer kernels' rows (LayerKernels.h).
+  int64_t hostRows =
+      isLayerKernel(spec.kind) && !biasGrad ? getLayerHostRowLength(spec) : 1;
   int64_t items = isBatchNorm(spec)      ? getBatchNormHostItems(spec)
                   : isLossKernel(spec) ? 1
+                  : biasGrad           ? getBiasGradHostItems(spec)
+                  : hostRows > 1       ? spec.sizes.front() / hostRows
                                        : 0;
-  if (!isBatchNorm(spec) && !isLossKernel(spec))
+  if (!isBatchNorm(spec) && !isLossKernel(spec) && !biasGrad && hostRows == 1)
     for (int64_t n : spec.sizes)
       items += n;
   func::FuncOp fn = createRangedHostFunc(
@@ -625,6 +691,14 @@ func::FuncOp mlir::snn::buildOpHostKernel(OpBuilder &b, Location loc,
     scf::ForOp loop =
         createHostRangeLoop(b, loc, fn, 0, getBatchNormHostItems(spec));
     emitBatchNormHostItem(b, loc, spec, args, loop.getInductionVar());
+  } else if (biasGrad) {
+    OpBuilder::InsertionGuard inner(b);
+    scf::ForOp loop = createHostRangeLoop(b, loc, fn, 0, items);
+    emitBiasGradHostItem(b, loc, spec, args, loop.getInductionVar());
+  } else if (hostRows > 1) {
+    OpBuilder::InsertionGuard inner(b);
+    scf::ForOp loop = createHostRangeLoop(b, loc, fn, 0, items);
+    emitLayerHostRow(b, loc, spec, args, loop.getInductionVar());
   } else if (isLossKernel(spec)) {
     // The whole batch is one work item (its reduction has a fixed order).
     OpBuilder::InsertionGuard inner(b);

@@ -102,10 +102,10 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   if (bias)
     denseIn.push_back(*bias);
   denseIn.push_back(decision);
-  emit(phase, Object{{"op", "linear"},
-                     {"in", std::move(denseIn)},
-                     {"out", Array{*y}},
-                     {"has_bias", spec.hasBias},
-                     {"unless_event_path", true}});
+  emit(phase, toLayerOp(Object{{"op", "linear"},
+                               {"in", std::move(denseIn)},
+                               {"out", Array{*y}},
+                               {"has_bias", spec.hasBias},
+                               {"unless_event_path", true}}));
   return success();
 }

@@ -108,11 +108,12 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   // has a bias), so it is left out when there is none.
   if (getEventPathLimit(crossover, elements) >= elements && !hasBias)
     return success();
-  emit(Phase::Backward, Object{{"op", "linear_bwd"},
-                               {"in", Array{*gy, x, *w, decision}},
-                               {"out", std::move(out)},
-                               {"has_bias", hasBias},
-                               {"need_gx", needGx},
-                               {"unless_event_path", true}});
+  // toLayerOp adds the generated bias-gradient launch.
+  emit(Phase::Backward, toLayerOp(Object{{"op", "linear_bwd"},
+                                         {"in", Array{*gy, x, *w, decision}},
+                                         {"out", std::move(out)},
+                                         {"has_bias", hasBias},
+                                         {"need_gx", needGx},
+                                         {"unless_event_path", true}}));
   return success();
 }

@@ -613,6 +613,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     json = toBatchNormKernelOp(std::move(json));
     if (appliedByNeuron)
       fusedBatchNormScratch[op] = *(*json.getArray("scratch"))[0].getAsInteger();
+  } else if (isa<LinearOp, LinearBwdOp, Conv2DOp, Conv2DBwdOp>(op)) {
+    json = toLayerOp(std::move(json));
   } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
                MaxPool2DBwdOp>(op) ||

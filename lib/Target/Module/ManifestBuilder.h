@@ -162,6 +162,10 @@ private:
   LogicalResult addFusedBatchNormInputs(Operation *neuron, Operation *bn,
                                         Phase phase, llvm::json::Array &in,
                                         llvm::json::Object &json);
+  /// `op` (linear, conv2d and their backward) with the generated kernels
+  /// that run around its library call: `launches` (bias), `columns`
+  /// (convolutions as GEMMs over column buffers) (LayerOps.cpp).
+  llvm::json::Object toLayerOp(llvm::json::Object op);
   /// The `kernel` op of `spec` over the tensors `args` (ABI order), which
   /// computes the manifest ops `of`.
   llvm::json::Object makeKernelOp(const OpKernelSpec &spec,

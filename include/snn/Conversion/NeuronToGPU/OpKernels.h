@@ -55,6 +55,13 @@ enum class OpKernelKind {
   BatchNormBwdFinish, ///< ggamma, gbeta (+= with accumulate), gx's terms
   BatchNormBwdApply,  ///< gx (+= with accumulate)
   Loss, ///< a loss over y[T, B, C], its gradient and hits (LossKernels.cpp)
+  // The glue of linear and convolution layers (LayerKernels.h):
+  BiasAdd,       ///< y[r, c, i] += b[c]
+  BiasGrad,      ///< gb[c] = sum over r, i of gy[r, c, i]
+  ChannelsFirst, ///< out[c, r, i] = in[r, c, i]
+  ChannelsLast,  ///< out[r, c, i] = in[c, r, i]
+  Im2col,        ///< the column buffer of a convolution's input
+  Col2im,        ///< the input gradient from the column buffer's gradient
 };
 
 /// What a loss kernel computes of m[b, c], the time mean (CE, MSE) or
@@ -109,6 +116,28 @@ struct BatchNormGeometry {
   int64_t getCount() const { return rows * spatial; }
 };
 
+/// A tensor viewed as [rows, channels, inner] (the bias and layout kernels).
+struct ChannelGeometry {
+  int64_t rows = 0, channels = 0, inner = 1;
+
+  int64_t getElements() const { return rows * channels * inner; }
+};
+
+/// A convolution window over x[images, C, H, W] (im2col, col2im): output
+/// OH x OW, kernel KH x KW, stride, the leading padding (top, left: the
+/// trailing padding only sizes the output), dilation.
+struct ConvColumnsGeometry {
+  int64_t images = 0, channels = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+
+  int64_t getInputElements() const { return images * channels * h * w; }
+  /// Rows of the column buffer: (c, kh, kw).
+  int64_t getColumnRows() const { return channels * kh * kw; }
+  int64_t getColumnElements() const {
+    return getColumnRows() * images * oh * ow;
+  }
+};
+
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
 
@@ -150,6 +179,11 @@ struct OpKernelSpec {
   /// The input density up to which the event-driven path runs.
   double crossover = 0.0;
 
+  // bias add, bias grad, layout copies (accumulate shared with scale)
+  ChannelGeometry channelGeometry;
+  // im2col, col2im (accumulate shared with scale)
+  ConvColumnsGeometry columns;
+
   // pack_bits / unpack_bits: the spike tensor's elements; `sizes` holds the
   // words, ceil(packedElements / 32), and one thread handles one word.
   int64_t packedElements = 0;
@@ -162,7 +196,8 @@ struct OpKernelSpec {
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
   /// BatchNormKernels.h lists them; loss y, labels (i32), loss, gy (with
-  /// lossGradient), correct.
+  /// lossGradient), correct; bias_add y, b; bias_grad gy, gb;
+  /// channels_first / channels_last in, out; im2col x, col; col2im col, gx.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -187,7 +222,8 @@ struct OpKernelSpec {
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",
-  /// "loss_mse", "loss_ce_max" (and "..._eval" without gy).
+  /// "loss_mse", "loss_ce_max" (and "..._eval" without gy), "bias_add",
+  /// "bias_grad", "channels_first", "channels_last", "im2col", "col2im".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;

@@ -1,0 +1,131 @@
+//===- LayerOps.cpp - linear and conv ops: library calls and kernels ------===//
+//
+// docs/artifact-format.md, "Layer ops: library calls and their kernels": a
+// linear, conv2d, linear_bwd or conv2d_bwd op stays an op of its own (the
+// runtime calls cuBLAS, cuDNN or a CPU BLAS) and names the generated
+// kernels that run around the call: `launches` (the bias add after the
+// forward GEMM, the bias gradient of the backward) and, for convolutions,
+// `columns`, the kernels and scratch tensors of the GEMMs over column
+// buffers (the CPU, and CUDA where cuDNN cannot run the convolution).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestBuilder.h"
+
+#include "snn/Conversion/NeuronToGPU/LayerKernels.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+using llvm::json::Array;
+using llvm::json::Object;
+
+/// Column buffer and channel rows of one chunk of images together stay
+/// within this (the CPU's caches favour small chunks; a chunk still holds
+/// thousands of columns for every GEMM).
+static constexpr int64_t kMaxColumnBytes = int64_t(64) << 20;
+
+/// A launch description without tensors: the runtime passes the pointers
+/// of the chunk it works on.
+static Object chunkLaunch(Object launch) {
+  launch.erase("args");
+  return launch;
+}
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+static SmallVector<int64_t> getInts(const Object &op, StringRef name,
+                                    SmallVector<int64_t> fallback) {
+  if (const Array *a = op.getArray(name))
+    return toInts(*a);
+  return fallback;
+}
+
+Object ManifestBuilder::toLayerOp(Object op) {
+  StringRef kind = *op.getString("op");
+  bool backward = kind.ends_with("_bwd");
+  bool conv = kind.starts_with("conv2d");
+  bool hasBias = op.getBoolean("has_bias").value_or(false);
+  bool accumulate = op.getBoolean("accumulate").value_or(false);
+  Array &in = *op.getArray("in");
+  Array &out = *op.getArray("out");
+  auto shape = [&](const llvm::json::Value &id) {
+    return toInts(*tensor(*id.getAsInteger()).getArray("shape"));
+  };
+  // x, w and y (backward: gy) of the layer.
+  SmallVector<int64_t> x = shape(in[backward ? 1 : 0]);
+  SmallVector<int64_t> w = shape(in[backward ? 2 : 1]);
+  const llvm::json::Value &y = backward ? in[0] : out[0];
+  SmallVector<int64_t> yShape = shape(y);
+  int64_t outChannels = w[0];
+  // y as [rows, O, inner]: a linear layer's rows of N, a convolution's
+  // images of O planes of OH * OW.
+  ChannelGeometry channels{product(yShape) / outChannels, outChannels, 1};
+  if (conv) {
+    channels.inner = yShape[yShape.size() - 2] * yShape.back();
+    channels.rows = product(yShape) / (outChannels * channels.inner);
+  }
+  Array launches;
+  if (hasBias && !backward)
+    launches.push_back(
+        makeLaunch(makeBiasAddSpec(channels), Array{y, in[2]}));
+  if (hasBias && backward) {
+    // gb is the last gradient (gx?, gw, gb).
+    launches.push_back(makeLaunch(makeBiasGradSpec(channels, accumulate),
+                                  Array{y, out.back()}));
+  }
+  if (!launches.empty())
+    op["launches"] = std::move(launches);
+  if (!conv)
+    return op;
+
+  ConvColumnsGeometry g;
+  size_t r = x.size();
+  g.channels = x[r - 3], g.h = x[r - 2], g.w = x[r - 1];
+  g.oh = yShape[r - 2], g.ow = yShape[r - 1];
+  g.kh = w[2], g.kw = w[3];
+  SmallVector<int64_t> stride = getInts(op, "stride", {1, 1});
+  SmallVector<int64_t> padding = getInts(op, "padding", {0, 0});
+  SmallVector<int64_t> dilation = getInts(op, "dilation", {1, 1});
+  g.sh = stride[0], g.sw = stride[1];
+  g.ph = padding[0], g.pw = padding[1];
+  g.dh = dilation[0], g.dw = dilation[1];
+  int64_t images = channels.rows, pixels = g.oh * g.ow;
+  // The largest chunk of images that divides them and fits (every chunk
+  // is whole: its kernels have compile-time sizes).
+  int64_t perImage = (g.channels * g.kh * g.kw + outChannels) * pixels * 4;
+  int64_t chunk = 1;
+  for (int64_t d = 1; d <= images; ++d)
+    if (images % d == 0 && d * perImage <= kMaxColumnBytes)
+      chunk = d;
+  g.images = chunk;
+  int64_t col = addTensor(Object{
+      {"shape", Array{g.getColumnElements()}}, {"role", "activation"}});
+  int64_t rows = addTensor(Object{
+      {"shape", Array{outChannels * chunk * pixels}}, {"role", "activation"}});
+  ChannelGeometry chunkChannels{chunk, outChannels, pixels};
+  Object columns{
+      {"images", chunk},
+      {"col", col},
+      {"rows", rows},
+      {"im2col", chunkLaunch(makeLaunch(makeColumnsSpec(g, false), Array{}))}};
+  if (backward) {
+    columns["channels_first"] = chunkLaunch(
+        makeLaunch(makeChannelLayoutSpec(chunkChannels, true), Array{}));
+    if (op.getBoolean("need_gx").value_or(true))
+      columns["col2im"] = chunkLaunch(
+          makeLaunch(makeColumnsSpec(g, true, accumulate), Array{}));
+  } else {
+    columns["channels_last"] = chunkLaunch(
+        makeLaunch(makeChannelLayoutSpec(chunkChannels, false), Array{}));
+  }
+  op["columns"] = std::move(columns);
+  out.push_back(col);
+  out.push_back(rows);
+  op["scratch"] = Array{col, rows};
+  return op;
+}
