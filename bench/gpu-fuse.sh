@@ -44,8 +44,8 @@ if [ "$mode" = prepare ]; then
   for m in pool fused; do
     echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
   done
-  python3 "$inputs/infer_reference.py" make-inputs "$g/vgg11-fused.snnmod" "$g/vgg11"
-  python3 -c "import numpy as np, sys; rng = np.random.default_rng(); np.save(sys.argv[1] + '/xt.npy', rng.uniform(0.0, 1.0, (4, 64, 3, 32, 32)).astype(np.float32)); np.save(sys.argv[1] + '/y.npy', rng.integers(0, 10, 64))" "$g/vgg11"
+  # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
+  # (vgg_inputs below): the carried folder stays small.
   # The CPU test's model (test/Runtime/fuse-batch-norm.test).
   for m in plain fused; do
     fuse=$([ $m = fused ] && echo --snn-fuse || true)
@@ -70,11 +70,18 @@ fi
 set +e  # a failed check must not cost the measurements after it
 part=${2:-all}
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
-b=/tmp/snnrt-fuse
+b=/tmp/snnrt-build  # shared with bench/gpu-train.sh
 . "$root/bench/gpu-ab.sh"
 gpu_build_runtime "$root/runtime" "$b"
 run="$b/snn-run"
 export PYTHONPATH="$root/python"
+vgg_inputs() {
+  [ -f "$g/vgg11/w.safetensors" ] && return
+  mkdir -p "$g/vgg11"
+  python3 "$inputs/infer_reference.py" make-inputs "$g/vgg11-fused.snnmod" "$g/vgg11"
+  python3 -c "import numpy as np, sys; rng = np.random.default_rng(); np.save(sys.argv[1] + '/xt.npy', rng.uniform(0.0, 1.0, (4, 64, 3, 32, 32)).astype(np.float32)); np.save(sys.argv[1] + '/y.npy', rng.integers(0, 10, 64))" "$g/vgg11"
+}
+vgg_inputs
 # same A B LABEL: "LABEL: N differences of M (max rel R)" and IDENTICAL/FAIL.
 same() {
   python3 - "$@" <<'EOF'
