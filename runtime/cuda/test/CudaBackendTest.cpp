@@ -275,11 +275,19 @@ TEST(CudaLayers, Conv2dWithoutCudnnNeedsItsColumns) {
   CudaDevice plain(0, options);
   ASSERT_TRUE(plain.cudnn() == nullptr);
   OpHarness plainHx(plain);
-  int64_t xi = plainHx.add("x", {2, 1, 5, 5}, rnd.uniform(50, -1, 1));
+  // x [T=1, B=2, 1, 5, 5] * w [3, 1, 3, 3] -> y [1, 2, 3, 3, 3]
+  int64_t xi = plainHx.add("x", {1, 2, 1, 5, 5}, rnd.uniform(50, -1, 1));
   int64_t wi = plainHx.add("w", {3, 1, 3, 3}, rnd.uniform(27, -1, 1));
-  int64_t yi = plainHx.addOutput("y", {2, 3, 3, 3});
+  int64_t yi = plainHx.addOutput("y", {1, 2, 3, 3, 3});
   try {
-    plainHx.run({{"op", "conv2d"}, {"in", ids({xi, wi})}, {"out", ids({yi})}});
+    plainHx.run({{"op", "conv2d"},
+                 {"in", ids({xi, wi})},
+                 {"out", ids({yi})},
+                 {"stride", {1, 1}},
+                 {"padding", {0, 0}},
+                 {"dilation", {1, 1}},
+                 {"groups", 1},
+                 {"has_bias", false}});
     FAIL() << "a convolution without cuDNN and without columns ran";
   } catch (const std::exception &e) {
     EXPECT_TRUE(std::string(e.what()).find("needs its \"columns\"") !=
