@@ -1,7 +1,7 @@
 //===- TimeSplitOps.cpp - the ops of a module split in time, on a GPU -----===//
 //
-// time_range, gather_time, send, recv, all_reduce_sum, time_sum and
-// time_broadcast (docs/artifact-format.md, "Split in time") on device
+// time_range, gather_time, send, recv and all_reduce_sum
+// (docs/artifact-format.md, "Split in time") on device
 // buffers, in the stream order of the program: the same semantics as the
 // CPU runtime's runtime/lib/TimeSplitOps.cpp.
 //
@@ -64,12 +64,6 @@ struct SplitCall {
     device.copyToHost(host.data(), t.ptr, bytes(t), call.where);
     comm().allReduceSum(host.data(), host.size());
     device.copyToDevice(t.ptr, host.data(), bytes(t), call.where);
-  }
-  void launch(const char *kernel, long long n, const DeviceTensor &x,
-              const DeviceTensor &y, long long steps, long long row) const {
-    double scale = call.op.value("scale", 1.0);
-    device.launchElementwise(kernel, n, call.where, x.ptr, y.ptr, steps, row,
-                             scale);
   }
 };
 
@@ -177,30 +171,12 @@ void allReduceSum(const SplitCall &c) {
   c.allReduce(out);
 }
 
-/// time_sum: [L, ...] -> [1, ...], scale * the sum over L (in double, as
-/// the CPU); time_broadcast: the other way.
-void timeSum(const SplitCall &c, bool broadcast) {
-  expectArity(c.call, 1, 1, 1, 1);
-  const DeviceTensor &x = c.call.in[0], &y = c.call.out[0];
-  const DeviceTensor &many = broadcast ? y : x, &one = broadcast ? x : y;
-  long long row = static_cast<long long>(c.rowSize(many));
-  if (one.numel() != row)
-    opError(c.call, x.name + " -> " + y.name +
-                        " is not [L, ...] <-> [1, ...]");
-  long long steps = many.shape[0];
-  if (broadcast)
-    c.launch("snnrt_time_broadcast", steps * row, x, y, steps, row);
-  else
-    c.launch("snnrt_time_sum", row, x, y, steps, row);
-}
-
 } // namespace
 
 bool snnrt::cuda::runTimeSplitOp(CudaDevice &device, OpCall &call) {
   std::string kind = call.op.value("op", std::string());
   if (kind != "time_range" && kind != "gather_time" && kind != "send" &&
-      kind != "recv" && kind != "all_reduce_sum" && kind != "time_sum" &&
-      kind != "time_broadcast")
+      kind != "recv" && kind != "all_reduce_sum")
     return false;
   const TimeSplitRank *split = device.timeSplit();
   if (!split || !split->comm || split->comm->size() != split->parts)
@@ -218,9 +194,7 @@ bool snnrt::cuda::runTimeSplitOp(CudaDevice &device, OpCall &call) {
     send(c);
   else if (kind == "recv")
     recv(c);
-  else if (kind == "all_reduce_sum")
-    allReduceSum(c);
   else
-    timeSum(c, kind == "time_broadcast");
+    allReduceSum(c);
   return true;
 }

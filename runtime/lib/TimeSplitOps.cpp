@@ -10,8 +10,7 @@ namespace snnrt {
 
 bool isTimeSplitOp(const std::string &kind) {
   return kind == "time_range" || kind == "gather_time" || kind == "send" ||
-         kind == "recv" || kind == "all_reduce_sum" || kind == "time_sum" ||
-         kind == "time_broadcast";
+         kind == "recv" || kind == "all_reduce_sum";
 }
 
 namespace {
@@ -158,34 +157,6 @@ void allReduceSum(const SplitOp &c) {
   c.ranks().allReduceSum(dst, out.numel());
 }
 
-/// time_sum: [L, ...] -> [1, ...], scale * the sum over L (in double, as
-/// the losses' time means); time_broadcast: the other way.
-void timeSum(const SplitOp &c, bool broadcast) {
-  c.arity(1, 1);
-  const TensorInfo &many = broadcast ? c.out(0) : c.in(0),
-                   &one = broadcast ? c.in(0) : c.out(0);
-  size_t row = c.rowSize(many);
-  if (one.numel() != row)
-    c.fail(c.in(0).shapeString() + " -> " + c.out(0).shapeString() +
-           " is not [L, ...] <-> [1, ...]");
-  double scale = c.op.attrs.value("scale", 1.0);
-  int64_t steps = many.shape[0];
-  const float *src = c.tensor(c.in(0).id);
-  float *dst = c.tensor(c.out(0).id);
-  if (broadcast) {
-    for (int64_t t = 0; t < steps; ++t)
-      for (size_t i = 0; i < row; ++i)
-        dst[t * row + i] = static_cast<float>(scale * src[i]);
-    return;
-  }
-  for (size_t i = 0; i < row; ++i) {
-    double sum = 0.0;
-    for (int64_t t = 0; t < steps; ++t)
-      sum += src[t * row + i];
-    dst[i] = static_cast<float>(scale * sum);
-  }
-}
-
 } // namespace
 
 void runTimeSplitOp(const Module &module, const Op &op, size_t index,
@@ -202,8 +173,6 @@ void runTimeSplitOp(const Module &module, const Op &op, size_t index,
     return recv(c);
   if (k == "all_reduce_sum")
     return allReduceSum(c);
-  if (k == "time_sum" || k == "time_broadcast")
-    return timeSum(c, k == "time_broadcast");
   c.fail("is not an op of a time split");
 }
 

@@ -65,6 +65,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::ChannelsLast:
   case OpKernelKind::Im2col:
   case OpKernelKind::Col2im:
+  case OpKernelKind::TimeSum:
+  case OpKernelKind::TimeBroadcast:
     return 2;
   default: // batch norm
     return getBatchNormTensorCount(*this);
@@ -81,6 +83,10 @@ int64_t OpKernelSpec::getTensorSize(unsigned segment, unsigned tensor) const {
   if (kind == OpKernelKind::BiasAdd || kind == OpKernelKind::BiasGrad)
     return tensor == 0 ? channelGeometry.getElements()
                        : channelGeometry.channels;
+  if (kind == OpKernelKind::TimeSum || kind == OpKernelKind::TimeBroadcast)
+    return (tensor == 0) == (kind == OpKernelKind::TimeSum)
+               ? channelGeometry.getElements()
+               : channelGeometry.channels;
   if (kind == OpKernelKind::Im2col || kind == OpKernelKind::Col2im)
     return (tensor == 0) == (kind == OpKernelKind::Im2col)
                ? columns.getInputElements()
@@ -157,6 +163,10 @@ StringRef OpKernelSpec::getKindName() const {
     return "im2col";
   case OpKernelKind::Col2im:
     return "col2im";
+  case OpKernelKind::TimeSum:
+    return "time_sum";
+  case OpKernelKind::TimeBroadcast:
+    return "time_broadcast";
   }
   return "";
 }
@@ -191,6 +201,10 @@ std::string OpKernelSpec::getKey() const {
   }
   if (kind == OpKernelKind::Loss)
     key += llvm::formatv(";{0},{1},{2}", loss.steps, loss.batch, loss.classes)
+               .str();
+  if (kind == OpKernelKind::TimeSum || kind == OpKernelKind::TimeBroadcast)
+    key += llvm::formatv(";{0},{1}", channelGeometry.rows,
+                         channelGeometry.channels)
                .str();
   if (isLayerKernel(kind)) {
     const ChannelGeometry &c = channelGeometry;
@@ -279,6 +293,8 @@ private:
   void emitAdam(ValueRange args, Value i);
   void emitDropout(ValueRange args, Value i);
   void emitDropoutBwd(ValueRange args, Value i);
+  void emitTimeSum(ValueRange args, Value i);
+  void emitTimeBroadcast(ValueRange args, Value i);
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   }
@@ -477,6 +493,38 @@ void ElementEmitter::emitDropoutBwd(ValueRange args, Value i) {
   store(v, gx, i);
 }
 
+/// y[i] = scale * sum over t of x[t, i], the sum in f64 in step order (as
+/// the losses' time means).
+void ElementEmitter::emitTimeSum(ValueRange args, Value i) {
+  const ChannelGeometry &g = spec.channelGeometry;
+  Value row = arith::ConstantIndexOp::create(b, loc, g.channels);
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, g.rows),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{f64(0.0)},
+      [&](OpBuilder &nb, Location l, Value t, ValueRange acc) {
+        Value at = arith::AddIOp::create(
+            nb, l, arith::MulIOp::create(nb, l, t, row), i);
+        Value x = memref::LoadOp::create(nb, l, args[0], ValueRange{at});
+        Value wide = arith::ExtFOp::create(nb, l, nb.getF64Type(), x);
+        scf::YieldOp::create(nb, l,
+                             ValueRange{arith::AddFOp::create(nb, l, acc[0],
+                                                              wide)});
+      });
+  Value scaled = mul(f64(spec.scale), loop.getResult(0));
+  store(arith::TruncFOp::create(b, loc, b.getF32Type(), scaled), args[1], i);
+}
+
+/// y[t, i] = scale * x[i] (the product in f64, as time_sum's).
+void ElementEmitter::emitTimeBroadcast(ValueRange args, Value i) {
+  Value row =
+      arith::ConstantIndexOp::create(b, loc, spec.channelGeometry.channels);
+  Value x = load(args[0], arith::RemUIOp::create(b, loc, i, row));
+  Value wide = arith::ExtFOp::create(b, loc, b.getF64Type(), x);
+  Value scaled = mul(f64(spec.scale), wide);
+  store(arith::TruncFOp::create(b, loc, b.getF32Type(), scaled), args[1], i);
+}
+
 void ElementEmitter::emitElement(ValueRange args, Value i) {
   switch (spec.kind) {
   case OpKernelKind::Add: {
@@ -523,6 +571,10 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitLayerElement(b, loc, spec, args, i);
   case OpKernelKind::BiasGrad:
     llvm_unreachable("the bias gradient is a reduction (LayerKernels.cpp)");
+  case OpKernelKind::TimeSum:
+    return emitTimeSum(args, i);
+  case OpKernelKind::TimeBroadcast:
+    return emitTimeBroadcast(args, i);
   default:
     llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }

@@ -616,8 +616,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   } else if (isa<LinearOp, LinearBwdOp, Conv2DOp, Conv2DBwdOp>(op)) {
     json = toLayerOp(std::move(json));
   } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
-               SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
-               MaxPool2DBwdOp>(op) ||
+                 SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
+                 MaxPool2DBwdOp, TimeSumOp, TimeBroadcastOp>(op) ||
            (isa<DropoutOp>(op) && training))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
@@ -687,6 +687,19 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else if (kind == "time_sum" || kind == "time_broadcast") {
+    // [L, ...] <-> [1, ...]: L steps of one step's elements.
+    bool sum = kind == "time_sum";
+    SmallVector<int64_t> many = shape(sum ? in[0] : out[0]);
+    spec.kind = sum ? OpKernelKind::TimeSum : OpKernelKind::TimeBroadcast;
+    spec.scale = op.getNumber("scale").value_or(1.0);
+    spec.channelGeometry.rows = many.front();
+    int64_t elements = 1;
+    for (int64_t d : many)
+      elements *= d;
+    spec.channelGeometry.channels = elements / many.front();
+    spec.sizes = {sum ? spec.channelGeometry.channels
+                      : spec.channelGeometry.getElements()};
   } else if (std::optional<OpKernelSpec> loss = makeLossKernelSpec(
                  kind, shape(in[0]), /*gradient=*/true)) {
     spec = *loss;

@@ -1,30 +1,10 @@
-//===- TimeSplit.cu - the sums of a module split in time ------------------===//
+//===- TimeSplit.cu - the sum of the ranks of one process -----------------===//
 //
-// Not op math: what the CPU runtime's TimeSplitOps.cpp does in loops, for
-// the ranks of a time split on a GPU (the loss's time mean, its gradient,
-// and the sums of the ranks of one process). Each rounds as the CPU does,
-// so that results agree bit for bit.
+// Not op math: the threads backend (P ranks of a time split as virtual
+// devices of one GPU) adds one rank's part of a sum over the ranks into
+// another's buffer, in rank order, as the CPU backend does.
 
 #include "Common.cuh"
-
-/// y[i] = scale * sum over t of x[t, i], summed in double in step order.
-extern "C" __global__ void snnrt_time_sum(const float *x, float *y,
-                                          long long steps, long long row,
-                                          double scale) {
-  SNNRT_GRID_LOOP(i, row) {
-    double sum = 0.0;
-    for (long long t = 0; t < steps; ++t)
-      sum += x[t * row + i];
-    y[i] = static_cast<float>(scale * sum);
-  }
-}
-
-/// y[t, i] = scale * x[i] for every step t.
-extern "C" __global__ void snnrt_time_broadcast(const float *x, float *y,
-                                                long long steps, long long row,
-                                                double scale) {
-  SNNRT_GRID_LOOP(i, steps * row) y[i] = static_cast<float>(scale * x[i % row]);
-}
 
 /// y[i] += x[i]: one rank's part of a sum over the ranks.
 extern "C" __global__ void snnrt_accumulate(float *y, const float *x,

@@ -2,9 +2,9 @@
 //
 // A module compiled after --snn-split-time runs one program set per rank
 // (docs/artifact-format.md, "Split in time"): its ops `time_range`,
-// `gather_time`, `send`, `recv`, `all_reduce_sum`, `time_sum` and
-// `time_broadcast` move the rank's steps, the neuron state and the sums
-// between the ranks through the Communicator, on host buffers.
+// `gather_time`, `send`, `recv` and `all_reduce_sum` move the rank's steps,
+// the neuron state and the sums between the ranks through the Communicator,
+// on host buffers (`time_sum`/`time_broadcast` are generated kernels).
 //
 //===----------------------------------------------------------------------===//
 

@@ -25,10 +25,14 @@
 // CHECK-NEXT: infer: gather_time in=[{{[0-9]+}}] out=[[[OUT]]]
 // CHECK: train_forward: time_range in=[0] out=[1]
 // CHECK: train_forward: neuron {{.*}}chained_states=1 {{.*}}save_h=true
-// CHECK: train_forward: time_sum in=[{{[0-9]+}}] out=[[[PART:[0-9]+]]] scale=0.2
+// The loss's time mean over the rank's steps and its gradient are generated
+// kernels.
+// CHECK: train_forward: kernel snn_op{{[0-9]+}}_time_sum grid=1 block=256
+// CHECK-NEXT: train_forward: time_sum in=[{{[0-9]+}}] out=[[[PART:[0-9]+]]] scale=0.2
 // CHECK-NEXT: train_forward: all_reduce_sum in=[[[PART]]] out=[[[MEAN:[0-9]+]]]
 // CHECK-NEXT: backward: kernel snn_op{{[0-9]+}}_loss_ce grid=1
 // CHECK-NEXT: backward: loss_ce_membrane in=[[[MEAN]], {{[0-9]+}}] out=[{{[0-9]+}}, [[GM:[0-9]+]], {{[0-9]+}}]
+// CHECK-NEXT: backward: kernel snn_op{{[0-9]+}}_time_broadcast grid=1 block=256
 // CHECK-NEXT: backward: time_broadcast in=[[[GM]]] out=[{{[0-9]+}}] scale=0.2
 // CHECK-NEXT: backward: recv {{.*}} peer="next" tag=2
 // CHECK-NEXT: backward: neuron_bwd {{.*}}chained_states=1

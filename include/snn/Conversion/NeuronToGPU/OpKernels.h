@@ -62,6 +62,10 @@ enum class OpKernelKind {
   ChannelsLast,  ///< out[r, c, i] = in[c, r, i]
   Im2col,        ///< the column buffer of a convolution's input
   Col2im,        ///< the input gradient from the column buffer's gradient
+  // Of a module split in time (channelGeometry: rows = the local steps L,
+  // channels = the elements of one step):
+  TimeSum,       ///< y[i] = scale * sum over t of x[t, i] (summed in f64)
+  TimeBroadcast, ///< y[t, i] = scale * x[i]: time_sum's gradient
 };
 
 /// What a loss kernel computes of m[b, c], the time mean (CE, MSE) or
