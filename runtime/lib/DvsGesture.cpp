@@ -22,11 +22,10 @@
 
 #include "DvsGesture.h"
 #include "snnrt/Error.h"
+#include "snnrt/Formats.h"
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -39,14 +38,6 @@ constexpr size_t kPacketHeader = 28;
 bool isFile(const std::string &p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string readAll(const std::string &path, const char *what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path + ": cannot read the " + what);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
 }
 
 std::string trimmed(std::string s) {
@@ -68,7 +59,7 @@ struct PolarityEvent {
 
 /// Every valid polarity event of an AEDAT 3.1 file, in file order.
 std::vector<PolarityEvent> readAedat(const std::string &path) {
-  std::string bytes = readAll(path, "recording");
+  std::string bytes = readFile(path, "recording");
   const std::string end = "#!END-HEADER\r\n";
   if (bytes.compare(0, 10, "#!AEDAT-3.") != 0)
     throw Error(path + ": not an AEDAT 3.x file (it must start with "
@@ -121,8 +112,8 @@ struct Interval {
 };
 
 std::vector<Interval> readLabels(const std::string &path) {
-  std::istringstream in(readAll(path, "labels (class,startTime_usec,"
-                                      "endTime_usec per gesture)"));
+  std::istringstream in(readFile(path, "labels (class,startTime_usec,"
+                                       "endTime_usec per gesture)"));
   std::vector<Interval> out;
   std::string line;
   for (size_t n = 1; std::getline(in, line); ++n) {
@@ -144,7 +135,7 @@ std::vector<Interval> readLabels(const std::string &path) {
 }
 
 std::vector<std::string> readTrials(const std::string &path) {
-  std::istringstream in(readAll(path, "trial list"));
+  std::istringstream in(readFile(path, "trial list"));
   std::vector<std::string> trials;
   std::string line;
   while (std::getline(in, line))

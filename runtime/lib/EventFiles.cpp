@@ -16,12 +16,11 @@
 #include "DvsGesture.h"
 #include "snnrt/Dataset.h"
 #include "snnrt/Error.h"
+#include "snnrt/Formats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <dirent.h>
-#include <fstream>
-#include <iterator>
 #include <sys/stat.h>
 
 namespace snnrt {
@@ -71,11 +70,7 @@ std::string splitFolder(const std::string &dir, const std::string &split) {
 void readRecording(const std::string &path, size_t side, size_t sampleSize,
                    int64_t steps, double duration,
                    std::vector<uint32_t> &events) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(path + ": cannot read the recording");
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+  std::string bytes = readFile(path, "recording");
   if (bytes.size() % 5 != 0)
     throw Error(path + ": " + std::to_string(bytes.size()) +
                 " bytes is not a whole number of 5-byte events (N-MNIST's "

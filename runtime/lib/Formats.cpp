@@ -17,10 +17,10 @@
 
 namespace snnrt {
 
-static std::string readAll(const std::string &path) {
+std::string readFile(const std::string &path, const std::string &what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(path + ": cannot open the file");
+    throw Error(path + ": cannot open the " + what);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -61,7 +61,7 @@ static size_t product(const std::vector<int64_t> &shape) {
 //===----------------------------------------------------------------------===//
 
 HostArray readNpy(const std::string &path) {
-  std::string bytes = readAll(path);
+  std::string bytes = readFile(path);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     throw Error(path + ": not a .npy file (no \\x93NUMPY magic)");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -201,7 +201,7 @@ static float halfToFloat(uint16_t h) {
 std::map<std::string, HostArray>
 readSafetensors(const std::string &path,
                 std::map<std::string, std::string> *metadata) {
-  std::string bytes = readAll(path);
+  std::string bytes = readFile(path);
   if (bytes.size() < 8)
     throw Error(path + ": truncated safetensors file (no header length)");
   uint64_t headerLen = 0;
@@ -332,7 +332,7 @@ HostArray readIdx(const std::string &path) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0)
     throw Error(path + ": this snn-run was built without zlib; gunzip the "
                        "file or rebuild with zlib installed");
-  std::string bytes = readAll(path);
+  std::string bytes = readFile(path);
 #endif
   if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0)
     throw Error(path + ": not an IDX file (bad magic number)");

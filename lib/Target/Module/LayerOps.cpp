@@ -31,13 +31,6 @@ static Object chunkLaunch(Object launch) {
   return launch;
 }
 
-static int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 static SmallVector<int64_t> getInts(const Object &op, StringRef name,
                                     SmallVector<int64_t> fallback) {
   if (const Array *a = op.getArray(name))
@@ -64,10 +57,10 @@ Object ManifestBuilder::toLayerOp(Object op) {
   int64_t outChannels = w[0];
   // y as [rows, O, inner]: a linear layer's rows of N, a convolution's
   // images of O planes of OH * OW.
-  ChannelGeometry channels{product(yShape) / outChannels, outChannels, 1};
+  ChannelGeometry channels{ShapedType::getNumElements(yShape) / outChannels, outChannels, 1};
   if (conv) {
     channels.inner = yShape[yShape.size() - 2] * yShape.back();
-    channels.rows = product(yShape) / (outChannels * channels.inner);
+    channels.rows = ShapedType::getNumElements(yShape) / (outChannels * channels.inner);
   }
   Array launches;
   if (hasBias && !backward)

@@ -694,10 +694,8 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec.kind = sum ? OpKernelKind::TimeSum : OpKernelKind::TimeBroadcast;
     spec.scale = op.getNumber("scale").value_or(1.0);
     spec.channelGeometry.rows = many.front();
-    int64_t elements = 1;
-    for (int64_t d : many)
-      elements *= d;
-    spec.channelGeometry.channels = elements / many.front();
+    spec.channelGeometry.channels =
+        ShapedType::getNumElements(many) / many.front();
     spec.sizes = {sum ? spec.channelGeometry.channels
                       : spec.channelGeometry.getElements()};
   } else if (std::optional<OpKernelSpec> loss = makeLossKernelSpec(
@@ -715,10 +713,7 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
       spec.p = op.getNumber("p").value_or(0.5);
     if (spec.kind == OpKernelKind::Dropout)
       spec.seedIndex = index;
-    int64_t n = 1;
-    for (int64_t d : shape(out[0]))
-      n *= d;
-    spec.sizes = {n};
+    spec.sizes = {ShapedType::getNumElements(shape(out[0]))};
   }
   // The tensors in ABI order: the inputs, then the outputs.
   Array args = in;

@@ -35,6 +35,9 @@ void writeSafetensors(const std::string &path,
 /// IDX (MNIST / Fashion-MNIST), optionally gzipped; u8 data as float.
 HostArray readIdx(const std::string &path);
 
+/// The bytes of `path`; "<path>: cannot open the <what>" when it cannot.
+std::string readFile(const std::string &path, const std::string &what = "file");
+
 /// Atomically replaces `path` with `bytes` (tmp file, fsync, rename).
 void writeFileAtomically(const std::string &path, const std::string &bytes);
 
