@@ -4,7 +4,9 @@
 #                                .gpu/split/ the benchmark models of
 #                                bench/split_models.py (a 5-layer MLP and a
 #                                4-conv net, T = 1024 and 4096) unsplit (P1)
-#                                and split over P = 2 and 4, and the small
+#                                and split over P = 2 and 4, the same
+#                                unsplit at T = 256, 512, 2048 (a rank's
+#                                chunk, for the cost model), and the small
 #                                test models of test/Runtime/Inputs (P = 1, 2,
 #                                3), all target=all
 #   bench/gpu-split.sh [check] [scale]
@@ -22,13 +24,22 @@
 #            NCCL when there are that many GPUs; the speedups against the
 #            wavefront's ideal L*P/(L+P-1) and the issue's targets, and the
 #            cost model (bench/split_cost_model.py) calibrated by the P=1
-#            step -> split-scale.jsonl, split-scale.md
+#            step at T and by one device's step at T/P (a rank's chunk)
+#            -> split-scale.jsonl, split-scale.md
+#     profile  one device's step of mlp-T1024 and conv-T1024 per op kind
+#            (snn-run bench --profile) -> split-profile.jsonl; run it
+#            before scale: the report's wavefront model then takes the
+#            neuron scans' share of the step from it
 #   SPLIT_DEVICE=cpu bench/gpu-split.sh check   a dry run of the plumbing
 #            here (threads on the CPU; SPLIT_CHECK / SPLIT_SCALE pick models)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/split"
 models() { for m in mlp conv; do for T in 1024 4096; do echo "$m-T$T"; done; done; }
+# The unsplit models at the local lengths T/P of the split ones that no
+# benchmark model has already: one device's time for one rank's chunk
+# calibrates the cost model (bench/split_cost_model.py --report).
+chunk_models() { for m in mlp conv; do for T in 256 512 2048; do echo "$m-T$T"; done; done; }
 autodiff="optimizer=sgd lr=0.1 momentum=0.9"
 
 if [ "${1:-}" = prepare ]; then
@@ -50,6 +61,11 @@ if [ "${1:-}" = prepare ]; then
     python3 "$root/bench/split_models.py" "$m" --steps "$T" > "$g/$name.mlir"
     for P in 1 2 4; do compile "$g/$name.mlir" "$name" $P; done
     echo "prepared $name"
+  done
+  for name in $(chunk_models); do
+    m=${name%-T*} T=${name#*-T}
+    python3 "$root/bench/split_models.py" "$m" --steps "$T" > "$g/$name.mlir"
+    compile "$g/$name.mlir" "$name" 1
   done
   du -sh "$g"
   exit 0
@@ -152,7 +168,11 @@ for part in $part; do
 case $part in
 check)
   {
-  echo "== $gpu x $gpus: split modules vs the unsplit module on $dev"
+  # cuDNN's heuristic algorithm choice: timing the candidates per shape
+  # (the default) picks other algorithms for a rank's shapes than for one
+  # device's, and over 1024 steps one rounding difference flips a spike.
+  export SNNRT_CUDA_CUDNN_FIND=${SNNRT_CUDA_CUDNN_FIND:-0}
+  echo "== $gpu x $gpus: split modules vs the unsplit module on $dev (SNNRT_CUDA_CUDNN_FIND=$SNNRT_CUDA_CUDNN_FIND)"
   for name in ${SPLIT_CHECK:-small-mlp small-conv mlp-T1024 conv-T1024}; do
     case $name in small-mlp) check_model $name 2 3;; small-conv) check_model $name 2;;
       *) check_model $name 2 4;; esac
@@ -184,9 +204,10 @@ scale)
   {
   echo "== training step (snn-run bench, 10 iterations) on $gpu x $gpus"
   : > "$out/split-scale.jsonl"
-  for name in ${SPLIT_SCALE:-$(models)}; do
+  for name in ${SPLIT_SCALE:-$(models) $(chunk_models)}; do
     m=${name%-T*} T=${name#*-T}
-    for p in 1 2 4; do
+    [ -d $g/$name-P2.snnmod ] && parts="1 2 4" || parts=1
+    for p in $parts; do
       for way in $( [ $p = 1 ] && echo one || ways $p ); do
         if [ $way = one ]; then opts="--device $dev"; else opts="$(ranks $way $p)"; fi
         line=$(timeout 120 $run $g/$name-P$p.snnmod bench $opts --iterations 10 2>$w/bench.err | tail -1)
@@ -200,9 +221,25 @@ scale)
   done
   stamp "bench done"
   } 2>&1 | tee "$out/split-scale.txt"
-  python3 "$root/bench/split_cost_model.py" --report "$out/split-scale.jsonl" | tee "$out/split-scale.md"
+  prof=""; [ -s "$out/split-profile.jsonl" ] && prof="--profile $out/split-profile.jsonl"
+  python3 "$root/bench/split_cost_model.py" --report "$out/split-scale.jsonl" $prof | tee "$out/split-scale.md"
   ;;
-*) echo "unknown part $part (check, scale)";;
+profile)
+  # Where one device's step goes (snn-run bench --profile: op by op, no
+  # CUDA graphs): the neuron scans are the only work a rank waits for from
+  # its neighbour, everything else (GEMMs, loss, update) runs on its own
+  # steps at once. The cost model (--report --profile) takes the shares.
+  : > "$out/split-profile.jsonl"
+  for name in ${SPLIT_PROFILE:-mlp-T1024 conv-T1024}; do
+    m=${name%-T*} T=${name#*-T}
+    $run $g/$name-P1.snnmod bench --device $dev --iterations 5 --profile > $w/prof.out 2> $w/prof.err ||
+      { echo "FAIL profile $name: $(grep -m2 error $w/prof.err)"; continue; }
+    python3 "$root/bench/split_cost_model.py" --parse-profile $w/prof.err --model "$m" --steps "$T" \
+      | tee -a "$out/split-profile.jsonl"
+  done
+  stamp "profile done"
+  ;;
+*) echo "unknown part $part (check, scale, profile)";;
 esac
 done
 done

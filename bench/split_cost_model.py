@@ -24,10 +24,16 @@ L = 4 and m = 10. `--micro-batches` models that (not implemented yet). The per-s
 one-device profile (snn-run --profile) or from the sizes given here; GEMM
 efficiency at fewer rows (T B / P) is not modelled.
 
+That layer-level pipeline is a lower bound of the speedup: only a layer's
+neuron scan waits for the neighbouring rank, its GEMMs run over the rank's
+own steps as soon as the layer below is done. `wavefront_step` simulates the
+schedule op by op with the scans' share of one device's step taken from
+`snn-run bench --profile` (`--parse-profile`); the report shows both.
+
     python3 bench/split_cost_model.py                 # the table in docs
     python3 bench/split_cost_model.py --measured RESULTS.json   # check it
-    python3 bench/split_cost_model.py --report split-scale.jsonl
-                                       # measured vs ideal, model, targets
+    python3 bench/split_cost_model.py --report split-scale.jsonl \
+        [--profile split-profile.jsonl]  # measured vs ideal, model, targets
 
 --measured reads the JSON lines of bench/gpu-split.sh (step ms per P) and
 prints the measured next to the predicted speedups.
@@ -35,6 +41,7 @@ prints the measured next to the predicted speedups.
 
 import argparse
 import json
+import re
 import sys
 
 # Links (bytes/s, latency s): NVLink 4 per direction on H100 SXM, and a
@@ -126,6 +133,100 @@ def check_measured(path, args):
               f"ideal {ideal_speedup(args.layers, r['P']):.2f}x")
 
 
+def wavefront_step(scan_f, rest_f, scan_b, rest_b, state_bytes, grad_bytes,
+                   steps, parts, link):
+    """Seconds of one training step on `parts` ranks, op by op: each rank
+    runs its layers in program order on one stream, and only a neuron scan
+    waits for its neighbour (the state of the same layer from rank p - 1 in
+    the forward, its gradient from rank p + 1 in the backward); the GEMMs
+    and the rest of a layer (rest_*) run on the rank's own steps at once.
+    scan_* / rest_*: per layer, seconds per time step on one device. The
+    loss's sum over the ranks ends the forward on every rank; the weight
+    gradients' all-reduce ends the backward."""
+    bw, alpha = LINKS[link]
+    comm = parts > 1
+    layers = len(scan_f)
+    bounds = [steps * p // parts for p in range(parts + 1)]
+    n = [bounds[p + 1] - bounds[p] for p in range(parts)]
+    hop = [comm * (alpha + b / bw) for b in state_bytes]
+    # Forward: layer l on rank p: its GEMM after its own layer l - 1, its
+    # scan after that and after rank p - 1's scan of layer l has arrived.
+    done = [[0.0] * layers for _ in range(parts)]
+    for p in range(parts):
+        t = 0.0
+        for l in range(layers):
+            t += rest_f[l] * n[p]
+            if p:
+                t = max(t, done[p - 1][l] + hop[l])
+            t += scan_f[l] * n[p]
+            done[p][l] = t
+    forward = max(done[p][-1] for p in range(parts))
+    forward += comm * 2 * (parts - 1) * alpha  # the loss's all-reduce
+    # Backward: layers in reverse, the scan after rank p + 1's gradient of
+    # the layer's final state, then the layer's GEMMs (gx and gw).
+    done = [[0.0] * layers for _ in range(parts)]
+    for p in reversed(range(parts)):
+        t = 0.0
+        for l in reversed(range(layers)):
+            if p + 1 < parts:
+                t = max(t, done[p + 1][l] + hop[l])
+            t += scan_b[l] * n[p]
+            done[p][l] = t
+            t += rest_b[l] * n[p]
+        done[p].append(t)
+    backward = max(done[p][-1] for p in range(parts))
+    allreduce = 0.0
+    if comm:
+        allreduce = (2 * (parts - 1) / parts * grad_bytes / bw
+                     + 2 * (parts - 1) * alpha)
+    return forward + backward + allreduce
+
+
+PROFILE_LINE = re.compile(r"^\s+(.+?)\s+([\d.]+) ms\s+[\d.]+%\s+\d+ calls")
+PROGRAM_LINE = re.compile(r"^snnrt profile \([^)]*\) (\w+): ")
+
+
+def parse_profile(path, model, steps):
+    """The shares of one training step (train_forward + backward + update)
+    in neuron scans and in the rest, forward and backward, from the stderr
+    of `snn-run bench --profile`."""
+    ms = {}
+    program = None
+    with open(path) as f:
+        for line in f:
+            head = PROGRAM_LINE.match(line)
+            if head:
+                program = head.group(1)
+                continue
+            row = PROFILE_LINE.match(line)
+            if row and program:
+                ms.setdefault(program, {})[row.group(1)] = float(row.group(2))
+    fwd, bwd, upd = (ms.get(k, {}) for k in ("train_forward", "backward", "update"))
+    total = sum(fwd.values()) + sum(bwd.values()) + sum(upd.values())
+    if not total:
+        raise SystemExit(f"{path}: no train_forward/backward profile found")
+    scan_f = sum(v for k, v in fwd.items() if k.split()[0] == "neuron")
+    scan_b = sum(v for k, v in bwd.items() if k.split()[0] == "neuron_bwd")
+    return {"model": model, "T": steps,
+            "scan_fwd": scan_f / total,
+            "rest_fwd": (sum(fwd.values()) - scan_f) / total,
+            "scan_bwd": scan_b / total,
+            "rest_bwd": (sum(bwd.values()) - scan_b + sum(upd.values())) / total,
+            "ops_ms": ms}
+
+
+def profiled_speedup(spec, shares, t1_ms, steps, parts):
+    """wavefront_step's speedup with one device's step t1_ms divided between
+    scans and the rest as profiled (equal layers)."""
+    layers = spec["layers"]
+    per = lambda share: [share * t1_ms * 1e-3 / layers / steps] * layers
+    args = (per(shares["scan_fwd"]), per(shares["rest_fwd"]),
+            per(shares["scan_bwd"]), per(shares["rest_bwd"]),
+            spec["state"], spec["grads"], steps)
+    return (wavefront_step(*args, 1, "nvlink")
+            / wavefront_step(*args, parts, "nvlink"))
+
+
 # The benchmark models of bench/split_models.py: 5 neuron layers; the state
 # one layer hands on (batch x neurons per step, f32) and the gradient bytes.
 BENCH_MODELS = {
@@ -138,44 +239,82 @@ BENCH_MODELS = {
 TARGETS = {(2, 1024): 1.9, (4, 1024): 3.6, (4, 4096): 3.65}
 
 
-def report(path):
+def calibrated_speedup(spec, t1_ms, steps, parts, calib_ms, calib_steps):
+    """The model's speedup on `parts` ranks at `steps` against the measured
+    one-device step t1_ms, with equal layers whose per-step compute makes one
+    device take calib_ms at calib_steps steps."""
+    layers = spec["layers"]
+    unit = step_time([1.0] * layers, spec["state"], spec["grads"], calib_steps,
+                     1, "nvlink")
+    per_step = [calib_ms * 1e-3 / unit] * layers
+    return t1_ms * 1e-3 / step_time(per_step, spec["state"], spec["grads"],
+                                    steps, parts, "nvlink")
+
+
+def report(path, profile_path=None):
     """Markdown: each measured split step against one device, the ideal
     wavefront, the targets, and the cost model with its compute calibrated
-    by the measured one-device step (equal layers)."""
+    two ways: by the measured one-device step at T (compute linear in T), and
+    by one device's step at T/P, a rank's chunk (what a short scan really
+    costs: at these batches a scan over fewer steps does not get faster in
+    proportion, the GPU being underfilled either way)."""
     with open(path) as f:
         records = [json.loads(line) for line in f if line.strip()]
+    shares = {}
+    if profile_path:
+        with open(profile_path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    shares[r["model"]] = r
     base = {(r["model"], r["T"]): r["step_ms"] for r in records if r["P"] == 1}
+    split_T = {(r["model"], r["T"]) for r in records if r["P"] > 1}
     gpu = records[0]["gpu"] if records else "?"
     print(f"# Time split, measured on {gpu} x {records[0]['gpus'] if records else 0}\n")
     print("threads: the P ranks are virtual devices on streams of one GPU "
           "(they share its SMs: a check of the schedule, not a speedup); "
-          "nccl: one rank per GPU.\n")
+          "nccl: one rank per GPU. Cost model at T: compute calibrated by the "
+          "one-device step at T; at T/P: by one device's step over a rank's "
+          "T/P steps.\n")
     print("| model | T | P | ranks | step ms | speedup | ideal L*P/(L+P-1) "
-          "| cost model (nvlink) | target |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| cost model at T | cost model at T/P | wavefront of scans | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: "-" if v is None else f"{v:.2f}"
     for r in records:
         key = (r["model"], r["T"])
+        if r["P"] == 1 and key not in split_T:
+            continue  # a chunk length: in the table below
         spec = BENCH_MODELS.get(r["model"])
         t1 = base.get(key)
         speed = t1 / r["step_ms"] if t1 and r["step_ms"] > 0 else None
         layers = spec["layers"] if spec else 0
         ideal = ideal_speedup(layers, r["P"]) if layers else None
-        model = None
-        if spec and t1 and r["P"] > 1:
-            per_step = [1.0] * layers
-            unit = step_time(per_step, spec["state"], spec["grads"], r["T"], 1,
-                             "nvlink")
-            per_step = [t1 * 1e-3 / unit] * layers
-            model = (step_time(per_step, spec["state"], spec["grads"], r["T"], 1,
-                               "nvlink")
-                     / step_time(per_step, spec["state"], spec["grads"], r["T"],
-                                 r["P"], "nvlink"))
+        model_T = model_chunk = model_scan = None
+        if spec and t1 and r["P"] > 1 and r.get("way") == "nccl":
+            model_T = calibrated_speedup(spec, t1, r["T"], r["P"], t1, r["T"])
+            chunk = base.get((r["model"], r["T"] // r["P"]))
+            if chunk and r["T"] % r["P"] == 0:
+                model_chunk = calibrated_speedup(spec, t1, r["T"], r["P"], chunk,
+                                                 r["T"] // r["P"])
+            if r["model"] in shares:
+                model_scan = profiled_speedup(spec, shares[r["model"]], t1,
+                                              r["T"], r["P"])
         target = TARGETS.get((r["P"], r["T"])) if r.get("way") == "nccl" else None
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"
         print(f"| {r['model']} | {r['T']} | {r['P']} | {r.get('way', 'one')} | "
               f"{r['step_ms']:.3f} | {fmt(speed)} | {fmt(ideal)} | "
-              f"{fmt(model) if r.get('way') == 'nccl' else '-'} | "
+              f"{fmt(model_T)} | {fmt(model_chunk)} | {fmt(model_scan)} | "
               f"{fmt(target)} |")
+    chunks = sorted(k for k in base if k not in split_T)
+    if chunks:
+        print("\nOne device at a rank's chunk length (the unsplit model at T/P "
+              "steps): step ms, and its ratio to the step at the next larger T "
+              "(2.00 = linear in T).\n")
+        print("| model | T | step ms | vs 2T |")
+        print("|---|---|---|---|")
+        for k in sorted(base):
+            twice = base.get((k[0], 2 * k[1]))
+            print(f"| {k[0]} | {k[1]} | {base[k]:.3f} | "
+                  f"{fmt(twice / base[k] if twice else None)} |")
 
 
 def main(argv=None):
@@ -196,9 +335,20 @@ def main(argv=None):
     ap.add_argument("--calibrate-ms", type=float, default=None,
                     help="measured one-device step (ms) at the first --steps: "
                          "scales the modelled compute to it")
+    ap.add_argument("--profile", help="with --report: JSON lines of "
+                    "--parse-profile (the scans' share of one device's step)")
+    ap.add_argument("--parse-profile", metavar="STDERR",
+                    help="the stderr of snn-run bench --profile: print the "
+                         "scans' and the rest's shares of the step as JSON "
+                         "(with --model and the first --steps)")
+    ap.add_argument("--model", default="mlp")
     args = ap.parse_args(argv)
+    if args.parse_profile:
+        print(json.dumps(parse_profile(args.parse_profile, args.model,
+                                       args.steps[0])))
+        return 0
     if args.report:
-        report(args.report)
+        report(args.report, args.profile)
         return 0
     if args.measured:
         check_measured(args.measured, args)
