@@ -529,6 +529,18 @@ def _run_op(mod, op, lr, smooth):
                 if len(out) < 2:
                     raise OpError("plif backward needs outputs (gx, gw)")
                 put(1, gw, grad=True)
+        elif kind == "time_sum":
+            # y[1, ...] = scale * sum_t x[t]: a time mean taken before the
+            # loss (long T) or a rank's share of it (a time split).
+            ins = _ids(op, "in", 1, 1, "inputs (x)")
+            x = mod.get(ins[0])
+            put(0, float(op["scale"]) * x.sum(axis=0, keepdims=True))
+        elif kind == "time_broadcast":
+            # y[t] = scale * x[0] for each of y's steps: time_sum's gradient.
+            ins = _ids(op, "in", 1, 1, "inputs (x)")
+            x = mod.get(ins[0])
+            steps = int(mod.info(out[0])["shape"][0])
+            put(0, np.repeat(float(op["scale"]) * x, steps, axis=0), grad=True)
         elif kind in losses.KINDS and len(out) == 2:
             # The evaluate program's loss: (loss, correct), no gradient.
             ins = _ids(op, "in", 2, 2, "inputs (y, labels)")

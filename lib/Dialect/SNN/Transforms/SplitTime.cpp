@@ -75,7 +75,8 @@ std::optional<std::string> whyNotSplittable(Operation *op, bool training) {
           BatchNormOp, FlattenOp, AddOp, ScaleOp, DropoutOp, LossCERateOp,
           LossMSERateOp, LossCEMembraneOp, NeuronBwdOp, LinearBwdOp,
           Conv2DBwdOp, AvgPool2DBwdOp, SumPool2DBwdOp, MaxPool2DBwdOp,
-          DropoutBwdOp, AccumulateOp, ReshapeOp, SGDOp, AdamOp>(op))
+          DropoutBwdOp, AccumulateOp, ReshapeOp, SGDOp, AdamOp, TimeSumOp,
+          TimeBroadcastOp>(op))
     return std::nullopt;
   return "has no time-split rule in --snn-split-time";
 }
@@ -175,6 +176,8 @@ private:
   int64_t totalSteps, steps;
   llvm::Statistic &chained, &allReduces;
   DenseSet<Value> local;
+  /// Time means summed over the ranks (snn.time_sum + snn.all_reduce_sum).
+  DenseSet<Value> meansOverRanks;
   /// The first tag of each chained neuron layer: its state tensors are
   /// numbered in program order, so every transfer has its own tag.
   DenseMap<Operation *, int64_t> neuronTags;
@@ -280,12 +283,34 @@ LogicalResult RankProgramBuilder::run() {
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case<LossCERateOp, LossMSERateOp, LossCEMembraneOp>(
                 [&](auto loss) -> LogicalResult {
+                  // --snn-autodiff took the time mean first (long T):
+                  // the time_sum case below already summed it over the
+                  // ranks.
+                  if (meansOverRanks.contains(loss.getOutput()))
+                    return success();
                   if (!isLocal(loss.getOutput()))
                     return loss.emitOpError(
                         "takes an output that does not depend on the "
                         "input's time steps");
                   return meanOverRanks(loss);
                 })
+            .Case<TimeSumOp>([&](TimeSumOp sum) -> LogicalResult {
+              // A rank's share of a time mean: the mean is the sum of the
+              // shares over the ranks.
+              if (!isLocal(sum.getInput()))
+                return success();
+              OpBuilder b(sum->getBlock(), std::next(sum->getIterator()));
+              Value total = sumOverRanks(b, sum.getOutput());
+              sum.getOutput().replaceAllUsesExcept(total,
+                                                   total.getDefiningOp());
+              meansOverRanks.insert(total);
+              return success();
+            })
+            .Case<TimeBroadcastOp>([&](TimeBroadcastOp spread) {
+              // Its gradient reaches every step: this rank's steps.
+              localize(spread.getOutput());
+              return success();
+            })
             .Case<NeuronBwdOp>(
                 [&](NeuronBwdOp bwd) { return chainNeuronBwd(bwd); })
             .Case<LinearBwdOp, Conv2DBwdOp>([&](auto bwd) -> LogicalResult {
