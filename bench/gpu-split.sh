@@ -30,6 +30,14 @@
 #            (snn-run bench --profile) -> split-profile.jsonl; run it
 #            before scale: the report's wavefront model then takes the
 #            neuron scans' share of the step from it
+#     hybrid the 2-D mesh (time split x data parallel, --data-parallel with
+#            N = P x D ranks): the small MLP split over P = 2 with batch 4,
+#            trained 1 epoch on 2 x 2 ranks (threads on cuda:0; over NCCL
+#            with >= 4 GPUs), against the unsplit MLP with batch 8 on one
+#            device (weights within 1e-6); then the training step of
+#            mlp-T1024 (snn-run bench): P = 1 on one GPU, P = 2 alone and
+#            P = 2 x D = 2, with samples/s (replicas x batch / step)
+#            -> split-hybrid.txt, split-hybrid.jsonl
 #   SPLIT_DEVICE=cpu bench/gpu-split.sh check   a dry run of the plumbing
 #            here (threads on the CPU; SPLIT_CHECK / SPLIT_SCALE pick models)
 set -uo pipefail
@@ -55,6 +63,9 @@ if [ "${1:-}" = prepare ]; then
       --snn-compile="output=$g/$2-P$3.snnmod target=all" -o /dev/null
   }
   for p in 1 2 3; do compile "$root/test/Runtime/Inputs/split-mlp.mlir" small-mlp $p; done
+  # The hybrid mesh's reference: the same MLP with the global batch 2 x 4.
+  sed 's/7x4x/7x8x/g' "$root/test/Runtime/Inputs/split-mlp.mlir" > "$g/small-mlp8.mlir"
+  compile "$g/small-mlp8.mlir" small-mlp8 1
   for p in 1 2; do compile "$root/test/Runtime/Inputs/split-convnet.mlir" small-conv $p; done
   for name in $(models); do
     m=${name%-T*} T=${name#*-T}
@@ -239,7 +250,39 @@ profile)
   done
   stamp "profile done"
   ;;
-*) echo "unknown part $part (check, scale, profile)";;
+hybrid)
+  {
+  echo "== hybrid mesh on $gpu x $gpus: P = 2 x D = 2 against one device with the global batch"
+  data_for small-mlp8
+  d=$w/small-mlp8; common="--data $d/x.npy --labels $d/y.npy --seed 5 --no-progress --epochs 1"
+  $run $g/small-mlp8-P1.snnmod train --device $dev $common --checkpoint $d/t1.st > $d/t1.log 2>&1 ||
+    echo "FAIL one device train: $(tail -2 $d/t1.log)"
+  for way in $(ways 4); do
+    timeout 180 $run $g/small-mlp-P2.snnmod train $(ranks $way 4) --data-parallel $common \
+      --checkpoint $d/h$way.st > $d/h$way.log 2>&1 || { echo "FAIL mesh $way: $(grep -m2 error $d/h$way.log)"; continue; }
+    echo "small-mlp P=2 x D=2 $way train: $(python3 $inputs/dp_check.py compare $d/h$way.st $d/t1.st 2>&1)"
+    grep -m1 "^epoch" $d/h$way.log; grep -m1 "^epoch" $d/t1.log
+  done
+  stamp "hybrid check"
+  echo "== mlp-T1024 training step (snn-run bench, 10 iterations): P=1, P=2, P=2 x D=2"
+  : > "$out/split-hybrid.jsonl"
+  for cfg in "1 one" "2 threads" "2 nccl" "4 threads" "4 nccl"; do
+    set -- $cfg; n=$1 way=$2
+    [ $way = nccl ] && [ $n -gt "$gpus" ] && continue
+    p=$n; [ $n = 4 ] && p=2
+    if [ $way = one ]; then opts="--device $dev"; else opts="$(ranks $way $n)"; fi
+    [ $n = 4 ] && opts="$opts --data-parallel"
+    line=$(timeout 300 $run $g/mlp-T1024-P$p.snnmod bench $opts --iterations 10 2>$w/bench.err | tail -1)
+    case "$line" in
+      "{"*) python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.update(model="mlp-T1024", P=int(sys.argv[2]), way=sys.argv[3], gpu=sys.argv[4], gpus=int(sys.argv[5])); r["samples_per_s"]=1000*r["batch"]*r["replicas"]/r["step_ms"]; print(json.dumps(r))' \
+              "$line" "$p" "$way" "$gpu" "$gpus" | tee -a "$out/split-hybrid.jsonl" ;;
+      *) echo "FAIL mlp-T1024 $n ranks $way: $(grep -m2 error $w/bench.err)" ;;
+    esac
+  done
+  stamp "hybrid done"
+  } 2>&1 | tee "$out/split-hybrid.txt"
+  ;;
+*) echo "unknown part $part (check, scale, profile, hybrid)";;
 esac
 done
 done

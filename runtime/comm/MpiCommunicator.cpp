@@ -30,17 +30,25 @@ constexpr size_t kChunkBytes = size_t(1) << 30;
 
 class MpiCommunicator : public Communicator {
 public:
-  explicit MpiCommunicator(const CommOptions &options)
-      : dog(options.timeoutSeconds,
-            [this](const std::string &why) { abortJob(rank_, why); }) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  /// `comm`: MPI_COMM_WORLD (which this object finalizes) or a group split
+  /// from it (which it frees).
+  MpiCommunicator(const CommOptions &options, MPI_Comm comm)
+      : options(options), comm(comm),
+        dog(options.timeoutSeconds,
+            [this](const std::string &why) { abortJob(worldRank, why); }) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   }
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized)
+    if (finalized)
+      return;
+    if (comm == MPI_COMM_WORLD)
       MPI_Finalize();
+    else
+      MPI_Comm_free(&comm);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -52,7 +60,7 @@ public:
     for (size_t first = 0; first < count; first += chunk)
       check(MPI_Allreduce(MPI_IN_PLACE, data + first,
                           static_cast<int>(std::min(chunk, count - first)),
-                          MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                          MPI_FLOAT, MPI_SUM, comm),
             "all-reduce");
   }
   void broadcast(void *data, size_t bytes, int root, void *) override {
@@ -62,7 +70,7 @@ public:
     for (size_t first = 0; first < bytes; first += kChunkBytes)
       check(MPI_Bcast(p + first,
                       static_cast<int>(std::min(kChunkBytes, bytes - first)),
-                      MPI_BYTE, root, MPI_COMM_WORLD),
+                      MPI_BYTE, root, comm),
             "broadcast");
   }
   void send(const void *data, size_t bytes, int peer, void *) override {
@@ -72,7 +80,7 @@ public:
     for (size_t first = 0; first < bytes; first += kChunkBytes)
       check(MPI_Send(p + first,
                      static_cast<int>(std::min(kChunkBytes, bytes - first)),
-                     MPI_BYTE, peer, kTag, MPI_COMM_WORLD),
+                     MPI_BYTE, peer, kTag, comm),
             "send");
   }
   void recv(void *data, size_t bytes, int peer, void *) override {
@@ -82,8 +90,8 @@ public:
     for (size_t first = 0; first < bytes; first += kChunkBytes) {
       int expected = static_cast<int>(std::min(kChunkBytes, bytes - first));
       MPI_Status status;
-      check(MPI_Recv(p + first, expected, MPI_BYTE, peer, kTag,
-                     MPI_COMM_WORLD, &status),
+      check(MPI_Recv(p + first, expected, MPI_BYTE, peer, kTag, comm,
+                     &status),
             "recv");
       int got = 0;
       MPI_Get_count(&status, MPI_BYTE, &got);
@@ -95,10 +103,21 @@ public:
   }
   void barrier() override {
     Watchdog::Scope scope(dog, "barrier");
-    check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
+    check(MPI_Barrier(comm), "barrier");
   }
   [[noreturn]] void abort(const std::string &why) override {
-    abortJob(rank_, why);
+    abortJob(worldRank, why); // MPI_Abort on MPI_COMM_WORLD: the whole job
+  }
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    if (color < 0 || key < 0)
+      throw Error("split: color and key must be >= 0");
+    MPI_Comm group = MPI_COMM_NULL;
+    {
+      Watchdog::Scope scope(dog, "a split of the ranks");
+      check(MPI_Comm_split(comm, color, key, &group), "split");
+    }
+    MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN);
+    return std::make_unique<MpiCommunicator>(options, group);
   }
 
 private:
@@ -110,7 +129,7 @@ private:
     int length = 0;
     MPI_Error_string(code, text, &length);
     throw Error(std::string("MPI ") + what + " failed on rank " +
-                std::to_string(rank_) + ": " + std::string(text, length));
+                std::to_string(worldRank) + ": " + std::string(text, length));
   }
   void checkPeer(int peer, const char *what) const {
     if (peer < 0 || peer >= size_)
@@ -118,7 +137,9 @@ private:
                   " does not exist in a job of " + std::to_string(size_) +
                   " ranks");
   }
-  int rank_ = 0, size_ = 1;
+  CommOptions options;
+  MPI_Comm comm;
+  int rank_ = 0, size_ = 1, worldRank = 0;
   Watchdog dog;
 };
 
@@ -138,7 +159,7 @@ std::unique_ptr<Communicator> createMpiCommunicator(const CommOptions &options) 
   // Errors come back as codes (reported with their rank), not as a silent
   // abort inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  return std::make_unique<MpiCommunicator>(options);
+  return std::make_unique<MpiCommunicator>(options, MPI_COMM_WORLD);
 }
 
 } // namespace snnrt

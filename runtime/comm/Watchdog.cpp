@@ -27,11 +27,12 @@ Watchdog::Scope::Scope(Watchdog &dog, const char *what) : dog(dog) {
   if (dog.limit <= 0)
     return;
   std::lock_guard<std::mutex> lock(dog.mutex);
-  dog.armed = true;
-  dog.operation = what;
-  dog.deadline = std::chrono::steady_clock::now() +
-                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(dog.limit));
+  id = dog.nextId++;
+  dog.armed[id] = {std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<
+                           std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(dog.limit)),
+                   what};
   dog.wake.notify_all();
 }
 
@@ -39,20 +40,26 @@ Watchdog::Scope::~Scope() {
   if (dog.limit <= 0)
     return;
   std::lock_guard<std::mutex> lock(dog.mutex);
-  dog.armed = false;
+  dog.armed.erase(id);
 }
 
 void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(mutex);
   while (!stopping) {
-    if (!armed) {
+    if (armed.empty()) {
       wake.wait(lock);
       continue;
     }
-    auto until = deadline;
+    // Scopes are armed in id order with the same limit: the oldest expires
+    // first.
+    auto oldest = armed.begin();
+    uint64_t id = oldest->first;
+    auto until = oldest->second.first;
+    const char *operation = oldest->second.second;
     if (wake.wait_until(lock, until) != std::cv_status::timeout)
       continue; // disarmed, re-armed or stopping: look again
-    if (armed && !stopping && std::chrono::steady_clock::now() >= deadline) {
+    if (!stopping && armed.count(id) &&
+        std::chrono::steady_clock::now() >= until) {
       char msg[256];
       std::snprintf(msg, sizeof msg,
                     "%s did not finish within %g s (--comm-timeout): a peer "

@@ -2,7 +2,9 @@
 //
 // A collective that waits for a peer which died or hangs would block
 // forever; the watchdog's thread calls `onTimeout` (which ends the job) when
-// one operation runs past the deadline.
+// one operation runs past the deadline. Scopes may overlap (threads that
+// use disjoint groups of one communicator's peers at once): each has its
+// own deadline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +13,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,6 +38,7 @@ public:
 
   private:
     Watchdog &dog;
+    uint64_t id = 0;
   };
 
   double seconds() const { return limit; }
@@ -44,9 +49,12 @@ private:
   std::function<void(const std::string &)> onTimeout;
   std::mutex mutex;
   std::condition_variable wake;
-  bool stopping = false, armed = false;
-  const char *operation = "";
-  std::chrono::steady_clock::time_point deadline;
+  bool stopping = false;
+  uint64_t nextId = 0;
+  /// The armed scopes: id -> (deadline, operation).
+  std::map<uint64_t, std::pair<std::chrono::steady_clock::time_point,
+                               const char *>>
+      armed;
   std::thread thread;
 };
 

@@ -69,7 +69,7 @@ class NcclCommunicator : public Communicator {
 public:
   NcclCommunicator(const CommOptions &options,
                    std::unique_ptr<Communicator> hostRanks)
-      : api(nccl::load()), hostComm(std::move(hostRanks)),
+      : api(nccl::load()), options(options), hostComm(std::move(hostRanks)),
         timeout(options.timeoutSeconds) {
     const std::string where = "cuda:" + std::to_string(options.cudaDevice);
     const cuda::DriverApi &cu = cuda::loadDriver(where);
@@ -143,6 +143,14 @@ public:
       groupStream = nullptr;
   }
   void watchStream(void *stream) override { track(stream); }
+  /// A communicator of its own for the group: the host ranks split first
+  /// (MPI_Comm_split or a view over TCP), then the group's rank 0 makes a
+  /// unique id that goes over the host group to a new ncclCommInitRank
+  /// (works with every NCCL 2.x, unlike ncclCommSplit).
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    std::unique_ptr<Communicator> hostGroup = hostComm->split(color, key);
+    return std::make_unique<NcclCommunicator>(options, std::move(hostGroup));
+  }
   void barrier() override { hostComm->barrier(); }
   [[noreturn]] void abort(const std::string &why) override {
     // ncclCommAbort ends this rank's kernels; the host ranks end the job.
@@ -237,6 +245,7 @@ private:
   [[noreturn]] void fail(const std::string &why) { abort(why); }
 
   const nccl::Api &api;
+  CommOptions options;
   std::unique_ptr<Communicator> hostComm;
   double timeout;
   CUcontext context = nullptr;

@@ -3,6 +3,7 @@
 #include "snnrt/ThreadCommunicator.h"
 #include "snnrt/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -59,12 +60,19 @@ struct Group {
     std::map<std::pair<int, int>, std::deque<std::shared_ptr<Parcel>>> mail;
     std::map<uint64_t, Round> rounds;
   };
+  /// A group split from this one, until each of its members took it.
+  struct Pending {
+    std::shared_ptr<Group> group;
+    size_t taken = 0;
+  };
   Group(int size, double timeout) : size(size), timeout(timeout) {}
   const int size;
   const double timeout;
   std::mutex mutex;
   std::condition_variable changed;
   Channel channels[2];
+  /// (split number, first member) -> the sub-group being formed.
+  std::map<std::pair<uint64_t, int>, Pending> splits;
 };
 
 [[noreturn]] void endProcess(int rank, const std::string &why) {
@@ -76,11 +84,13 @@ struct Group {
 
 class ThreadRank : public Communicator {
 public:
-  ThreadRank(std::shared_ptr<Group> group, int rank, int channel)
-      : group(std::move(group)), me(rank), channel(channel),
+  /// `global`: this rank in the job, for messages (a split's group ranks
+  /// count from 0 again).
+  ThreadRank(std::shared_ptr<Group> group, int rank, int channel, int global)
+      : group(std::move(group)), me(rank), global(global), channel(channel),
         transport(createHostTransport()) {
     if (channel == 1)
-      hostRank = std::make_unique<ThreadRank>(this->group, rank, 0);
+      hostRank = std::make_unique<ThreadRank>(this->group, rank, 0, global);
   }
   int rank() const override { return me; }
   int size() const override { return group->size; }
@@ -137,7 +147,28 @@ public:
   }
   void barrier() override { exchange(nullptr, "a barrier"); }
   [[noreturn]] void abort(const std::string &why) override {
-    endProcess(me, why);
+    endProcess(global, why);
+  }
+  /// The members share a Group of their own (device transports attach to
+  /// it as to the job's); the first member to arrive makes it.
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    std::vector<int> members = splitMembers(*this, color, key);
+    uint64_t n = nextSplit++;
+    std::shared_ptr<Group> sub;
+    {
+      std::lock_guard<std::mutex> lock(group->mutex);
+      std::pair<uint64_t, int> id{n, members.front()};
+      Group::Pending &pending = group->splits[id];
+      if (!pending.group)
+        pending.group = std::make_shared<Group>(
+            static_cast<int>(members.size()), group->timeout);
+      sub = pending.group;
+      if (++pending.taken == members.size())
+        group->splits.erase(id);
+    }
+    int rank = static_cast<int>(
+        std::find(members.begin(), members.end(), me) - members.begin());
+    return std::make_unique<ThreadRank>(std::move(sub), rank, 1, global);
   }
 
 private:
@@ -163,7 +194,7 @@ private:
                                      "failed or hangs; ending the job",
                     group->timeout);
       lock.unlock();
-      endProcess(me, what + msg);
+      endProcess(global, what + msg);
     }
   }
   /// Collective number n (every rank calls them in the same order): packs
@@ -188,10 +219,10 @@ private:
   }
 
   std::shared_ptr<Group> group;
-  const int me, channel;
+  const int me, global, channel;
   std::unique_ptr<ThreadTransport> transport;
   std::unique_ptr<ThreadRank> hostRank; ///< host(): channel 0
-  uint64_t nextRound = 0;
+  uint64_t nextRound = 0, nextSplit = 0;
 };
 
 } // namespace
@@ -208,7 +239,7 @@ createThreadGroup(int size, double timeoutSeconds) {
   auto group = std::make_shared<Group>(size, timeoutSeconds);
   std::vector<std::unique_ptr<Communicator>> ranks;
   for (int r = 0; r < size; ++r)
-    ranks.push_back(std::make_unique<ThreadRank>(group, r, 1));
+    ranks.push_back(std::make_unique<ThreadRank>(group, r, 1, r));
   return ranks;
 }
 

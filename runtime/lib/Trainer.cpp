@@ -319,14 +319,23 @@ TrainPosition Trainer::loadCheckpoint(Executor &exec, const std::string &path,
                 "; resume with the same seed (data order and encoders "
                 "derive from it)");
   // Data parallel checkpoints say how many ranks wrote them (the global
-  // batch, hence the data order and the step count, depend on it).
+  // batch, hence the data order and the step count, depend on it); those
+  // of a hybrid mesh, how many replicas.
   auto written = meta.find("ranks");
   std::string writtenRanks = written == meta.end() ? "1" : written->second;
-  if (writtenRanks != std::to_string(ranks))
+  if (writtenRanks != std::to_string(ranks)) {
+    std::string parts = exec.module().split.parts > 1
+                            ? std::to_string(exec.module().split.parts)
+                            : "";
     throw Error(path + ": was written by a data parallel job of " +
                 writtenRanks + " rank(s), not " + std::to_string(ranks) +
                 "; resume with as many ranks (--nproc / mpirun -np " +
-                writtenRanks + ")");
+                (parts.empty() ? writtenRanks
+                               : parts + " x " + writtenRanks +
+                                     " with --data-parallel: a module split "
+                                     "over " + parts + " ranks") +
+                ")");
+  }
   TrainPosition pos;
   try {
     pos.epoch = std::stoll(field("epoch"));

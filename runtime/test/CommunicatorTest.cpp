@@ -10,6 +10,8 @@
 #include "snnrt/Communicator.h"
 #include "snnrt/Error.h"
 
+#include "SplitChecks.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -125,6 +127,10 @@ TEST(Communicator, SameOnAllRanksPassesAndRefusesDifferences) {
               std::string::npos)
         << msg;
   }
+}
+
+TEST(Communicator, SplitIntoTheGroupsOfAMesh) {
+  test::checkMeshSplit(comm());
 }
 
 TEST(Communicator, LocalBackendIsTheIdentity) {

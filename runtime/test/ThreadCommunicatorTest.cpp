@@ -9,6 +9,8 @@
 #include "snnrt/Error.h"
 #include "snnrt/ThreadCommunicator.h"
 
+#include "SplitChecks.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,6 +63,11 @@ TEST(ThreadCommunicator, AllReduceSumsInRankOrderOnEveryRank) {
     for (int r = 0; r < size; ++r)
       EXPECT_EQ(results[static_cast<size_t>(r)][i], expected) << "rank " << r;
   }
+}
+
+TEST(ThreadCommunicator, SplitIntoTheGroupsOfAMesh) {
+  for (int size : {1, 3, 4, 6})
+    onRanks(size, [](Communicator &comm) { test::checkMeshSplit(comm); });
 }
 
 TEST(ThreadCommunicator, BroadcastFromEveryRootAndBarrier) {

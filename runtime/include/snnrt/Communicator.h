@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace snnrt {
 
@@ -79,7 +80,29 @@ public:
   /// that were not watched when enqueued (captured into a CUDA graph, whose
   /// replay is a single launch): watch it with the same timeout.
   virtual void watchStream(void * /*stream*/) {}
+  /// The ranks that pass the same `color`, ordered by (`key`, rank), as a
+  /// communicator of their own (MPI_Comm_split): rank() and size() count in
+  /// the group, peers are group ranks. Every rank calls it, in the same
+  /// order relative to the other collectives; colors and keys are in
+  /// [0, 2^24). Host backends without their own (TCP, local) get a view
+  /// over this communicator's send/recv whose sums run in group rank order
+  /// (the same bits on every member); MPI splits its communicator, NCCL
+  /// starts one over the host group, threads share a group of their own. A
+  /// group's timeout or abort ends the whole job, as this one's does.
+  /// The result must not outlive this communicator.
+  virtual std::unique_ptr<Communicator> split(int color, int key);
 };
+
+/// A view of the ranks `members` (ranks of `parent`, in group rank order;
+/// this process is one of them) over the parent's send/recv: the default
+/// Communicator::split. Host buffers only.
+std::unique_ptr<Communicator> createGroupView(Communicator &parent,
+                                              std::vector<int> members);
+
+/// Every rank's (color, key) of a split, through `comm`'s host ranks;
+/// returns the members of this rank's group in group rank order (ranks of
+/// `comm`), checking the range of color and key.
+std::vector<int> splitMembers(Communicator &comm, int color, int key);
 
 /// The NCCL backend lives with the CUDA backend; a program that has both
 /// registers its factory (snn-run does). `host` is the communicator of the

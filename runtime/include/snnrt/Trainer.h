@@ -153,11 +153,17 @@ struct TrainConfig {
   /// (the same on every rank), gradients are averaged before each update.
   /// Rank 0 alone prints progress and writes metrics and checkpoints.
   Communicator *comm = nullptr;
-  /// The ranks of a module split in time (--snn-split-time; not with
-  /// `comm`): every rank runs every batch on its time steps, the programs
-  /// themselves exchange what crosses the ranks. Rank 0 alone prints and
-  /// writes metrics and checkpoints.
+  /// The ranks of a module split in time (--snn-split-time): every rank
+  /// runs every batch on its time steps, the programs themselves exchange
+  /// what crosses the ranks. Rank 0 alone prints and writes metrics and
+  /// checkpoints.
   Communicator *timeSplit = nullptr;
+  /// A 2-D mesh (time split x data parallel): the whole job, of which
+  /// `timeSplit` (this replica's time ranks) and `comm` (the ranks that hold
+  /// the same time range in every replica) are groups. It checks that all
+  /// ranks hold the same weights and picks the rank that writes (its rank
+  /// 0). Null: the job is `comm` or `timeSplit`.
+  Communicator *world = nullptr;
   size_t bucketBytes = size_t(25) << 20; ///< gradient all-reduce buckets
   /// Start each bucket's all-reduce during the backward (CPU, host buffers).
   bool overlap = true;
@@ -223,7 +229,9 @@ private:
   void injectFault(int64_t step) const;
   /// This process among the ranks of the job (data parallel or time split).
   Communicator *job() const {
-    return config.comm ? config.comm : config.timeSplit;
+    return config.world  ? config.world
+           : config.comm ? config.comm
+                         : config.timeSplit;
   }
   int rank() const { return job() ? job()->rank() : 0; }
   /// Which rows of each global batch this rank trains on (data parallel).

@@ -15,6 +15,7 @@
 #include "snnrt/Error.h"
 #include "snnrt/Executor.h"
 #include "snnrt/Formats.h"
+#include "snnrt/GradientReducer.h"
 #include "snnrt/Recording.h"
 #include "snnrt/ThreadCommunicator.h"
 #include "snnrt/Trainer.h"
@@ -35,6 +36,7 @@
 #include <arpa/inet.h>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -130,7 +132,10 @@ or on GPUs; docs/user-guide.md, "Many GPUs"):
                              its own stream ("virtual devices")
   --data-parallel            train data parallel over the ranks of the job
                              (the default with more than one rank): the
-                             global batch is ranks x the module's batch
+                             global batch is ranks x the module's batch;
+                             with a module split over P ranks and N = P x D
+                             ranks: D data parallel replicas of the split,
+                             rank r = d x P + p (a 2-D mesh)
   --comm-timeout SECONDS     a collective blocked this long ends every rank
                              with an error (default 300)
   --bucket-mb MB             gradient all-reduce bucket size (default 25)
@@ -191,10 +196,29 @@ struct Options {
 /// thread when the ranks are threads (--comm threads).
 thread_local std::unique_ptr<Communicator> gComm;
 
+/// A 2-D mesh of the job's N = P x D ranks (a module split over P ranks,
+/// --data-parallel): rank r = d x P + p is time rank p of replica d. The
+/// time group (the P ranks of replica d) is contiguous, so that it shares
+/// a node or NVLink island; the data group holds time rank p of every
+/// replica. Empty when the job is not a mesh.
+struct Mesh {
+  int parts = 1, replicas = 1;
+  std::unique_ptr<Communicator> time, data;
+};
+thread_local Mesh gMesh;
+
+/// The ranks that the split programs talk to: the time group of a mesh,
+/// else the job's.
+Communicator *timeRanks() {
+  return gMesh.time ? gMesh.time.get() : gComm.get();
+}
+
 /// The module this rank runs: of a module split in time
 /// (--snn-split-time), its rank's program set.
 Module loadModule(const Options &o, nlohmann::json manifest) {
-  int rank = gComm ? gComm->rank() : 0, ranks = gComm ? gComm->size() : 1;
+  Communicator *ranksOfSplit = timeRanks();
+  int rank = ranksOfSplit ? ranksOfSplit->rank() : 0,
+      ranks = ranksOfSplit ? ranksOfSplit->size() : 1;
   return Module::parse(Module::selectRank(std::move(manifest), o.module, rank,
                                           ranks),
                        o.module);
@@ -563,10 +587,14 @@ int infer(const Options &o) {
   module.program("infer");
   for (const RecordTrace &trace : traces)
     module.hostReads.push_back(trace.tensor);
+  if (gMesh.replicas > 1 && !(o.output.empty() && traces.empty()))
+    throw Error("--output and --record are written by one replica: run the "
+                "module split over " + std::to_string(gMesh.parts) +
+                " ranks without --data-parallel");
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
-  exec.setCommunicator(gComm.get());
+  exec.setCommunicator(timeRanks());
   std::unique_ptr<ProgramRunner> runner =
       makeRunner(exec, o, detectJobEnvironment().localRank);
   if (o.verbose)
@@ -586,9 +614,11 @@ int infer(const Options &o) {
   if (isSplit(exec.module()))
     checkSameRanks(o, exec, *runner, data);
   std::vector<float> outputs;
+  // A mesh: replica d evaluates batches d, d + D, ... on its time ranks.
   EvalResult r = evaluate(exec, *runner, data, parseEncoder(o.encoder),
                           o.seed, o.output.empty() ? nullptr : &outputs,
-                          traces.empty() ? nullptr : &traces);
+                          traces.empty() ? nullptr : &traces,
+                          gMesh.data.get());
   // Every rank of a split holds the same outputs: rank 0 reports them.
   if (gComm && gComm->rank() != 0)
     return 0;
@@ -663,19 +693,21 @@ int train(const Options &o) {
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
   Communicator &comm = *gComm;
-  exec.setCommunicator(&comm);
+  exec.setCommunicator(timeRanks());
   bool split = isSplit(exec.module());
-  if (split && o.dataParallel > 0)
-    throw Error("--data-parallel with a module split in time "
-                "(--snn-split-time) is not supported yet: the job's ranks "
-                "all hold time ranges");
+  // A mesh trains data parallel over its data group (one replica: D = 1).
+  bool mesh = gMesh.data != nullptr;
   TrainPosition from;
   if (!o.resume.empty())
     from = Trainer::loadCheckpoint(exec, o.resume, o.seed,
-                                   split ? 1 : gComm->size());
+                                   mesh    ? gMesh.replicas
+                                   : split ? 1
+                                           : gComm->size());
   ModuleShape s = shapeOf(exec.module());
   bool dataParallel =
-      !split && (o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel);
+      mesh ||
+      (!split && (o.dataParallel < 0 ? comm.size() > 1 : o.dataParallel));
+  Communicator &dataRanks = mesh ? *gMesh.data : comm;
   if (comm.size() > 1 && !dataParallel && !split)
     throw Error("this job has " + std::to_string(comm.size()) +
                 " ranks but --no-data-parallel: the module has nothing else "
@@ -727,13 +759,15 @@ int train(const Options &o) {
   config.metrics = o.metrics;
   config.progress = o.progress;
   if (split)
-    config.timeSplit = &comm;
+    config.timeSplit = timeRanks();
   if (dataParallel) {
-    config.comm = &comm;
+    config.comm = &dataRanks;
     config.bucketBytes = static_cast<size_t>(o.bucketMB * 1024 * 1024);
-    config.overlap =
-        o.overlap < 0 ? !comm.deviceBuffers() : static_cast<bool>(o.overlap);
+    config.overlap = o.overlap < 0 ? !dataRanks.deviceBuffers()
+                                   : static_cast<bool>(o.overlap);
   }
+  if (mesh)
+    config.world = &comm;
   if (const char *failRank = std::getenv("SNN_TEST_FAIL_RANK")) {
     config.failRank = static_cast<int>(toInt("SNN_TEST_FAIL_RANK", failRank, 0));
     const char *step = std::getenv("SNN_TEST_FAIL_STEP");
@@ -742,13 +776,23 @@ int train(const Options &o) {
     config.failMode = mode ? mode : "throw";
   }
   Trainer trainer(exec, *runner, config);
-  if (split && comm.rank() == 0)
+  if (mesh && comm.rank() == 0)
+    std::fprintf(stderr,
+                 "snn-run: mesh of %d ranks (%s): %d time ranks x %d data "
+                 "parallel replicas (rank = replica x %d + time rank), "
+                 "global batch %d x %lld, %d steps, time rank 0 runs steps "
+                 "[0, %d)\n",
+                 comm.size(), comm.backendName().c_str(), gMesh.parts,
+                 gMesh.replicas, gMesh.parts, gMesh.replicas,
+                 static_cast<long long>(s.B), exec.module().split.steps,
+                 exec.module().split.length());
+  else if (split && comm.rank() == 0)
     std::fprintf(stderr,
                  "snn-run: split in time over %d ranks (%s): %d steps, rank "
                  "0 runs steps [0, %d)\n",
                  comm.size(), comm.backendName().c_str(),
                  exec.module().split.steps, exec.module().split.length());
-  if (dataParallel && comm.size() > 1 && comm.rank() == 0)
+  if (dataParallel && !mesh && comm.size() > 1 && comm.rank() == 0)
     std::fprintf(stderr,
                  "snn-run: data parallel over %d ranks (%s): global batch "
                  "%d x %lld\n",
@@ -781,6 +825,11 @@ int train(const Options &o) {
 /// The loss and parameter gradients of one batch, for comparisons with
 /// other frameworks and finite differences.
 int grads(const Options &o) {
+  if (gMesh.data)
+    throw Error("grads computes one batch's gradients on one replica: run "
+                "the module split over " + std::to_string(gMesh.parts) +
+                " ranks without --data-parallel (mpirun -np " +
+                std::to_string(gMesh.parts) + ")");
   Module module = loadModule(o, Module::readManifest(o.module));
   if (!module.programs.count("backward") || module.labels < 0 || module.loss < 0)
     throw Error("'grads' needs a module with training programs (compile the "
@@ -860,14 +909,9 @@ int grads(const Options &o) {
   return 0;
 }
 
-/// Milliseconds per run of `programs`, after warm-up runs.
-double timePrograms(ProgramRunner &runner,
-                    const std::vector<std::string> &programs,
-                    int64_t iterations, const RunContext &ctx) {
-  auto once = [&] {
-    for (const std::string &p : programs)
-      runner.run(p, ctx);
-  };
+/// Milliseconds per call of `once`, after warm-up calls.
+double timeSteps(ProgramRunner &runner, const std::function<void()> &once,
+                 int64_t iterations) {
   for (int i = 0; i < 5; ++i)
     once();
   runner.synchronize();
@@ -880,12 +924,25 @@ double timePrograms(ProgramRunner &runner,
   return elapsed.count() / double(iterations);
 }
 
+/// Milliseconds per run of `programs`, after warm-up runs.
+double timePrograms(ProgramRunner &runner,
+                    const std::vector<std::string> &programs,
+                    int64_t iterations, const RunContext &ctx) {
+  return timeSteps(
+      runner,
+      [&] {
+        for (const std::string &p : programs)
+          runner.run(p, ctx);
+      },
+      iterations);
+}
+
 int bench(const Options &o) {
   Module module = loadModule(o, Module::readManifest(o.module));
   Executor exec(module, o.seed);
   if (!o.weights.empty())
     exec.loadWeights(o.weights);
-  exec.setCommunicator(gComm.get());
+  exec.setCommunicator(timeRanks());
   const Module &m = exec.module();
   ModuleShape s = shapeOf(m);
   Dataset data = randomDataset(s.B, s.sample, o.seed);
@@ -924,20 +981,36 @@ int bench(const Options &o) {
   RunContext ctx{1e-6f, 1, o.seed};
   double fwd = timePrograms(*runner, {"infer"}, o.iterations, ctx);
   MemoryPlan plan = runner->memoryPlan();
-  double step = trainable ? timePrograms(*runner,
-                                         {"train_forward", "backward", "update"},
-                                         o.iterations, ctx)
-                          : -1.0;
+  double step = -1.0;
+  if (trainable && gMesh.data) {
+    // A mesh's step averages the gradients over the replicas, as train's.
+    GradientReducer reducer(exec, *runner, *gMesh.data,
+                            static_cast<size_t>(o.bucketMB * 1024 * 1024));
+    bool overlap = o.overlap < 0 ? !gMesh.data->deviceBuffers()
+                                 : static_cast<bool>(o.overlap);
+    step = timeSteps(
+        *runner,
+        [&] {
+          runner->run("train_forward", ctx);
+          reducer.backward(ctx, overlap);
+          runner->run("update", ctx);
+        },
+        o.iterations);
+  } else if (trainable) {
+    step = timePrograms(*runner, {"train_forward", "backward", "update"},
+                        o.iterations, ctx);
+  }
   // The ranks of a split time the same steps: rank 0 reports.
   if (gComm && gComm->rank() != 0)
     return 0;
   std::printf("{\"device\": \"%s\", \"batch\": %lld, \"time_steps\": %lld, "
-              "\"ranks\": %d, \"comm\": \"%s\", "
+              "\"ranks\": %d, \"comm\": \"%s\", \"replicas\": %d, "
               "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f, "
               "\"plan_arena_mb\": %.1f, \"plan_unshared_mb\": %.1f}\n",
               runner->describe().c_str(), static_cast<long long>(s.B),
               static_cast<long long>(s.T), gComm ? gComm->size() : 1,
-              gComm ? gComm->backendName().c_str() : "local", fwd, step,
+              gComm ? gComm->backendName().c_str() : "local", gMesh.replicas,
+              fwd, step,
               double(runner->deviceBytes()) / (1024.0 * 1024.0),
               double(plan.arenaBytes) / (1024.0 * 1024.0),
               double(plan.plannedBytes) / (1024.0 * 1024.0));
@@ -1141,12 +1214,49 @@ int launchRanks(const Options &o, int argc, char **argv) {
   execute(args);
 }
 
+/// With --data-parallel, a module split over P ranks in a job of N = P x D
+/// ranks: the time and data groups of the mesh (every rank splits the job
+/// the same way, time group first).
+void makeMesh(const Options &o) {
+  nlohmann::json manifest = Module::readManifest(o.module);
+  if (!gComm || !Module::isTimeSplit(manifest))
+    return;
+  int parts = manifest["split_time"].value("parts", 1);
+  int n = gComm->size();
+  if (o.dataParallel <= 0) {
+    if (n > parts && n % parts == 0)
+      throw Error("the module is split in time over " +
+                  std::to_string(parts) + " ranks (--snn-split-time), but "
+                  "this job has " + std::to_string(n) + "; run it with "
+                  "mpirun -np " + std::to_string(parts) +
+                  ", or add --data-parallel for " +
+                  std::to_string(n / parts) +
+                  " data parallel replicas of the split");
+    return;
+  }
+  if (parts < 1 || n % parts != 0)
+    throw Error("--data-parallel with a module split in time over " +
+                std::to_string(parts) + " ranks needs a multiple of " +
+                std::to_string(parts) + " ranks (" + std::to_string(parts) +
+                " x the number of replicas), but this job has " +
+                std::to_string(n));
+  int r = gComm->rank();
+  gMesh.parts = parts;
+  gMesh.replicas = n / parts;
+  gMesh.time = gComm->split(/*color=*/r / parts, /*key=*/r % parts);
+  gMesh.data = gComm->split(/*color=*/r % parts, /*key=*/r / parts);
+}
+
 /// The command of one rank (gComm set).
 int runCommand(const Options &o) {
-  return o.command == "grads"   ? grads(o)
-         : o.command == "infer" ? infer(o)
-         : o.command == "bench" ? bench(o)
-                                : train(o);
+  makeMesh(o);
+  int status = o.command == "grads"   ? grads(o)
+               : o.command == "infer" ? infer(o)
+               : o.command == "bench" ? bench(o)
+                                      : train(o);
+  // Before the job's communicator (on an error, the job ends instead).
+  gMesh = Mesh();
+  return status;
 }
 
 } // namespace
