@@ -217,7 +217,7 @@ gpu)
   rm -rf "$act"
   python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
   python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
-  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
+  grep -A6 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
   ;;
 gpu-bwd)
   run=$2; out=${3:-${OUT:-.}}

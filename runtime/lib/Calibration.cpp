@@ -218,8 +218,8 @@ EventCrossovers applyCalibration(Executor &exec, ProgramRunner &runner) {
   return result;
 }
 
-json addCalibrationPrograms(json manifest) {
-  Module m = Module::parse(manifest, "");
+json addCalibrationPrograms(json manifest, const std::string &dir) {
+  Module m = Module::parse(manifest, dir);
   json &programs = manifest["programs"];
   for (const EventSite &site : m.eventSites) {
     std::string name = programName(site.layer, site.direction);

@@ -57,7 +57,8 @@ EventCrossovers applyCalibration(Executor &exec, ProgramRunner &runner);
 /// The manifest with one more program per (layer, direction) that has a
 /// dense path, "calibrate:LAYER:DIRECTION": the ops of its first top-level
 /// event site (the density kernel, the event-driven kernels, the dense op).
-nlohmann::json addCalibrationPrograms(nlohmann::json manifest);
+nlohmann::json addCalibrationPrograms(nlohmann::json manifest,
+                                      const std::string &dir);
 
 struct CalibrateOptions {
   std::vector<double> densities; ///< ascending, in (0, 1]

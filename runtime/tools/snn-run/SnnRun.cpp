@@ -1014,8 +1014,8 @@ int bench(const Options &o) {
 /// Measures each event-driven layer's crossover on the device and merges
 /// them into MODULE/calibration.json.
 int calibrate(const Options &o) {
-  Module module = loadModule(o, addCalibrationPrograms(
-                                    Module::readManifest(o.module)));
+  Module module = loadModule(
+      o, addCalibrationPrograms(Module::readManifest(o.module), o.module));
   if (module.eventSites.empty())
     throw Error(o.module + ": the module has no event-driven layers to "
                            "calibrate (compile it after --snn-sparsify)");
