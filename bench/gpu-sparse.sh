@@ -52,7 +52,8 @@
 #       calibration.json under the GPU's architecture (sm_90 on an H100);
 #       then `snn-run bench` of each module at 1, 5, 20, 50% with the
 #       compile-time and with the calibrated crossovers. Files:
-#       sparse-crossover-table.txt (the tables), sparse-crossover-bench.txt,
+#       sparse-crossover-table.txt (the calibration tables, then the fwd and
+#       step times before -> after), sparse-crossover-bench.txt (raw),
 #       shd128-dispatch.calibration.json, shd128-bwd-dispatch.calibration.json.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
@@ -265,7 +266,24 @@ crossover)
       "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$bench" 2>&1
     done
   done
-  grep -E "^crossover|^wrote|^== " "$table"
+  # Step and forward times with the compile-time vs the calibrated crossovers.
+  python3 - "$bench" >>"$table" <<'PY'
+import json, re, sys
+runs, key = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"== (compile-time|calibrated) (\S+) density=(\S+)", line)
+    if m:
+        key = m.groups()
+    elif line.startswith("{") and key:
+        runs[key] = json.loads(line)
+print("== compile-time vs calibrated crossovers (ms)")
+for (source, module, density), r in sorted(runs.items()):
+    if source == "compile-time" and ("calibrated", module, density) in runs:
+        c = runs[("calibrated", module, density)]
+        print(f"{module} density={density} fwd {r['fwd_ms']:.3f} -> {c['fwd_ms']:.3f} "
+              f"step {r['step_ms']:.3f} -> {c['step_ms']:.3f}")
+PY
+  grep -E "^crossover|^wrote|^== |density=" "$table"
   exit $status
   ;;
 cpu)
