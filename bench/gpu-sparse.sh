@@ -43,6 +43,18 @@
 #       activity 1..50%, CUDA graphs, with one --profile run of the dense and
 #       the event-driven module at 5%. Files: sparse-bwd-gpu-raw.txt,
 #       sparse-bwd-gpu-results.csv, sparse-bwd-gpu-summary.txt.
+#   bench/gpu-sparse.sh crossover SNN_RUN [OUT]
+#       GPU machine: `snn-run MODULE calibrate --device cuda:0` of the SHD
+#       modules with the dispatch (shd128-dispatch: forward; shd128-bwd-
+#       dispatch: forward and the sparse backward): per event-driven layer
+#       and direction the dense and event-driven times at input densities
+#       0.1..50% and the measured crossover, merged into each module's
+#       calibration.json under the GPU's architecture (sm_90 on an H100);
+#       then `snn-run bench` of each module at 1, 5, 20, 50% with the
+#       compile-time and with the calibrated crossovers. Files:
+#       sparse-crossover-table.txt (the calibration tables, then the fwd and
+#       step times before -> after), sparse-crossover-bench.txt (raw),
+#       shd128-dispatch.calibration.json, shd128-bwd-dispatch.calibration.json.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%; and the sparse backward's
@@ -196,7 +208,7 @@ gpu)
       "$d" 100 128 700 "$act/x.npy"
     echo "== activity shd128act density=$d" >>"$raw"
     "$run" "$g/shd128-dispatch.snnmod" infer --device cuda:0 --weights "$act/w.safetensors" \
-      --data "$act/x.npy" 2>&1 | grep -E "spike rate|event path" >>"$raw"
+      --data "$act/x.npy" 2>&1 | grep -E "spike rate|event layer|event-driven crossovers" >>"$raw"
     for v in dense event dispatch; do
       echo "== graphs shd128act-$v density=$d" >>"$raw"
       "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
@@ -206,7 +218,7 @@ gpu)
   rm -rf "$act"
   python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
   python3 "$root/bench/sparse_report.py" "$raw" "$out/sparse-torch.json" "$out" sparse-gpu
-  grep -A5 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
+  grep -A6 "^== activity" "$raw" >>"$out/sparse-gpu-summary.txt"
   ;;
 gpu-bwd)
   run=$2; out=${3:-${OUT:-.}}
@@ -233,6 +245,47 @@ gpu-bwd)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-bwd-gpu
   grep -B1 -A12 "profile (cuda:0) backward" "$raw" >>"$out/sparse-bwd-gpu-summary.txt"
   ;;
+crossover)
+  run=$2; out=${3:-${OUT:-.}}
+  table="$out/sparse-crossover-table.txt"; bench="$out/sparse-crossover-bench.txt"
+  : >"$table"; : >"$bench"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$table" 2>&1
+  status=0
+  for v in dispatch bwd-dispatch; do
+    m="$g/shd128-$v.snnmod"
+    rm -f "$m/calibration.json"
+    for d in 0.01 0.05 0.2 0.5; do # the compile-time crossovers first
+      echo "== compile-time shd128-$v density=$d" >>"$bench"
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$bench" 2>&1
+    done
+    echo "== calibrate shd128-$v" >>"$table"
+    "$run" "$m" calibrate --device cuda:0 --iterations 20 >>"$table" 2>&1 || status=1
+    cp "$m/calibration.json" "$out/shd128-$v.calibration.json" 2>/dev/null || status=1
+    for d in 0.01 0.05 0.2 0.5; do
+      echo "== calibrated shd128-$v density=$d" >>"$bench"
+      "$run" "$m" bench --device cuda:0 --density "$d" --iterations 20 >>"$bench" 2>&1
+    done
+  done
+  # Step and forward times with the compile-time vs the calibrated crossovers.
+  python3 - "$bench" >>"$table" <<'PY'
+import json, re, sys
+runs, key = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"== (compile-time|calibrated) (\S+) density=(\S+)", line)
+    if m:
+        key = m.groups()
+    elif line.startswith("{") and key:
+        runs[key] = json.loads(line)
+print("== compile-time vs calibrated crossovers (ms)")
+for (source, module, density), r in sorted(runs.items()):
+    if source == "compile-time" and ("calibrated", module, density) in runs:
+        c = runs[("calibrated", module, density)]
+        print(f"{module} density={density} fwd {r['fwd_ms']:.3f} -> {c['fwd_ms']:.3f} "
+              f"step {r['step_ms']:.3f} -> {c['step_ms']:.3f}")
+PY
+  grep -E "^crossover|^wrote|^== |density=" "$table"
+  exit $status
+  ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
   raw="$out/sparse-cpu-raw.txt"; : >"$raw"
@@ -257,7 +310,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

@@ -335,10 +335,12 @@ def _run_op(mod, op, lr, smooth):
             b = mod.get(ins[2]) if op.get("has_bias", False) else None
             put(0, layers.linear(_rows(mod, ins[0], [w.shape[1]]), w, b))
         elif kind == "spike_density":
-            # [nonzero count, 1 if count <= limit (event-driven path)].
-            ins = _ids(op, "in", 1, 1, "inputs (x)")
+            # [nonzero count, 1 if count <= limit (event-driven path)]; the
+            # limit is a one-word tensor (the runtime may calibrate it).
+            ins = _ids(op, "in", 2, 2, "inputs (x, limit)")
             count = int(np.count_nonzero(mod.get(ins[0])))
-            put(0, np.array([count, 1 if count <= int(op["limit"]) else 0]))
+            limit = int(np.asarray(mod.get(ins[1])).reshape(-1)[0])
+            put(0, np.array([count, 1 if count <= limit else 0]))
         elif kind == "transpose_weight":
             # Of a weight [N, K], or of an output gradient [..., N] as rows.
             ins = _ids(op, "in", 2, 2, "inputs (decision, w)")

@@ -93,6 +93,11 @@ CudaExecutor::~CudaExecutor() {
 
 std::string CudaExecutor::describe() const { return device->description(); }
 
+std::string CudaExecutor::arch() const {
+  return "sm_" + std::to_string(device->computeMajor()) +
+         std::to_string(device->computeMinor());
+}
+
 void CudaExecutor::upload(int id) {
   const TensorInfo &t = host.module().tensor(id);
   const float *slots = host.data(id);

@@ -47,6 +47,8 @@ public:
 
   /// "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 132 SMs)".
   std::string describe() const;
+  /// "sm_90": the key of the device's entry in calibration.json.
+  std::string arch() const;
 
   /// Copies tensor `id` from the host Executor to the device, resp. back.
   /// f32 and i32 tensors are copied as stored (an i32 slot holds the int's

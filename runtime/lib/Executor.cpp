@@ -81,6 +81,11 @@ void Executor::initialize(uint64_t seed) {
       std::fill(v.begin(), v.end(), 0.0f);
     } else if (kind == "ones") {
       std::fill(v.begin(), v.end(), 1.0f);
+    } else if (kind == "constant" && t.dtype == DType::I32) {
+      // An i32 slot holds the int's bits (an event-driven layer's limit).
+      int32_t value = t.init.value("value", int32_t(0));
+      for (float &slot : v)
+        std::memcpy(&slot, &value, sizeof value);
     } else if (kind == "constant") {
       std::fill(v.begin(), v.end(), t.init.value("value", 0.0f));
     } else if (kind == "uniform" || kind == "kaiming_uniform") {

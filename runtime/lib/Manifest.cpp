@@ -137,6 +137,44 @@ json Module::selectRank(json j, const std::string &dir, int rank, int ranks) {
   }
 }
 
+/// The spike_density ops of `ops` (and of time loop bodies in it). The host
+/// reads their decisions after the program (snn-run's event path report).
+static void collectEventSites(const std::vector<Op> &ops,
+                              const std::string &program, bool topLevel,
+                              Module &m, const std::string &path) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op &op = ops[i];
+    if (op.kind == "time_loop")
+      collectEventSites(op.body, program, false, m, path);
+    if (op.kind != "kernel" || !op.attrs.contains("of"))
+      continue;
+    for (const json &of : op.attrs.at("of")) {
+      if (of.value("op", "") != "spike_density")
+        continue;
+      EventSite site;
+      site.program = program;
+      site.opIndex = topLevel ? static_cast<int>(i) : -1;
+      if (op.in.size() != 2 || op.out.size() != 1 ||
+          m.tensor(op.in[1]).dtype != DType::I32 ||
+          m.tensor(op.in[1]).numel() != 1)
+        throw Error(path + ": program '" + program + "' " + op.describe(i) +
+                    ": spike_density needs the inputs (x, limit: one i32) "
+                    "and the output decision; recompile the module with "
+                    "this snn-opt");
+      site.layer = of.at("layer").get<std::string>();
+      site.direction = of.at("direction").get<std::string>();
+      site.input = op.in[0];
+      site.limit = op.in[1];
+      site.decision = op.out[0];
+      site.elements = static_cast<int64_t>(m.tensor(site.input).numel());
+      site.crossover = of.at("crossover").get<double>();
+      site.denseFallback = of.value("dense_fallback", true);
+      m.hostReads.push_back(site.decision);
+      m.eventSites.push_back(std::move(site));
+    }
+  }
+}
+
 Module Module::parse(json j, const std::string &dir) {
   std::string path = dir + "/manifest.json";
   Module m;
@@ -197,6 +235,9 @@ Module Module::parse(json j, const std::string &dir) {
     }
     for (auto &[name, ops] : j.at("programs").items())
       m.programs[name] = parseOps(ops, m, path + ": program '" + name + "'");
+    for (const char *name : {"infer", "train_forward", "backward"})
+      if (m.programs.count(name))
+        collectEventSites(m.programs[name], name, true, m, path);
     for (const json &l : j.value("spike_layers", json::array())) {
       m.spikeLayers.emplace_back(l.at("name").get<std::string>(),
                                  l.at("tensor").get<int>());

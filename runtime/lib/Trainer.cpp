@@ -5,6 +5,7 @@
 #include "snnrt/GradientReducer.h"
 
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -156,7 +157,6 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   r.samples = data.count;
   r.hasLoss = labeled && m.loss >= 0;
   r.spikeRates.assign(m.spikeLayers.size(), 0.0);
-  r.eventPathShare.assign(m.eventLayers.size(), 0.0);
   int64_t batches = 0;
   if (outputs)
     outputs->assign(static_cast<size_t>(s.T * data.count) * s.outSample, 0.0f);
@@ -210,13 +210,7 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
       r.correct += std::llround(*exec.data(m.evalCorrect));
     }
     ++batches;
-    for (size_t l = 0; l < m.eventLayers.size(); ++l) {
-      int id = m.eventLayers[l].second;
-      runner.download(id);
-      int32_t decision[2];
-      std::memcpy(decision, exec.data(id), sizeof(decision));
-      r.eventPathShare[l] += decision[1] != 0 ? 1.0 : 0.0;
-    }
+    addEventPaths(exec, runner, "infer", r.eventPaths);
     for (size_t l = 0; l < m.spikeLayers.size(); ++l) {
       const TensorInfo &st = m.tensor(m.spikeLayers[l].second);
       const float *p = exec.data(st.id);
@@ -242,10 +236,64 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
     r.loss = lossSum / data.count;
     for (double &rate : r.spikeRates)
       rate /= data.count;
-    for (double &share : r.eventPathShare)
-      share /= double(batches);
   }
   return r;
+}
+
+void addEventPaths(Executor &exec, ProgramRunner &runner,
+                   const std::string &program,
+                   std::vector<EventPathStats> &stats) {
+  for (const EventSite &site : exec.module().eventSites) {
+    if (site.program != program)
+      continue;
+    auto it = std::find_if(stats.begin(), stats.end(), [&](const auto &s) {
+      return s.layer == site.layer && s.direction == site.direction;
+    });
+    if (it == stats.end())
+      it = stats.insert(stats.end(),
+                        EventPathStats{site.layer, site.direction});
+    runner.download(site.decision);
+    int32_t decision[2];
+    std::memcpy(decision, exec.data(site.decision), sizeof(decision));
+    ++it->calls;
+    it->eventCalls += decision[1] != 0;
+    it->densitySum += double(decision[0]) / double(std::max<int64_t>(
+                                                site.elements, 1));
+  }
+}
+
+void mergeEventPaths(std::vector<EventPathStats> &into,
+                     const std::vector<EventPathStats> &from) {
+  for (const EventPathStats &s : from) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const auto &t) {
+      return t.layer == s.layer && t.direction == s.direction;
+    });
+    if (it == into.end()) {
+      into.push_back(s);
+      continue;
+    }
+    it->calls += s.calls;
+    it->eventCalls += s.eventCalls;
+    it->densitySum += s.densitySum;
+  }
+}
+
+std::string ProgramRunner::arch() const { return hostCpuArch(); }
+
+json eventPathsJson(const std::vector<EventPathStats> &stats,
+                    const EventCrossovers &crossovers) {
+  json out = json::object();
+  for (const EventPathStats &s : stats) {
+    json entry = {{"calls", s.calls},
+                  {"event_share", s.eventShare()},
+                  {"input_density", s.density()}};
+    if (const EventCrossover *c = crossovers.find(s.layer, s.direction)) {
+      entry["crossover"] = c->crossover;
+      entry["calibrated"] = c->calibrated;
+    }
+    out[s.layer][s.direction] = std::move(entry);
+  }
+  return out;
 }
 
 double spikeDensity(const float *data, size_t numel, bool bits,
@@ -435,6 +483,7 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
     auto start = Clock::now();
     std::vector<double> densitySum(layers, 0.0);
     int64_t densityBatches = 0;
+    std::vector<EventPathStats> eventPaths;
     // Batch b + 1 is encoded while the device runs step b: the input's host
     // buffer is free once its upload has been enqueued (staged copies) and,
     // on the CPU, once the step has run.
@@ -458,7 +507,10 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       ctx.step = pos.step;
       ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
       runner.run("train_forward", ctx);
-      if (b % densityStride == 0) {
+      bool sampled = b % densityStride == 0;
+      if (sampled)
+        addEventPaths(exec, runner, "train_forward", eventPaths);
+      if (sampled) {
         for (size_t l = 0; l < layers; ++l) {
           auto [id, bits] = m.spikeLayerTrain[l];
           if (id < 0)
@@ -486,6 +538,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
         reducer->backward(ctx, config.overlap);
       else
         runner.run("backward", ctx);
+      if (sampled)
+        addEventPaths(exec, runner, "backward", eventPaths);
       runner.run("update", ctx);
       if (reducer)
         reducer->averageBuffers();
@@ -533,7 +587,9 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       if (r.tested)
         stats.testDensity = r.test.spikeRates[l];
     }
-    runner.addLayerCalls(r.layers);
+    r.eventPaths = std::move(eventPaths);
+    if (r.tested)
+      mergeEventPaths(r.eventPaths, r.test.eventPaths);
     pos.epoch = epoch + 1;
     if (job() && job()->size() > 1) // the ranks must hold the same weights
       checkSameOnAllRanks(*job(),
@@ -558,21 +614,16 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       for (size_t l = 0; r.tested && l < m.spikeLayers.size(); ++l)
         rates[m.spikeLayers[l].first] = r.test.spikeRates[l];
       line["spike_rates"] = rates;
-      json shares = json::object();
-      for (size_t l = 0; r.tested && l < m.eventLayers.size(); ++l)
-        shares[m.eventLayers[l].first] = r.test.eventPathShare[l];
-      if (!m.eventLayers.empty())
-        line["event_path_share"] = shares;
       json perLayer = json::object();
       auto measured = [](double v) { return v < 0.0 ? json() : json(v); };
       for (const LayerStats &stats : r.layers)
         perLayer[stats.name] = {
             {"train_density", measured(stats.trainDensity)},
-            {"test_density", measured(stats.testDensity)},
-            {"sparse_share", stats.calls ? json(double(stats.sparseCalls) /
-                                                double(stats.calls))
-                                         : json()}};
+            {"test_density", measured(stats.testDensity)}};
       line["layers"] = perLayer;
+      if (!m.eventSites.empty())
+        line["event_layers"] =
+            eventPathsJson(r.eventPaths, config.crossovers);
       metrics << line.dump() << "\n" << std::flush;
     }
     if (onEpoch && lead)

@@ -49,7 +49,7 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::PoolBwd:
     return poolMode == PoolMode::Max ? 3 : 2;
   case OpKernelKind::SpikeDensity:
-    return 2;
+    return 3;
   case OpKernelKind::TransposeWeight:
     return 3;
   case OpKernelKind::EventLinear:
@@ -188,8 +188,8 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3},{4:e17}", rows, inFeatures,
-                         outFeatures, hasBias, crossover)
+    key += llvm::formatv(";{0},{1},{2},{3}", rows, inFeatures, outFeatures,
+                         hasBias)
                .str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {

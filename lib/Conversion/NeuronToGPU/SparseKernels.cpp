@@ -34,10 +34,11 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
   Type f32 = Float32Type::get(ctx);
   auto tensor = [&](int64_t n) -> Type { return MemRefType::get({n}, f32); };
   Type decision = MemRefType::get({2}, IntegerType::get(ctx, 32));
+  Type limit = MemRefType::get({1}, IntegerType::get(ctx, 32));
   int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity:
-    return {tensor(m * k), decision};
+    return {tensor(m * k), limit, decision};
   case OpKernelKind::TransposeWeight:
     return {decision, tensor(n * k), tensor(n * k)};
   case OpKernelKind::EventLinear: {
@@ -157,11 +158,12 @@ public:
     scf::YieldOp::create(b, loc, ValueRange{c});
     return loop.getResult(0);
   }
-  /// Writes the count and the decision (count <= limit) into `decision`.
-  void storeDecision(Value count, Value decision) {
+  /// Writes the count and the decision (count <= limit[0]) into
+  /// `decision`. The limit is a tensor, not a constant: the runtime sets it
+  /// from the module's calibration for the device.
+  void storeDecision(Value count, Value limitTensor, Value decision) {
     store(count, decision, idx(0));
-    Value limit = i32(getEventPathLimit(spec.crossover,
-                                        spec.rows * spec.inFeatures));
+    Value limit = load(limitTensor, idx(0));
     Value event =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, count, limit);
     store(arith::ExtUIOp::create(b, loc, b.getI32Type(), event), decision,
@@ -250,7 +252,7 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
                            Value lane) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
-  Value x = args[0], decision = args[1];
+  Value x = args[0], limit = args[1], decision = args[2];
   int64_t grid = getDensityGridSize(e.spec);
   Value first = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize)), lane);
   Value count =
@@ -281,7 +283,7 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
   Value ticket = atomicAdd(e.i32(1), 1);
   e.openIf(eq(ticket, e.i32(grid - 1)));
   NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  e.storeDecision(atomicAdd(e.i32(0), 0), decision);
+  e.storeDecision(atomicAdd(e.i32(0), 0), limit, decision);
 }
 
 /// event_linear on the GPU, compacted form (EventRowLayout): block = row.
@@ -528,10 +530,10 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   };
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity: {
-    Value x = args[0], decision = args[1];
+    Value x = args[0], limit = args[1], decision = args[2];
     OpBuilder::InsertionGuard g(b);
     rangeLoop();
-    e.storeDecision(e.countNonzeros(x, e.idx(0), e.idx(1)), decision);
+    e.storeDecision(e.countNonzeros(x, e.idx(0), e.idx(1)), limit, decision);
     break;
   }
   case OpKernelKind::TransposeWeight: {

@@ -42,7 +42,9 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
     elements *= *d.getAsInteger();
   spec.rows = elements / spec.inFeatures;
   spec.hasBias = bias.has_value();
-  spec.crossover = linear.getEventDriven()->convertToDouble();
+  double crossover = linear.getEventDriven()->convertToDouble();
+  // crossover = 1: the event-driven path always runs; no dense fallback.
+  bool denseFallback = getEventPathLimit(crossover, elements) < elements;
 
   // The decision: word 0 the input's nonzero count, word 1 the path
   // (1: event-driven); the weight transposed so that the weights of one
@@ -52,26 +54,11 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   int64_t wt = addTensor(Object{{"shape", Array{spec.inFeatures, spec.outFeatures}},
                                 {"role", "activation"}});
 
-  if (phase == Phase::Infer) {
-    // snn-run reports per layer how often the event-driven path ran.
-    auto name = linear->getAttrOfType<StringAttr>("snn.name");
-    eventLayers.push_back(Object{
-        {"name", name ? name.getValue().str()
-                      : "linear" + std::to_string(eventLayers.size())},
-        {"decision", decision}});
-  }
-
-  spec.kind = OpKernelKind::SpikeDensity;
-  Object density{{"op", "spike_density"},
-                 {"in", Array{*x}},
-                 {"out", Array{decision}},
-                 {"crossover", spec.crossover},
-                 {"limit", getEventPathLimit(spec.crossover, elements)}};
-  Object densityOp = makeKernelOp(spec, Array{*x, decision}, Array{*x},
-                                  Array{decision}, Array{std::move(density)});
-  // The GPU kernel's blocks add their counts into the decision.
-  densityOp["zero_outputs"] = true;
-  emit(phase, std::move(densityOp));
+  std::string layer = getEventLayerName(linear, linear.getWeight(), *w);
+  if (phase == Phase::Infer) // snn-run reports how often each path ran
+    eventLayers.push_back(Object{{"name", layer}, {"decision", decision}});
+  emitSpikeDensity(phase, layer, "forward", crossover, *x, decision, spec.rows,
+                   spec.inFeatures, denseFallback);
 
   spec.kind = OpKernelKind::TransposeWeight;
   Object transpose{{"op", "transpose_weight"},
@@ -95,8 +82,7 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   emit(phase, makeKernelOp(spec, std::move(args), std::move(in), Array{*y},
                            Array{std::move(event)}));
 
-  // crossover = 1: the event-driven path always runs; no dense fallback.
-  if (getEventPathLimit(spec.crossover, elements) >= elements)
+  if (!denseFallback)
     return success();
   Array denseIn{*x, *w};
   if (bias)
@@ -108,4 +94,59 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                                {"has_bias", spec.hasBias},
                                {"unless_event_path", true}}));
   return success();
+}
+
+std::string ManifestBuilder::getEventLayerName(Operation *op, Value weight,
+                                               int64_t wId) {
+  auto named = [](Operation *o) {
+    return o ? o->getAttrOfType<StringAttr>("snn.name") : StringAttr();
+  };
+  StringAttr name = named(op);
+  // A backward takes the name of the forward linear of its weight.
+  for (Operation *user : weight.getUsers())
+    if (!name && isa<LinearOp>(user))
+      name = named(user);
+  if (name)
+    return name.str();
+  StringRef weightName = *tensor(wId).getString("name");
+  if (weightName.starts_with("%"))
+    return "linear" + std::to_string(wId);
+  weightName.consume_back(".weight");
+  return weightName.str();
+}
+
+void ManifestBuilder::emitSpikeDensity(Phase phase, StringRef layer,
+                                       StringRef direction, double crossover,
+                                       int64_t x, int64_t decision,
+                                       int64_t rows, int64_t features,
+                                       bool denseFallback) {
+  static const char *programNames[] = {"infer", "train_forward", "backward",
+                                       "update"};
+  int64_t limit = getEventPathLimit(crossover, rows * features);
+  int64_t limitId = addTensor(Object{
+      {"name", ("event_limit:" + layer + ":" +
+                programNames[static_cast<int>(phase)])
+                   .str()},
+      {"shape", Array{1}},
+      {"role", "constant"},
+      {"dtype", "i32"},
+      {"init", Object{{"kind", "constant"}, {"value", limit}}}});
+  OpKernelSpec spec;
+  spec.kind = OpKernelKind::SpikeDensity;
+  spec.rows = rows;
+  spec.inFeatures = features;
+  Object density{{"op", "spike_density"},
+                 {"in", Array{x, limitId}},
+                 {"out", Array{decision}},
+                 {"layer", layer.str()},
+                 {"direction", direction.str()},
+                 {"crossover", crossover},
+                 {"limit", limit},
+                 {"dense_fallback", denseFallback}};
+  Object densityOp =
+      makeKernelOp(spec, Array{x, limitId, decision}, Array{x, limitId},
+                   Array{decision}, Array{std::move(density)});
+  // The GPU kernel's blocks add their counts into the decision.
+  densityOp["zero_outputs"] = true;
+  emit(phase, std::move(densityOp));
 }

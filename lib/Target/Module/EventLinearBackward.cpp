@@ -58,23 +58,17 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     spec.rows = rows;
     spec.inFeatures = in;
     spec.outFeatures = outFeatures;
-    spec.crossover = crossover;
     return spec;
   };
+  // The dense path; with crossover = 1 it only writes gb (when the layer
+  // has a bias), so it is left out when there is none.
+  bool denseOp = getEventPathLimit(crossover, elements) < elements || hasBias;
 
   int64_t decision = addTensor(Object{
       {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
-  Object density{{"op", "spike_density"},
-                 {"in", Array{*gy}},
-                 {"out", Array{decision}},
-                 {"crossover", crossover},
-                 {"limit", getEventPathLimit(crossover, elements)}};
-  Object densityOp =
-      makeKernelOp(makeSpec(OpKernelKind::SpikeDensity, m, n, 0),
-                   Array{*gy, decision}, Array{*gy}, Array{decision},
-                   Array{std::move(density)});
-  densityOp["zero_outputs"] = true;
-  emit(Phase::Backward, std::move(densityOp));
+  emitSpikeDensity(Phase::Backward,
+                   getEventLayerName(bwd, bwd.getWeight(), *w), "backward",
+                   crossover, *gy, decision, m, n, denseOp);
 
   auto emitEventLinear = [&](int64_t rows, int64_t in, int64_t outFeatures,
                              int64_t sparse, int64_t dense, int64_t result) {
@@ -104,9 +98,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                     Array{gyT}, Array{std::move(transpose)}));
   emitEventLinear(n, m, k, gyT, x, gw);
 
-  // The dense path; with crossover = 1 it only writes gb (when the layer
-  // has a bias), so it is left out when there is none.
-  if (getEventPathLimit(crossover, elements) >= elements && !hasBias)
+  if (!denseOp)
     return success();
   // toLayerOp adds the generated bias-gradient launch.
   emit(Phase::Backward, toLayerOp(Object{{"op", "linear_bwd"},

@@ -130,6 +130,18 @@ private:
   /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).
   LogicalResult serializeEventLinearBackward(LinearBwdOp bwd);
+  /// The name of the event-driven layer of `weight` (its forward linear's
+  /// snn.name, else the weight's name without ".weight"): the same for the
+  /// forward and the backward, the key of calibration.json.
+  std::string getEventLayerName(Operation *op, Value weight, int64_t wId);
+  /// Emits the spike_density kernel op of an event-driven layer or
+  /// backward: counts the nonzeros of `x` ([rows, features]) into
+  /// `decision` and compares them with a new one-word `limit` tensor (the
+  /// compile-time floor(crossover * elements); the runtime replaces it by
+  /// the calibrated one for its device).
+  void emitSpikeDensity(Phase phase, StringRef layer, StringRef direction,
+                        double crossover, int64_t x, int64_t decision,
+                        int64_t rows, int64_t features, bool denseFallback);
   LogicalResult serializeLoss(Operation *op);
   /// The input of a split function: its rank's steps of the whole input.
   FailureOr<int64_t> addLocalInput(func::FuncOp func, BlockArgument arg,

@@ -57,6 +57,25 @@ struct TimeSplit {
   int length() const { return (rank + 1) * steps / parts - begin(); }
 };
 
+/// Where an event-driven linear layer (forward) or linear backward decides
+/// between its paths: a `spike_density` kernel op (docs/artifact-format.md,
+/// "Event-driven linear layers").
+struct EventSite {
+  std::string layer;     ///< the layer's name, the key of calibration.json
+  std::string direction; ///< "forward" or "backward"
+  std::string program;
+  /// The op's index in its program; -1 inside a time loop's body.
+  int opIndex = -1;
+  int input = -1;    ///< the tensor whose nonzeros are counted
+  int decision = -1; ///< [count, 1 when the event-driven path runs]
+  int limit = -1;    ///< one i32: the largest count of the event path
+  int64_t elements = 0;
+  double crossover = 0.0; ///< compile-time
+  /// false: the module has no dense path for it (crossover = 1), the
+  /// event-driven path must run whatever a calibration says.
+  bool denseFallback = true;
+};
+
 struct Module {
   std::string dir;
   /// parts == 1: not split.
@@ -73,6 +92,8 @@ struct Module {
   /// Event-driven linear layers: name and decision tensor (two i32 words,
   /// the second 1 when the event-driven path ran; docs/artifact-format.md).
   std::vector<std::pair<std::string, int>> eventLayers;
+  /// Every spike_density op of every program, in program order.
+  std::vector<EventSite> eventSites;
   /// Per spikeLayers entry: the train_forward tensor holding its spikes that
   /// the host can read after that program (-1: none), and whether it holds
   /// them packed (u32 words, 32 spikes each; spike_layers' train_bits).

@@ -14,6 +14,7 @@
 #ifndef SNNRT_TRAINER_H
 #define SNNRT_TRAINER_H
 
+#include "snnrt/Calibration.h"
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
 #include "snnrt/CpuThreads.h"
@@ -63,6 +64,9 @@ public:
   virtual MemoryPlan memoryPlan() const = 0;
   /// "cpu", "cuda:0 (...)".
   virtual std::string describe() const = 0;
+  /// The key of the device's entry in calibration.json: "sm_90",
+  /// "cpu-x86_64-v3" (hostCpuArch()).
+  virtual std::string arch() const;
   /// Device memory of tensor `id` and the stream the programs run on, for
   /// collectives on device buffers (NCCL); null on the CPU.
   virtual void *devicePointer(int) { return nullptr; }
@@ -77,11 +81,6 @@ public:
                                std::function<void(size_t, void *)>) {
     return false;
   }
-  /// Adds, per spiking layer (`layers` in module().spikeLayers order), the
-  /// calls of its consumers since the last call of this and those that
-  /// took the sparse path (LayerStats::calls, sparseCalls). No backend
-  /// dispatches between dense and sparse kernels yet: nothing to add.
-  virtual void addLayerCalls(std::vector<LayerStats> & /*layers*/) {}
 };
 
 /// The Executor itself.
@@ -111,6 +110,35 @@ private:
   Executor &exec;
 };
 
+/// The decisions of an event-driven layer in one direction (forward or
+/// backward), read back after the programs that made them: how many calls,
+/// how many took the event-driven path, and the density of the input they
+/// counted (spikes forward, the output gradient backward).
+struct EventPathStats {
+  std::string layer, direction;
+  int64_t calls = 0, eventCalls = 0;
+  double densitySum = 0.0; ///< over the calls
+  double density() const { return calls ? densitySum / double(calls) : 0.0; }
+  double eventShare() const {
+    return calls ? double(eventCalls) / double(calls) : 0.0;
+  }
+};
+
+/// Adds the decisions of the event sites of `program`, which has just run,
+/// to `stats` (an entry per layer and direction, added on first use).
+void addEventPaths(Executor &exec, ProgramRunner &runner,
+                   const std::string &program,
+                   std::vector<EventPathStats> &stats);
+
+/// {LAYER: {DIRECTION: {"calls", "event_share", "input_density",
+/// "crossover", "calibrated"}}}: the metrics' "event_layers".
+nlohmann::json eventPathsJson(const std::vector<EventPathStats> &stats,
+                              const EventCrossovers &crossovers);
+
+/// `from`'s calls added to `into`'s, entry by entry.
+void mergeEventPaths(std::vector<EventPathStats> &into,
+                     const std::vector<EventPathStats> &from);
+
 struct EvalResult {
   int64_t samples = 0;
   double seconds = 0.0;
@@ -118,9 +146,8 @@ struct EvalResult {
   double loss = 0.0;      ///< mean over samples
   int64_t correct = 0;    ///< argmax of the time-mean output == label
   std::vector<double> spikeRates; ///< per module().spikeLayers entry
-  /// Per module().eventLayers entry: share of batches whose layer took the
-  /// event-driven path.
-  std::vector<double> eventPathShare;
+  /// Per event-driven layer and direction: the decisions of every batch.
+  std::vector<EventPathStats> eventPaths;
 };
 
 /// Runs the `infer` program over `data` in batches (the last one padded).
@@ -173,19 +200,19 @@ struct TrainConfig {
   int failRank = -1;
   int64_t failStep = 0;
   std::string failMode = "throw";
+  /// The crossovers the event-driven layers run with (applyCalibration),
+  /// for the metrics.
+  EventCrossovers crossovers;
 };
 
 /// What an epoch measured of one spiking layer (module().spikeLayers
-/// order): snn-run's per-layer line and the metrics' "layers". The call
-/// counters are a hook for a dispatch that chooses between a dense and a
-/// sparse kernel per call: it adds to them, the trainer reports the share.
+/// order): snn-run's per-layer line and the metrics' "layers".
 struct LayerStats {
   std::string name;
   /// Fraction of ones in the layer's spikes in training (sampled batches)
   /// and in evaluation; < 0 where not measured (the module keeps no
   /// training spikes of the layer that the host can read, or no test set).
   double trainDensity = -1.0, testDensity = -1.0;
-  int64_t calls = 0, sparseCalls = 0;
 };
 
 struct EpochResult {
@@ -194,6 +221,9 @@ struct EpochResult {
   bool tested = false;
   EvalResult test;
   std::vector<LayerStats> layers;
+  /// The event-driven layers' decisions: the sampled training steps
+  /// (forward and backward) and the evaluation.
+  std::vector<EventPathStats> eventPaths;
 };
 
 /// Fraction of ones of a spike tensor as the host holds it: `numel` 0/1

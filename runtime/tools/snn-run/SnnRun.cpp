@@ -2,13 +2,16 @@
 //
 //   snn-run MODULE.snnmod infer [options]
 //   snn-run MODULE.snnmod train [options]
+//   snn-run MODULE.snnmod calibrate [options]
 //
 // Runs a compiled module (docs/artifact-format.md): inference over a dataset
 // (outputs as .npy, samples/s, accuracy, spike rates) or training with
-// per-epoch evaluation, metrics, checkpoints and exact resume.
+// per-epoch evaluation, metrics, checkpoints and exact resume; or measures
+// the crossover densities of the event-driven layers on a device.
 //
 //===----------------------------------------------------------------------===//
 
+#include "snnrt/Calibration.h"
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuThreads.h"
 #include "snnrt/Dataset.h"
@@ -49,7 +52,7 @@ using namespace snnrt;
 
 namespace {
 
-const char *kUsage = R"(usage: snn-run MODULE.snnmod infer|train|grads|bench [options]
+const char *kUsage = R"(usage: snn-run MODULE.snnmod infer|train|grads|bench|calibrate [options]
 
 Runs a module compiled by `snn-opt --snn-compile`.
 
@@ -169,6 +172,19 @@ bench:                       time the programs on one batch of seeded random
   --plan-only                run nothing: print the memory plan's numbers and
                              the bytes of the tensors saved for the backward
                              ("saved_mb") as one JSON line
+calibrate:                   time the dense and the event-driven path of every
+                             event-driven layer (forward and backward) on
+                             --device at a sweep of input densities (random
+                             input, the module's shapes), print the table and
+                             write each layer's crossover (the density up to
+                             which the event-driven path is faster) into
+                             MODULE/calibration.json under this device's
+                             architecture (sm_90, cpu-x86_64-v3, ...); the
+                             other commands then run with those crossovers
+  --densities D1,D2,...      the sweep, ascending in (0, 1] (default
+                             0.001,0.005,0.01,0.02,0.05,0.1,0.2,0.5)
+  --iterations N             timed runs per density, path and round (3
+                             rounds; default 10)
 )";
 
 struct Options {
@@ -190,6 +206,10 @@ struct Options {
   int overlap = -1; ///< -1: per backend (host buffers yes, NCCL no)
   /// bench: spikes with this probability instead of uniform input (< 0: off).
   double benchDensity = -1.0;
+  /// calibrate: the densities of the sweep.
+  std::vector<double> densities = {0.001, 0.005, 0.01, 0.02,
+                                   0.05,  0.1,   0.2,  0.5};
+  bool iterationsGiven = false;
 };
 
 /// The job's communicator (train only; one local rank otherwise); one per
@@ -334,6 +354,20 @@ Options parse(int argc, char **argv) {
       o.progress = false;
     } else if (a == "--iterations") {
       o.iterations = toInt(a, value(), 1);
+      o.iterationsGiven = true;
+    } else if (a == "--densities") {
+      o.densities.clear();
+      std::stringstream list(value());
+      for (std::string d; std::getline(list, d, ',');) {
+        double v = toDouble(a, d);
+        if (!(v > 0.0 && v <= 1.0) ||
+            (!o.densities.empty() && v <= o.densities.back()))
+          throw Error("--densities must be ascending densities in (0, 1], "
+                      "got '" + d + "'");
+        o.densities.push_back(v);
+      }
+      if (o.densities.empty())
+        throw Error("--densities needs at least one density");
     } else if (a == "--density") {
       o.benchDensity = toDouble(a, value());
       if (!(o.benchDensity >= 0.0 && o.benchDensity <= 1.0))
@@ -380,14 +414,14 @@ Options parse(int argc, char **argv) {
     }
   }
   if (positional.size() != 2)
-    throw Error("expected MODULE and a command (infer, train, grads or bench); see "
-                "snn-run --help");
+    throw Error("expected MODULE and a command (infer, train, grads, bench "
+                "or calibrate); see snn-run --help");
   o.module = positional[0];
   o.command = positional[1];
   if (o.command != "infer" && o.command != "train" && o.command != "grads" &&
-      o.command != "bench")
+      o.command != "bench" && o.command != "calibrate")
     throw Error("unknown command '" + o.command +
-                "' (expected infer, train, grads or bench)");
+                "' (expected infer, train, grads, bench or calibrate)");
   if ((!o.record.empty() || !o.recordOutput.empty()) && o.command != "infer")
     throw Error("--record and --record-output apply to infer, not " +
                 o.command);
@@ -420,6 +454,7 @@ public:
   std::size_t deviceBytes() const override { return gpu.deviceBytes(); }
   MemoryPlan memoryPlan() const override { return gpu.memoryPlan(); }
   std::string describe() const override { return gpu.describe(); }
+  std::string arch() const override { return gpu.arch(); }
   void *devicePointer(int id) override { return gpu.devicePointer(id); }
   void *stream() override { return gpu.stream(); }
   bool enqueueAfterOps(const std::string &program, std::vector<size_t> ops,
@@ -516,8 +551,7 @@ void describe(const Module &m, const ProgramRunner &runner,
 }
 
 /// One compact line: per spiking layer its spike density in training and
-/// in evaluation ('-': not measured) and, where a dense/sparse dispatch
-/// counted calls, the share of calls that took the sparse path.
+/// in evaluation ('-': not measured).
 void printLayerStats(const std::vector<LayerStats> &layers) {
   if (layers.empty())
     return;
@@ -533,11 +567,6 @@ void printLayerStats(const std::vector<LayerStats> &layers) {
     const LayerStats &s = layers[l];
     line += (l ? " | " : " ") + s.name + " density train " +
             density(s.trainDensity) + " test " + density(s.testDensity);
-    if (s.calls) {
-      std::snprintf(buf, sizeof(buf), " sparse %.0f%%",
-                    100.0 * double(s.sparseCalls) / double(s.calls));
-      line += buf;
-    }
   }
   std::printf("%s\n", line.c_str());
 }
@@ -546,9 +575,33 @@ void printSpikeRates(const Module &m, const EvalResult &r) {
   for (size_t l = 0; l < m.spikeLayers.size(); ++l)
     std::printf("spike rate %-12s %.4f\n", m.spikeLayers[l].first.c_str(),
                 r.spikeRates[l]);
-  for (size_t l = 0; l < m.eventLayers.size(); ++l)
-    std::printf("event path %-12s %.4f of batches\n",
-                m.eventLayers[l].first.c_str(), r.eventPathShare[l]);
+}
+
+/// The one report of the event-driven layers, forward and backward alike:
+/// per layer and direction the density of the input the decision counted,
+/// the share of calls that took the event-driven path, and the crossover.
+void printEventPaths(const std::vector<EventPathStats> &stats,
+                     const EventCrossovers &crossovers) {
+  for (const EventPathStats &s : stats) {
+    const EventCrossover *c = crossovers.find(s.layer, s.direction);
+    std::printf("event layer %-12s %-8s input density %.4f, event path "
+                "%.4f of %lld calls, crossover %.4f (%s)\n",
+                s.layer.c_str(), s.direction.c_str(), s.density(),
+                s.eventShare(), static_cast<long long>(s.calls),
+                c ? c->crossover : 0.0,
+                c && c->calibrated ? "calibrated" : "compile-time");
+  }
+}
+
+/// Sets the event-driven layers' limits from MODULE/calibration.json for
+/// the runner's device and says where the crossovers come from.
+EventCrossovers useCalibration(Executor &exec, ProgramRunner &runner,
+                               FILE *report) {
+  EventCrossovers c = applyCalibration(exec, runner);
+  bool lead = !gComm || gComm->rank() == 0;
+  if (!c.layers.empty() && lead)
+    std::fprintf(report, "event-driven crossovers: %s\n", c.source.c_str());
+  return c;
 }
 
 std::string trainingFingerprint(const Options &o);
@@ -597,6 +650,7 @@ int infer(const Options &o) {
   exec.setCommunicator(timeRanks());
   std::unique_ptr<ProgramRunner> runner =
       makeRunner(exec, o, detectJobEnvironment().localRank);
+  EventCrossovers crossovers = useCalibration(exec, *runner, stdout);
   if (o.verbose)
     describe(exec.module(), *runner, {"infer"});
   ModuleShape s = shapeOf(exec.module());
@@ -631,6 +685,7 @@ int infer(const Options &o) {
                 static_cast<long long>(r.correct),
                 static_cast<long long>(r.samples));
   printSpikeRates(exec.module(), r);
+  printEventPaths(r.eventPaths, crossovers);
   if (!o.output.empty()) {
     std::vector<int64_t> shape = exec.module().tensor(module.output).shape;
     shape[1] = r.samples;
@@ -732,6 +787,7 @@ int train(const Options &o) {
   // The device mirror copies the host tensors: after weights/resume.
   std::unique_ptr<ProgramRunner> runner =
       makeRunner(exec, o, detectJobEnvironment().localRank);
+  EventCrossovers crossovers = useCalibration(exec, *runner, stdout);
   if (comm.size() > 1) {
     // Ranks that would train different things refuse to start, each with
     // the same message.
@@ -758,6 +814,7 @@ int train(const Options &o) {
   config.checkpoint = o.checkpoint;
   config.metrics = o.metrics;
   config.progress = o.progress;
+  config.crossovers = crossovers;
   if (split)
     config.timeSplit = timeRanks();
   if (dataParallel) {
@@ -815,6 +872,7 @@ int train(const Options &o) {
                 runner->describe().c_str());
     if (r.tested)
       printSpikeRates(exec.module(), r.test);
+    printEventPaths(r.eventPaths, crossovers);
     if (o.verbose)
       printLayerStats(r.layers);
     std::fflush(stdout);
@@ -855,6 +913,7 @@ int grads(const Options &o) {
   exec.setLabels(data.labels.data(), static_cast<size_t>(s.B));
   std::unique_ptr<ProgramRunner> runner =
       makeRunner(exec, o, detectJobEnvironment().localRank);
+  useCalibration(exec, *runner, stderr);
   if (isSplit(m))
     checkSameRanks(o, exec, *runner, data);
   runner->upload(m.input);
@@ -954,6 +1013,7 @@ int bench(const Options &o) {
               exec.data(m.input) + t * s.B * static_cast<int64_t>(s.sample));
   std::unique_ptr<ProgramRunner> runner =
       makeRunner(exec, o, detectJobEnvironment().localRank);
+  EventCrossovers crossovers = useCalibration(exec, *runner, stderr);
   if (o.planOnly) {
     MemoryPlan plan = runner->memoryPlan();
     double saved = 0.0;
@@ -1003,17 +1063,68 @@ int bench(const Options &o) {
   // The ranks of a split time the same steps: rank 0 reports.
   if (gComm && gComm->rank() != 0)
     return 0;
+  bool calibrated = false;
+  for (const EventCrossover &c : crossovers.layers)
+    calibrated |= c.calibrated;
   std::printf("{\"device\": \"%s\", \"batch\": %lld, \"time_steps\": %lld, "
               "\"ranks\": %d, \"comm\": \"%s\", \"replicas\": %d, "
+              "\"crossovers\": \"%s\", "
               "\"fwd_ms\": %.4f, \"step_ms\": %.4f, \"mem_mb\": %.1f, "
               "\"plan_arena_mb\": %.1f, \"plan_unshared_mb\": %.1f}\n",
               runner->describe().c_str(), static_cast<long long>(s.B),
               static_cast<long long>(s.T), gComm ? gComm->size() : 1,
               gComm ? gComm->backendName().c_str() : "local", gMesh.replicas,
+              crossovers.layers.empty() ? "none"
+              : calibrated              ? "calibrated"
+                                        : "compile-time",
               fwd, step,
               double(runner->deviceBytes()) / (1024.0 * 1024.0),
               double(plan.arenaBytes) / (1024.0 * 1024.0),
               double(plan.plannedBytes) / (1024.0 * 1024.0));
+  return 0;
+}
+
+/// Measures each event-driven layer's crossover on the device and merges
+/// them into MODULE/calibration.json.
+int calibrate(const Options &o) {
+  Module module = loadModule(
+      o, addCalibrationPrograms(Module::readManifest(o.module), o.module));
+  if (module.eventSites.empty())
+    throw Error(o.module + ": the module has no event-driven layers to "
+                           "calibrate (compile it after --snn-sparsify)");
+  Executor exec(module, o.seed);
+  if (!o.weights.empty())
+    exec.loadWeights(o.weights);
+  std::unique_ptr<ProgramRunner> runner =
+      makeRunner(exec, o, detectJobEnvironment().localRank);
+  CalibrateOptions options;
+  options.densities = o.densities;
+  options.iterations = o.iterationsGiven ? o.iterations : 10;
+  options.seed = o.seed;
+  std::printf("calibrate %s on %s (%s): %lld timed runs per density and "
+              "path, best of 3 rounds\n",
+              o.module.c_str(), runner->arch().c_str(),
+              runner->describe().c_str(),
+              static_cast<long long>(options.iterations));
+  std::vector<LayerCalibration> layers =
+      measureCrossovers(exec, *runner, options);
+  std::printf("%-16s %-9s %8s %12s %12s %8s\n", "layer", "direction",
+              "density", "event_ms", "dense_ms", "ratio");
+  for (const LayerCalibration &c : layers)
+    for (size_t i = 0; i < c.densities.size(); ++i)
+      std::printf("%-16s %-9s %8.4f %12.4f %12.4f %8.3f\n", c.layer.c_str(),
+                  c.direction.c_str(), c.densities[i], c.eventMs[i],
+                  c.denseMs[i], c.denseMs[i] / c.eventMs[i]);
+  for (const LayerCalibration &c : layers)
+    std::printf("crossover %-16s %-9s %.4f\n", c.layer.c_str(),
+                c.direction.c_str(), c.crossover);
+  for (const EventSite &site : exec.module().eventSites)
+    if (!site.denseFallback && site.program != "train_forward")
+      std::printf("not calibrated: %s %s has no dense path (compiled with "
+                  "crossover=1)\n",
+                  site.layer.c_str(), site.direction.c_str());
+  std::string path = writeCalibration(exec.module(), *runner, layers, options);
+  std::printf("wrote %s (entry %s)\n", path.c_str(), runner->arch().c_str());
   return 0;
 }
 
@@ -1250,10 +1361,11 @@ void makeMesh(const Options &o) {
 /// The command of one rank (gComm set).
 int runCommand(const Options &o) {
   makeMesh(o);
-  int status = o.command == "grads"   ? grads(o)
-               : o.command == "infer" ? infer(o)
-               : o.command == "bench" ? bench(o)
-                                      : train(o);
+  int status = o.command == "grads"       ? grads(o)
+               : o.command == "infer"     ? infer(o)
+               : o.command == "bench"     ? bench(o)
+               : o.command == "calibrate" ? calibrate(o)
+                                          : train(o);
   // Before the job's communicator (on an error, the job ends instead).
   gMesh = Mesh();
   return status;
@@ -1284,6 +1396,8 @@ int main(int argc, char **argv) {
       return grads(o);
     if (o.command == "infer" && !split)
       return infer(o);
+    if (o.command == "calibrate")
+      return calibrate(o);
 #ifdef SNNRT_HAVE_CUDA
     registerNcclBackend(&createNcclCommunicator);
 #endif

@@ -39,8 +39,8 @@ def main(module):
                 for i in op["args"]:
                     t = tensors[i]
                     n = int(np.prod(t["shape"], dtype=np.int64))
-                    if t.get("dtype") == "i32":  # a decision: count 0, event path
-                        arrays.append(np.array([0, 1] + [0] * (n - 2), np.int32))
+                    if t.get("dtype") == "i32":  # a decision (count 0, event path), a limit
+                        arrays.append(np.array(([0, 1] + [0] * n)[:n], np.int32))
                     else:
                         arrays.append(rng.random(n, dtype=np.float32))
                 if op.get("run_values"):

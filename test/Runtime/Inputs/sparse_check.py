@@ -146,7 +146,8 @@ def compare(snn_run, d, densities, device):
                   if sub["op"] == "spike_density")
         path = "event" if int(np.count_nonzero(x)) <= int(op["limit"]) else "dense"
         # snn-run's report of the first layer (the same batch: all or nothing).
-        share = re.search(r"event path linear0\s+([\d.]+) of batches", reports["dispatch"])
+        share = re.search(r"event layer fc1\s+forward\s+input density [\d.]+, "
+                          r"event path ([\d.]+) of \d+ calls", reports["dispatch"])
         if not share or float(share.group(1)) != (1.0 if path == "event" else 0.0):
             problems.append(f"snn-run reports {share.group(0) if share else 'no event path'}"
                             f" but the reference decision is {path}")

@@ -180,8 +180,6 @@ struct OpKernelSpec {
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
   bool hasBias = false;
-  /// The input density up to which the event-driven path runs.
-  double crossover = 0.0;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
   ChannelGeometry channelGeometry;

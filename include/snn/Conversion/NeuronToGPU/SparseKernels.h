@@ -8,7 +8,10 @@
 // graph node). The decision lives in device memory: no host
 // synchronisation.
 // The decision tensor is two i32 words: the nonzero count, then 1 for the
-// event-driven path, 0 for the dense one.
+// event-driven path, 0 for the dense one. spike_density compares the count
+// with a one-word i32 tensor, the limit, which the module initializes to
+// getEventPathLimit of the compile-time crossover and the runtime may
+// replace by a measured one (calibration.json): no recompilation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +23,8 @@
 namespace mlir::snn {
 
 /// The largest nonzero count of an input with `elements` elements for which
-/// the event-driven path runs at density `crossover`.
+/// the event-driven path runs at density `crossover` (the limit tensor's
+/// initial value).
 int64_t getEventPathLimit(double crossover, int64_t elements);
 
 /// Argument types in ABI order (OpKernelSpec::getTensorsPerSegment); the

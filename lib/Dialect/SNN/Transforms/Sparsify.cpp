@@ -26,7 +26,9 @@ namespace {
 
 /// The CPU's is a margin below the density where the event-driven layer and
 /// BLAS took equal time, about 20% (bench/results/2026-11-25-cpu-sparse.md);
-/// the CUDA one is provisional until bench/gpu-sparse.sh measures it per GPU.
+/// the CUDA one is provisional. Both are only the module's defaults:
+/// `snn-run MODULE calibrate` measures each layer's on a device and the
+/// runtime then uses that.
 constexpr double kDefaultCpuCrossover = 0.15;
 constexpr double kDefaultCudaCrossover = 0.05;
 /// The backward's: the density of the output gradient up to which its
