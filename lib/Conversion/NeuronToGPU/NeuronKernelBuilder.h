@@ -83,8 +83,11 @@ struct NeuronSpec {
   /// An earlier step op of the function has the same kernels (the steps of
   /// an unrolled loop): this one takes their names and builds nothing.
   bool sharesKernels = false;
-  /// The average/sum pooling the forward kernel computes (--snn-fuse): a
-  /// thread per window of the [.., rows, cols] feature map.
+  /// The average/sum pooling the layer is fused with (--snn-fuse): a thread
+  /// per window of the [.., rows, cols] feature map. The forward kernels
+  /// write the pooled spikes (and what the backward reads: H or the
+  /// checkpoints, I); the backward reads the pooled spikes' gradient
+  /// [T, windows] and spreads it over the window.
   std::optional<FusedPool> pool;
   int64_t rows = 0, cols = 0;
   /// The batch norm the forward kernels apply to x on load (--snn-fuse):
@@ -103,12 +106,10 @@ struct NeuronSpec {
     return kind == KernelKind::ForwardSaveH ? 5 : 4;
   }
 
-  /// Pooled layers have the inference forward only (the fused backward is
-  /// not built yet).
+  /// Step layers and pooled layers are not recorded (a pooled layer's
+  /// spikes are never written).
   bool hasKernel(KernelKind kind) const {
-    if (step)
-      return kind != KernelKind::ForwardRecord;
-    return !pool || kind == KernelKind::Forward;
+    return !(step || pool) || kind != KernelKind::ForwardRecord;
   }
   /// Windows of a pooled layer (its pooled outputs per step).
   int64_t getNumWindows() const {
@@ -129,8 +130,9 @@ struct NeuronSpec {
   int64_t getNumThreads() const {
     return pool ? getNumWindows() : numNeurons / getWidth();
   }
-  /// The forward writes its spikes as packed bits.
-  bool packsSpikes() const { return storage.spikeBits && spikes(); }
+  /// The forward writes its spikes as packed bits (a pooled layer writes
+  /// the pooled spikes only).
+  bool packsSpikes() const { return storage.spikeBits && spikes() && !pool; }
   /// Bits per spike word: the smallest of 8, 16, 32 that holds T steps (32
   /// for longer runs, which take several words).
   int64_t getSpikeWordBits() const {
@@ -180,11 +182,12 @@ void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
                        KernelKind kind, Value thread, ValueRange args);
 
 /// Emits the work of thread `thread` of a pooled layer (spec.pool): the
-/// window's KH x KW neurons scanned over T, the pooled spikes written
+/// window's KH x KW neurons scanned over T, forward (the pooled spikes
+/// written) or backward (the pooled gradient spread over the window)
 /// (NeuronPoolKernels.cpp).
 void buildPooledNeuronThread(OpBuilder &b, Location loc,
-                             const NeuronSpec &spec, Value thread,
-                             ValueRange args);
+                             const NeuronSpec &spec, KernelKind kind,
+                             Value thread, ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
 /// arguments then a range (HostKernelRange.h), a loop over the threads of

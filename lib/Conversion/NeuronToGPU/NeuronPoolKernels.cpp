@@ -2,10 +2,17 @@
 //
 // A layer fused with its average or sum pooling (--snn-fuse) has one thread
 // per pooling window. The window tiles the [.., H, W] map, so the thread owns
-// its KH x KW neurons: it keeps their state in registers, runs each step of
-// the same ThreadEmitter as the unfused kernel a window row (KW neurons) at a
-// time, counts the window's spikes and writes the pooled value only. The
-// spike tensor is never written.
+// its KH x KW neurons. The forward keeps their state in registers, runs each
+// step of the same ThreadEmitter as the unfused kernel a window row (KW
+// neurons) at a time, counts the window's spikes and writes the pooled value
+// only; the spike tensor is never written. In training it also saves what
+// the backward reads (H or the membrane checkpoints, I), per neuron as the
+// unfused kernel does. The backward, on the same grid, runs the unfused
+// backward scan over KH KW consecutive neurons a thread (their windows'
+// gradients, not the spikes', are what each lane reads: the pooling's
+// backward is a spread, and the spikes' gradient is never written).
+// Nothing in the BPTT formulas needs the spikes themselves: the backward
+// recomputes them from H (or from the checkpoints and x).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +25,9 @@ using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
 void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
-                                        const NeuronSpec &spec, Value thread,
-                                        ValueRange args) {
+                                        const NeuronSpec &spec, KernelKind kind,
+                                        Value thread, ValueRange args) {
+  assert(kind != KernelKind::ForwardRecord && "pooled layers are not recorded");
   const FusedPool &pool = *spec.pool;
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -30,6 +38,20 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   auto addI = [&](Value a, Value c) -> Value {
     return arith::AddIOp::create(b, loc, a, c);
   };
+  if (kind == KernelKind::Backward) {
+    // The neurons are independent in the backward: the thread scans KH KW
+    // consecutive ones (as many as a window, on the forward's grid) as the
+    // unfused backward does, each lane reading its window's gradient.
+    int64_t area = pool.kh * pool.kw;
+    ThreadEmitter emitter(b, loc, spec, mulI(thread, area), area);
+    emitter.spreadPooledGrad();
+    if (spec.recomputes())
+      emitter.emitBackwardRecompute(args);
+    else
+      emitter.emitBackward(args);
+    return;
+  }
+
   // Window (outer, i, j) of the (H/KH) x (W/KW) pooled map of each outer
   // index (batch and channel).
   int64_t pooledCols = spec.cols / pool.kw;
@@ -41,18 +63,26 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   Value corner = addI(addI(mulI(outer, spec.rows * spec.cols),
                            mulI(i, pool.kh * spec.cols)),
                       mulI(j, pool.kw));
+  auto rowBase = [&](int64_t r) { return addI(corner, index(r * spec.cols)); };
 
+  // x, p, then in training H (or the checkpoints) and I (cuba_lif).
+  bool saveH = kind == KernelKind::ForwardSaveH;
+  Value x = args[0], pooled = args[1];
+  Value ckpt = saveH && spec.recomputes() ? args[2] : Value();
+  Value h = saveH && !ckpt ? args[2] : Value();
+  Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
+  unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   // One emitter per window row, with its parameters (and the affine of a
   // fused batch norm) loaded before the scan.
-  Value x = args[0], pooled = args[1];
-  unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Forward);
+  unsigned bnArgs = spec.getNumBatchNormArgs(kind);
   std::vector<std::unique_ptr<ThreadEmitter>> rows;
   SmallVector<Value> init;
   for (int64_t r = 0; r < pool.kh; ++r) {
-    Value base = addI(corner, index(r * spec.cols));
-    rows.push_back(std::make_unique<ThreadEmitter>(b, loc, spec, base));
-    rows.back()->loadBatchNorm(args.slice(2, bnArgs));
-    rows.back()->loadParams(args.drop_front(2 + bnArgs));
+    rows.push_back(std::make_unique<ThreadEmitter>(b, loc, spec, rowBase(r)));
+    rows.back()->loadBatchNorm(args.slice(numOutputs, bnArgs));
+    rows.back()->loadParams(args.drop_front(numOutputs + bnArgs));
+    if (h)
+      rows.back()->roundSavedH();
     llvm::append_range(init, rows.back()->initialState());
   }
   size_t stateSize = init.size() / pool.kh;
@@ -68,8 +98,8 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
           ThreadEmitter &row = *rows[r];
           SmallVector<Value> rowNext;
           Value spike = row.forwardStep(
-              t, state.slice(r * stateSize, stateSize), x, /*s=*/Value(),
-              /*h=*/Value(), /*iSaved=*/Value(), /*ckpt=*/Value(), rowNext);
+              t, state.slice(r * stateSize, stateSize), x, /*s=*/Value(), h,
+              iSaved, ckpt, rowNext);
           llvm::append_range(next, rowNext);
           Value ones = arith::SelectOp::create(b, loc, spike, row.splat(1.0),
                                                row.splat(0.0));

@@ -2,7 +2,7 @@
 //
 // The per-thread code of the neuron kernels (NeuronKernelBody.cpp), shared
 // by the pooled kernels of fused layers (NeuronPoolKernels.cpp) so that both
-// run the same step arithmetic.
+// run the same step arithmetic, forward and backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,12 +21,13 @@ namespace mlir::snn::kernelgen {
 /// Emits the per-thread code on vectors of W lanes, one lane per neuron.
 class ThreadEmitter {
 public:
-  /// `base`: the thread's first neuron; its W = spec.getWidth() neurons
-  /// are [base, base + W).
+  /// `base`: the thread's first neuron; its W neurons are [base, base + W),
+  /// W = `width` or, when 0, spec.getWidth().
   ThreadEmitter(OpBuilder &b, Location loc, const NeuronSpec &spec,
-                Value base)
-      : b(b), loc(loc), spec(spec), width(spec.getWidth()),
-        vecType(VectorType::get({width}, b.getF32Type())), base(base) {}
+                Value base, int64_t width = 0)
+      : b(b), loc(loc), spec(spec), width(width ? width : spec.getWidth()),
+        vecType(VectorType::get({this->width}, b.getF32Type())),
+        base(base) {}
 
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
@@ -73,6 +74,15 @@ public:
       store(value, m, base);
   }
 
+  /// Rounds the H that forwardStep saves as the storage asks
+  /// (NeuronStorage::bf16HInF32), as emitForward does for its own scan.
+  void roundSavedH() { roundsH = spec.storage.bf16HInF32; }
+  /// The backward of a pooled layer (spec.pool): its gs is the pooled
+  /// gradient [T, windows], and each lane reads the entry of its neuron's
+  /// window (average: times 1 / (KH KW), as the unfused pooling's
+  /// backward). Emits the lanes' window indices at the insertion point.
+  void spreadPooledGrad();
+
   /// Loads the tensor parameters once, before the time loop (plif: its
   /// weight first, k = sigmoid(w) and c from it).
   void loadParams(ValueRange paramArgs);
@@ -117,6 +127,10 @@ private:
     int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
     return llvm::MaybeAlign(llvm::isPowerOf2_64(width) ? width * bytes : bytes);
   }
+
+  /// The gradient of the thread's outputs at step `t` (its lanes at `at`):
+  /// read from gs, or spread from the window's pooled gradient.
+  Value outputGrad(Value gs, Value t, Value at);
 
   /// The membrane after the step that charged `hv`.
   Value afterReset(Value hv, Value spike) {
@@ -186,6 +200,9 @@ private:
   Value plifWeight;
   /// The fused batch norm's scale and shift lanes (null without one).
   Value bnScale, bnShift;
+  /// The pooling window of each run of KW lanes, whose gradient the
+  /// backward spreads (empty: gs holds the lanes' own gradients).
+  SmallVector<Value> laneWindows;
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;
