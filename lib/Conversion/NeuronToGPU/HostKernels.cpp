@@ -60,10 +60,7 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                         KernelKind kind) {
   MLIRContext *ctx = b.getContext();
   int64_t threads = spec.getNumThreads();
-  // A pooled layer's thread scans a window's KH KW neurons.
-  int64_t stepsPerThread =
-      spec.numSteps *
-      (spec.pool ? spec.pool->kh * spec.pool->kw : spec.getWidth());
+  int64_t stepsPerThread = spec.numSteps * spec.getWidth();
   int64_t grain = llvm::divideCeilSigned(kNeuronStepsPerThread, stepsPerThread);
   // plif's backward adds every neuron's share of the weight gradient into
   // one sum: on one CPU thread, in item order, so the bits do not depend on

@@ -26,8 +26,11 @@ using namespace mlir::snn::kernelgen;
 
 
 Value ThreadEmitter::paramVector(Value memref) {
-  // Lanes stay inside one sample when F is a multiple of W: one access.
-  if (width == 1 || spec.numFeatures % width == 0) {
+  // Lanes stay inside one sample when F is a multiple of W (runs of a
+  // pooled layer's window: of the map, which F is a multiple of): one
+  // access per run, at the feature of the first neuron.
+  if (runLength ? spec.numFeatures % (spec.rows * spec.cols) == 0
+                : width == 1 || spec.numFeatures % width == 0) {
     if (!firstFeature)
       firstFeature =
           arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
@@ -35,7 +38,7 @@ Value ThreadEmitter::paramVector(Value memref) {
   }
   SmallVector<Value> lanes;
   for (int64_t lane = 0; lane < width; ++lane) {
-    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value n = laneNeuron(lane);
     Value f = arith::RemUIOp::create(b, loc, n, index(spec.numFeatures));
     lanes.push_back(memref::LoadOp::create(b, loc, memref, ValueRange{f}));
   }
@@ -100,8 +103,9 @@ void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
     return {scale, sub(at(beta, c), shifted)};
   };
   // A thread's lanes share a channel when S is a multiple of W (its first
-  // neuron is a multiple of W).
-  if (spec.bnSpatial % width == 0) {
+  // neuron is a multiple of W), or of a pooled layer's map (its window).
+  if (runLength ? spec.bnSpatial % (spec.rows * spec.cols) == 0
+                : spec.bnSpatial % width == 0) {
     auto [scale, shift] = affine(channelOf(base));
     bnScale = vector::BroadcastOp::create(b, loc, vecType, scale);
     bnShift = vector::BroadcastOp::create(b, loc, vecType, shift);
@@ -109,7 +113,7 @@ void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
   }
   SmallVector<Value> scales, shifts;
   for (int64_t lane = 0; lane < width; ++lane) {
-    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value n = laneNeuron(lane);
     auto [scale, shift] = affine(channelOf(n));
     scales.push_back(scale);
     shifts.push_back(shift);

@@ -119,12 +119,13 @@ struct NeuronSpec {
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
   bool learnsLeak() const { return model == NeuronModel::PLIF; }
-  /// Neurons per thread and access: 4 (16-byte accesses) when N is a
-  /// multiple of 4; a pooled layer's thread reads its window a row of KW
-  /// neurons at a time.
+  /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4; a
+  /// pooled layer's KH KW (the forward's thread holds a window and reads it
+  /// one access per row of KW neurons, the backward's KH KW consecutive
+  /// ones).
   int64_t getWidth() const {
     if (pool)
-      return pool->kw;
+      return pool->kh * pool->kw;
     return numNeurons % 4 == 0 ? 4 : 1;
   }
   int64_t getNumThreads() const {

@@ -3,9 +3,10 @@
 // A layer fused with its average or sum pooling (--snn-fuse) has one thread
 // per pooling window. The window tiles the [.., H, W] map, so the thread owns
 // its KH x KW neurons. The forward keeps their state in registers, runs each
-// step of the same ThreadEmitter as the unfused kernel a window row (KW
-// neurons) at a time, counts the window's spikes and writes the pooled value
-// only; the spike tensor is never written. In training it also saves what
+// step of the same ThreadEmitter as the unfused kernel with the window's
+// neurons as its lanes (KH runs of KW: one access per window row), counts
+// the window's spikes and writes the pooled value only; the spike tensor is
+// never written. In training it also saves what
 // the backward reads (H or the membrane checkpoints, I), per neuron as the
 // unfused kernel does. The backward, on the same grid, runs the unfused
 // backward scan over KH KW consecutive neurons a thread (their windows'
@@ -42,8 +43,7 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
     // The neurons are independent in the backward: the thread scans KH KW
     // consecutive ones (as many as a window, on the forward's grid) as the
     // unfused backward does, each lane reading its window's gradient.
-    int64_t area = pool.kh * pool.kw;
-    ThreadEmitter emitter(b, loc, spec, mulI(thread, area), area);
+    ThreadEmitter emitter(b, loc, spec, mulI(thread, spec.getWidth()));
     emitter.spreadPooledGrad();
     if (spec.recomputes())
       emitter.emitBackwardRecompute(args);
@@ -63,7 +63,6 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   Value corner = addI(addI(mulI(outer, spec.rows * spec.cols),
                            mulI(i, pool.kh * spec.cols)),
                       mulI(j, pool.kw));
-  auto rowBase = [&](int64_t r) { return addI(corner, index(r * spec.cols)); };
 
   // x, p, then in training H (or the checkpoints) and I (cuba_lif).
   bool saveH = kind == KernelKind::ForwardSaveH;
@@ -72,42 +71,29 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   Value h = saveH && !ckpt ? args[2] : Value();
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
-  // One emitter per window row, with its parameters (and the affine of a
-  // fused batch norm) loaded before the scan.
+  // The window's KH x KW neurons are the emitter's lanes, KH runs of KW;
+  // its parameters (and the affine of a fused batch norm) are loaded before
+  // the scan.
+  ThreadEmitter window(b, loc, spec, corner);
+  window.splitLanes(pool.kw, spec.cols);
   unsigned bnArgs = spec.getNumBatchNormArgs(kind);
-  std::vector<std::unique_ptr<ThreadEmitter>> rows;
-  SmallVector<Value> init;
-  for (int64_t r = 0; r < pool.kh; ++r) {
-    rows.push_back(std::make_unique<ThreadEmitter>(b, loc, spec, rowBase(r)));
-    rows.back()->loadBatchNorm(args.slice(numOutputs, bnArgs));
-    rows.back()->loadParams(args.drop_front(numOutputs + bnArgs));
-    if (h)
-      rows.back()->roundSavedH();
-    llvm::append_range(init, rows.back()->initialState());
-  }
-  size_t stateSize = init.size() / pool.kh;
+  window.loadBatchNorm(args.slice(numOutputs, bnArgs));
+  window.loadParams(args.drop_front(numOutputs + bnArgs));
+  if (h)
+    window.roundSavedH();
 
   Value area = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(static_cast<float>(pool.kh * pool.kw)));
   scf::ForOp::create(
-      b, loc, index(0), index(spec.numSteps), index(1), init,
+      b, loc, index(0), index(spec.numSteps), index(1), window.initialState(),
       [&](OpBuilder &, Location, Value t, ValueRange state) {
         SmallVector<Value> next;
-        Value count;
-        for (int64_t r = 0; r < pool.kh; ++r) {
-          ThreadEmitter &row = *rows[r];
-          SmallVector<Value> rowNext;
-          Value spike = row.forwardStep(
-              t, state.slice(r * stateSize, stateSize), x, /*s=*/Value(), h,
-              iSaved, ckpt, rowNext);
-          llvm::append_range(next, rowNext);
-          Value ones = arith::SelectOp::create(b, loc, spike, row.splat(1.0),
-                                               row.splat(0.0));
-          Value rowCount = vector::ReductionOp::create(
-              b, loc, vector::CombiningKind::ADD, ones);
-          count = count ? arith::AddFOp::create(b, loc, count, rowCount)
-                        : rowCount;
-        }
+        Value spike = window.forwardStep(t, state, x, /*s=*/Value(), h, iSaved,
+                                         ckpt, next);
+        Value ones = arith::SelectOp::create(b, loc, spike, window.splat(1.0),
+                                             window.splat(0.0));
+        Value count = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD, ones);
         // The same division as the unfused average pooling kernel.
         if (pool.average)
           count = arith::DivFOp::create(b, loc, count, area);
