@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # --snn-fuse on the spiking VGG-11 (T=4, B=64, TF32): batch norm applied by
-# the neuron kernel (training and inference) and the neuron + pooling fusion
-# (inference), each against main's unfused module, in one process set.
+# the neuron kernel and the neuron + pooling fusion (the pooled spikes
+# written by the neuron kernel, the pooled gradient spread by the neuron
+# backward), training and inference, each against main's unfused module, in
+# one process set.
 #
 #   bench/gpu-fuse.sh prepare   (here, snn-opt built) compiles into .gpu/fuse/
 #       (target=all) three VGG-11 training modules: `plain` (no --snn-fuse,
 #       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
-#       pooling fusion alone, inference only) and `fused` (--snn-fuse: batch
-#       norm + neuron in training and inference, + pooling in inference);
+#       pooling fusion alone, training and inference) and `fused`
+#       (--snn-fuse: batch norm + neuron + pooling, training and inference);
 #       random weights, inputs and labels; the CPU-tested small models
 #       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
-#       the layer variants of test/Runtime/Inputs/fuse-pool) with inputs.
+#       the layer variants of test/Runtime/Inputs/fuse-pool; the training
+#       step of vgg-small.mlir and fuse-pool/train-net.mlir fused and not)
+#       with inputs.
 #   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
 #       then `check`: on cuda:0 the fused modules' inference outputs and
 #       one training step's gradients against the unfused ones (must be
@@ -46,13 +50,19 @@ if [ "$mode" = prepare ]; then
   done
   # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
   # (vgg_inputs below): the carried folder stays small.
-  # The CPU test's model (test/Runtime/fuse-batch-norm.test).
-  for m in plain fused; do
-    fuse=$([ $m = fused ] && echo --snn-fuse || true)
-    "$opt" "$inputs/bn-fuse.mlir" --snn-autodiff="optimizer=sgd loss=ce_rate" $fuse \
-      --snn-compile="output=$g/bn/$m.snnmod target=all" -o /dev/null 2>/dev/null
-  done
-  PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/bn/fused.snnmod" "$g/bn"
+  # A CPU test's training model MLIR into DIR: plain and fused modules, one
+  # random draw of weights, input and labels.
+  train_pair() { # MLIR DIR
+    mkdir -p "$2"
+    for v in plain fused; do
+      fuse=$([ $v = fused ] && echo --snn-fuse || true)
+      "$opt" "$1" --snn-autodiff="optimizer=sgd loss=ce_rate" $fuse \
+        --snn-compile="output=$2/$v.snnmod target=all" -o /dev/null 2>/dev/null
+    done
+    PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$2/fused.snnmod" "$2"
+  }
+  # The model of test/Runtime/fuse-batch-norm.test.
+  train_pair "$inputs/bn-fuse.mlir" "$g/bn"
   "$opt" "$inputs/vgg-small.mlir" --snn-fuse \
     --snn-compile="output=$g/small.snnmod target=all" -o /dev/null 2>/dev/null
   python3 "$inputs/infer_reference.py" make-inputs "$g/small.snnmod" "$g/small"
@@ -63,6 +73,10 @@ if [ "$mode" = prepare ]; then
       --snn-compile="output=$g/variants/$m-fused.snnmod target=all" -o /dev/null 2>/dev/null
     "$opt" "$inputs/fuse-pool/$m.mlir" \
       --snn-compile="output=$g/variants/$m.snnmod target=all" -o /dev/null
+  done
+  # The training step of the pooling fusion (test/Runtime/fuse-pool-train.test).
+  for m in vgg-small fuse-pool/train-net; do
+    train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
   exit 0
 fi
@@ -142,6 +156,16 @@ if [ "$part" = all ] || [ "$part" = check ]; then
         --output "$g/variants/$w.npy" > /dev/null 2>&1 || echo "$w: snn-run failed"
     done
     same "$g/variants/$m.npy" "$g/variants/$m-fused.npy" "$m"
+  done
+  echo "== pooling fusion in training: small models vs the reference and the unfused module"
+  for d in "$g"/train/*; do
+    for v in plain fused; do
+      SNNRT_MEMORY_PLAN=poison $run "$d/$v.snnmod" grads --device cuda:0 --data "$d/x.npy" \
+        --labels "$d/y.npy" --weights "$d/w.safetensors" --output "$d/$v-grads.safetensors" 2>&1 | tail -1
+    done
+    same "$d/plain-grads.safetensors" "$d/fused-grads.safetensors" "train $(basename "$d")"
+    cp "$d/fused-grads.safetensors" "$d/grads.safetensors"
+    python3 "$inputs/grads_reference.py" compare "$d/fused.snnmod" "$d" 2>&1 | tail -1
   done
 } 2>&1 | tee "$out/fuse-check.txt"
 fi

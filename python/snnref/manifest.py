@@ -272,7 +272,9 @@ def _param_value(mod, op, name, default):
 
 
 def _neuron(mod, op):
-    x = mod.info(int(op["in"][0]))
+    # A fused neuron_bwd reads the pooled gradient: its neurons are gx's.
+    pooled_bwd = op.get("op") == "neuron_bwd" and op.get("pool") is not None
+    x = mod.info(int(op["out"][0] if pooled_bwd else op["in"][0]))
     n = int(np.prod(x["shape"][1:], dtype=np.int64))
     F = int(op.get("features", n))
     if F <= 0 or n % F:
@@ -525,7 +527,18 @@ def _run_op(mod, op, lr, smooth):
                 h = nrn.forward(mod.get(ins[1]), smooth=smooth)[1]
             else:
                 h = mod.get(ins[1])
-            gx, gw = nrn.backward(mod.get(ins[0]), h, smooth=smooth)
+            gs = mod.get(ins[0])
+            pool = op.get("pool")
+            if pool is not None:
+                # Fused with its pooling (--snn-fuse): in[0] is the gradient
+                # of the pooled spikes, spread over the windows.
+                k = pool["kernel"]
+                hshape = np.shape(h)
+                gy = np.reshape(gs, (-1,) + tuple(np.shape(gs)[-3:]))
+                gs = layers.pool2d_bwd(pool["kind"], gy,
+                                       (gy.shape[0],) + tuple(hshape[-3:]),
+                                       k, k, [0, 0]).reshape(hshape)
+            gx, gw = nrn.backward(gs, h, smooth=smooth)
             put(0, gx, grad=True)
             if nrn.model == "plif":
                 if len(out) < 2:

@@ -157,9 +157,12 @@ void runForwardRecord(CudaDevice &device, OpCall &call) {
          {x.ptr, call.out[0].ptr, call.out[1].ptr, call.out[2].ptr}, 1);
 }
 
-/// A layer fused with its pooling (--snn-fuse, `"pool"`): the kernel writes
-/// the pooled spikes.
-void runPooledForward(CudaDevice &device, OpCall &call) {
+/// The window area KH KW of a layer fused with its pooling (--snn-fuse,
+/// `"pool"`), 1 without one: its kernels write the pooled spikes and read
+/// their gradient, one value per window.
+long long poolArea(const OpCall &call) {
+  if (!call.op.contains("pool"))
+    return 1;
   const json &pool = call.op["pool"];
   const json *kernel =
       pool.is_object() && pool.contains("kernel") ? &pool["kernel"] : nullptr;
@@ -168,25 +171,26 @@ void runPooledForward(CudaDevice &device, OpCall &call) {
       (*kernel)[0].get<long long>() <= 0 || (*kernel)[1].get<long long>() <= 0)
     opError(call, "'pool' must be {\"kind\": \"avg\"|\"sum\", \"kernel\": "
                   "[KH, KW]}, got " + pool.dump());
-  long long area = (*kernel)[0].get<long long>() * (*kernel)[1].get<long long>();
-  if (attrBool(call, "record", false) || attrBool(call, "save_h", false))
-    opError(call, "a layer fused with its pooling has neither recorded nor "
-                  "saved state; compile the module without --snn-fuse to "
-                  "record or train it");
-  expectArity(call, 1, 64, 1, 1);
-  const DeviceTensor &x = call.in[0], &pooled = call.out[0];
-  if (x.numel() % area || pooled.numel() != x.numel() / area)
+  if (attrBool(call, "record", false))
+    opError(call, "a layer fused with its pooling writes no spikes to record; "
+                  "compile the module without --snn-fuse to record it");
+  return (*kernel)[0].get<long long>() * (*kernel)[1].get<long long>();
+}
+
+/// `pooled` holds one value per window of the neurons of `full`.
+void checkPooled(const OpCall &call, const DeviceTensor &pooled,
+                 const DeviceTensor &full, long long area) {
+  if (full.numel() % area || pooled.numel() != full.numel() / area)
     opError(call, "tensor " + pooled.name + " has " +
                       std::to_string(pooled.numel()) + " elements; expected " +
-                      x.name + "'s " + std::to_string(x.numel()) + " / " +
-                      std::to_string(area) + " (one per pooling window)");
-  launch(device, call, "fwd", {x.ptr, pooled.ptr}, 1);
+                      full.name + "'s " + std::to_string(full.numel()) +
+                      " / " + std::to_string(area) +
+                      " (one per pooling window)");
 }
 
 void runForward(CudaDevice &device, OpCall &call) {
-  if (call.op.contains("pool"))
-    return runPooledForward(device, call);
-  if (attrBool(call, "record", false))
+  long long area = poolArea(call);
+  if (area == 1 && attrBool(call, "record", false))
     return runForwardRecord(device, call);
   expectArity(call, 1, 64, 1, 3);
   const DeviceTensor &x = call.in[0];
@@ -198,7 +202,10 @@ void runForward(CudaDevice &device, OpCall &call) {
                       (saveH ? ", h" : "") + (saveH && l.cuba ? ", i" : "") +
                       "), got " + std::to_string(call.out.size()));
   long long chunk = saveH ? recomputeChunk(call, l) : 0;
-  for (size_t i = 0; i < call.out.size(); ++i)
+  // A fused layer's output is the pooled spikes.
+  if (call.op.contains("pool"))
+    checkPooled(call, call.out[0], x, area);
+  for (size_t i = call.op.contains("pool") ? 1 : 0; i < call.out.size(); ++i)
     if (i != 1 || chunk == 0)
       checkShape(call, call.out[i], x);
   if (chunk > 0)
@@ -215,18 +222,24 @@ void runBackward(CudaDevice &device, OpCall &call) {
   expectArity(call, 2, 64, 1, 2);
   rejectAccumulate(call);
   const DeviceTensor &gs = call.in[0], &h = call.in[1];
-  Layer l = readLayer(call, gs);
-  checkShape(call, call.out[0], gs);
+  // A fused layer reads the pooled gradient: the neurons are gx's.
+  long long area = poolArea(call);
+  const DeviceTensor &gx = call.out[0];
+  Layer l = readLayer(call, gx);
+  if (call.op.contains("pool"))
+    checkPooled(call, gs, gx, area);
+  else
+    checkShape(call, gx, gs);
   if (long long chunk = recomputeChunk(call, l)) {
     // in: gs, X, the membrane checkpoints: the kernel recomputes H.
     expectArity(call, 3, 64, 1, 1);
-    checkShape(call, call.in[1], gs);
+    checkShape(call, call.in[1], gx);
     checkCheckpoints(call, call.in[2], l, chunk);
     launch(device, call, "bwd",
            {gs.ptr, call.in[1].ptr, call.in[2].ptr, call.out[0].ptr}, 3);
     return;
   }
-  checkShape(call, h, gs);
+  checkShape(call, h, gx);
   if (l.plif != (call.out.size() == 2))
     opError(call, l.plif ? "plif backward needs outputs (gx, gw)"
                          : "expected one output (gx)");
@@ -236,7 +249,7 @@ void runBackward(CudaDevice &device, OpCall &call) {
     opError(call, "cuba_lif backward needs the saved synaptic current");
   std::vector<CUdeviceptr> args{gs.ptr, h.ptr, call.out[0].ptr};
   if (l.cuba) {
-    checkShape(call, call.in[2], gs);
+    checkShape(call, call.in[2], gx);
     args.push_back(call.in[2].ptr);
   }
   if (l.plif) {

@@ -114,10 +114,13 @@ void runNeuronRecord(const Ctx &c, const Layer &l) {
              {c.inPtr(0), c.outPtr(0), c.outPtr(1), c.outPtr(2)}, 1);
 }
 
-/// A layer fused with its pooling (--snn-fuse, `"pool"`): the kernel writes
-/// the pooled spikes.
-void runPooledNeuron(const Ctx &c, const Layer &l) {
-  const nlohmann::json &pool = c.op.attrs.at("pool");
+/// The window area KH KW of a layer fused with its pooling (--snn-fuse,
+/// `"pool"`), 1 without one.
+int64_t poolArea(const Ctx &c) {
+  auto it = c.op.attrs.find("pool");
+  if (it == c.op.attrs.end())
+    return 1;
+  const nlohmann::json &pool = *it;
   const nlohmann::json *kernel =
       pool.is_object() && pool.contains("kernel") ? &pool.at("kernel") : nullptr;
   if (!kernel || !kernel->is_array() || kernel->size() != 2 ||
@@ -126,19 +129,11 @@ void runPooledNeuron(const Ctx &c, const Layer &l) {
     c.fail("'pool' must be {\"kind\": \"avg\"|\"sum\", \"kernel\": [KH, KW]}, "
            "got " + pool.dump());
   int64_t area = (*kernel)[0].get<int64_t>() * (*kernel)[1].get<int64_t>();
-  if (c.attr("record", false) || c.attr("save_h", false))
-    c.fail("a layer fused with its pooling has neither recorded nor saved "
-           "state; compile the module without --snn-fuse to record or train "
-           "it");
-  c.arity(1, c.op.in.size(), 1, 1);
-  if (l.N % area)
-    c.fail("the " + std::to_string(l.N) + " neurons of a step do not fill " +
-           std::to_string(area) + "-neuron pooling windows");
-  c.expectElements(c.out(0), static_cast<size_t>(l.T * l.N / area),
-                   "the pooled spikes, T x N / (KH KW)");
-  callKernel(c, neuronKernel(c, "fwd"), {c.inPtr(0), c.outPtr(0)}, 1);
+  if (c.attr("record", false))
+    c.fail("a layer fused with its pooling writes no spikes to record; "
+           "compile the module without --snn-fuse to record it");
+  return area;
 }
-
 /// The number of state tensors a layer split in time (--snn-split-time)
 /// takes last in `in` and gives last in `out` (0: none).
 size_t chainedStates(const Ctx &c, const Layer &l) {
@@ -200,16 +195,24 @@ void runNeuron(const Ctx &c) {
   Layer l = readLayer(c);
   if (size_t states = chainedStates(c, l))
     return runChainedNeuron(c, l, states);
-  if (c.op.attrs.contains("pool"))
-    return runPooledNeuron(c, l);
-  if (c.attr("record", false))
+  // A layer fused with its pooling writes the pooled spikes (one value per
+  // window), and what its backward reads per neuron.
+  int64_t area = poolArea(c);
+  if (l.N % area)
+    c.fail("the " + std::to_string(l.N) + " neurons of a step do not fill " +
+           std::to_string(area) + "-neuron pooling windows");
+  if (area == 1 && c.attr("record", false))
     return runNeuronRecord(c, l);
   bool saveH = c.attr("save_h", false);
   size_t outs = 1 + (saveH ? 1 : 0) + (saveH && l.cuba ? 1 : 0);
   c.arity(1, c.op.in.size(), outs, outs);
   size_t total = static_cast<size_t>(l.T * l.N);
-  c.expectElements(c.out(0), total, l.li ? "H, like the input"
-                                         : "the spikes, like the input");
+  if (c.op.attrs.contains("pool"))
+    c.expectElements(c.out(0), total / area,
+                     "the pooled spikes, T x N / (KH KW)");
+  else
+    c.expectElements(c.out(0), total, l.li ? "H, like the input"
+                                           : "the spikes, like the input");
   int64_t chunk = saveH ? recomputeChunk(c, l) : 0;
   if (chunk > 0)
     c.expectElements(c.out(1), checkpointSize(l, chunk),
@@ -227,6 +230,10 @@ void runNeuron(const Ctx &c) {
 void runNeuronBackward(const Ctx &c) {
   Layer l = readLayer(c);
   rejectAccumulate(c);
+  // A layer fused with its pooling reads the pooled gradient (in[0], one
+  // value per window): its neurons are KH KW times as many.
+  bool pooled = c.op.attrs.contains("pool");
+  l.N *= poolArea(c);
   size_t total = static_cast<size_t>(l.T * l.N);
   if (size_t states = chainedStates(c, l)) {
     c.expectElements(c.in(1), total, "saved H, like the gradient");
@@ -238,7 +245,9 @@ void runNeuronBackward(const Ctx &c) {
                        l.cuba ? 3 : 2, states);
   }
   c.arity(2, c.op.in.size(), 1, 2);
-  c.expectElements(c.out(0), total, "gx, like the gradient");
+  c.expectElements(c.out(0), total,
+                   pooled ? "gx, KH KW values per pooled gradient"
+                          : "gx, like the gradient");
   if (int64_t chunk = recomputeChunk(c, l)) {
     // in: gs, X, the membrane checkpoints: the kernel recomputes H.
     c.arity(3, c.op.in.size(), 1, 1);

@@ -26,8 +26,11 @@ using namespace mlir::snn::kernelgen;
 
 
 Value ThreadEmitter::paramVector(Value memref) {
-  // Lanes stay inside one sample when F is a multiple of W: one access.
-  if (width == 1 || spec.numFeatures % width == 0) {
+  // Lanes stay inside one sample when F is a multiple of W (runs of a
+  // pooled layer's window: of the map, which F is a multiple of): one
+  // access per run, at the feature of the first neuron.
+  if (runLength ? spec.numFeatures % (spec.rows * spec.cols) == 0
+                : width == 1 || spec.numFeatures % width == 0) {
     if (!firstFeature)
       firstFeature =
           arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
@@ -35,7 +38,7 @@ Value ThreadEmitter::paramVector(Value memref) {
   }
   SmallVector<Value> lanes;
   for (int64_t lane = 0; lane < width; ++lane) {
-    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value n = laneNeuron(lane);
     Value f = arith::RemUIOp::create(b, loc, n, index(spec.numFeatures));
     lanes.push_back(memref::LoadOp::create(b, loc, memref, ValueRange{f}));
   }
@@ -100,8 +103,9 @@ void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
     return {scale, sub(at(beta, c), shifted)};
   };
   // A thread's lanes share a channel when S is a multiple of W (its first
-  // neuron is a multiple of W).
-  if (spec.bnSpatial % width == 0) {
+  // neuron is a multiple of W), or of a pooled layer's map (its window).
+  if (runLength ? spec.bnSpatial % (spec.rows * spec.cols) == 0
+                : spec.bnSpatial % width == 0) {
     auto [scale, shift] = affine(channelOf(base));
     bnScale = vector::BroadcastOp::create(b, loc, vecType, scale);
     bnShift = vector::BroadcastOp::create(b, loc, vecType, shift);
@@ -109,7 +113,7 @@ void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
   }
   SmallVector<Value> scales, shifts;
   for (int64_t lane = 0; lane < width; ++lane) {
-    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value n = laneNeuron(lane);
     auto [scale, shift] = affine(channelOf(n));
     scales.push_back(scale);
     shifts.push_back(shift);
@@ -241,6 +245,51 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
   return spike;
 }
 
+void ThreadEmitter::spreadPooledGrad() {
+  const FusedPool &pool = *spec.pool;
+  int64_t pooledCols = spec.cols / pool.kw;
+  int64_t pooledMap = (spec.rows / pool.kh) * pooledCols;
+  auto divU = [&](Value v, int64_t d) -> Value {
+    return arith::DivUIOp::create(b, loc, v, index(d));
+  };
+  auto remU = [&](Value v, int64_t d) -> Value {
+    return arith::RemUIOp::create(b, loc, v, index(d));
+  };
+  auto mulAdd = [&](Value v, int64_t m, Value a) -> Value {
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, v, index(m)), a);
+  };
+  // Neuron n is at (outer, row, col) of the [.., rows, cols] map; its
+  // window is (outer, row / KH, col / KW) of the pooled map. The thread's
+  // first neuron is a multiple of KW, and KW divides cols: each run of KW
+  // lanes is one window row.
+  for (int64_t lane = 0; lane < width; lane += pool.kw) {
+    Value n = arith::AddIOp::create(b, loc, base, index(lane));
+    Value col = remU(n, spec.cols);
+    Value row = remU(divU(n, spec.cols), spec.rows);
+    Value outer = divU(n, spec.rows * spec.cols);
+    Value inMap = mulAdd(divU(row, pool.kh), pooledCols, divU(col, pool.kw));
+    laneWindows.push_back(mulAdd(outer, pooledMap, inMap));
+  }
+}
+
+Value ThreadEmitter::outputGrad(Value gs, Value t, Value at) {
+  if (laneWindows.empty())
+    return load(gs, at);
+  Value row = arith::MulIOp::create(b, loc, t, index(spec.getNumWindows()));
+  // The same scale as the tiling average pooling's backward (PoolKernels.cpp).
+  const FusedPool &pool = *spec.pool;
+  Value scale = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(1.0f / static_cast<float>(pool.kh * pool.kw)));
+  SmallVector<Value> lanes;
+  for (Value window : laneWindows) {
+    Value i = arith::AddIOp::create(b, loc, row, window);
+    Value g = memref::LoadOp::create(b, loc, gs, ValueRange{i});
+    lanes.append(pool.kw, pool.average ? mul(g, scale) : g);
+  }
+  return vector::FromElementsOp::create(b, loc, vecType, lanes);
+}
+
 Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
   Value one = splat(1.0), zero = splat(0.0);
   Value sg = surrogate(hv);
@@ -304,17 +353,19 @@ void ThreadEmitter::addWeightGrad(Value gk, Value gw) {
 Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
                                     Value gv, ValueRange args) {
   Value gs = args[0], x = args[1], gx = args[3];
-  SmallVector<Value> ats, hs;
+  SmallVector<Value> ts, ats, hs;
   for (int64_t i = 0; i < len; ++i) {
-    Value at = offset(arith::AddIOp::create(b, loc, first, index(i)));
+    Value t = arith::AddIOp::create(b, loc, first, index(i));
+    Value at = offset(t);
     Value hv = charge(v, load(x, at));
     v = afterReset(hv, fires(hv));
+    ts.push_back(t);
     ats.push_back(at);
     hs.push_back(hv);
   }
   Value decay = sub(splat(1.0), param(spec.k));
   for (int64_t i = len - 1; i >= 0; --i) {
-    Value gh = gradH(load(gs, ats[i]), gv, hs[i]);
+    Value gh = gradH(outputGrad(gs, ts[i], ats[i]), gv, hs[i]);
     store(mul(param(spec.c), gh), gx, ats[i]);
     gv = mul(gh, decay);
   }
@@ -466,7 +517,7 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         // Reverse-time scan: t = T-1 .. 0.
         Value t = arith::SubIOp::create(b, loc, last, r);
         Value at = offset(t);
-        Value gOut = load(gs, at);
+        Value gOut = outputGrad(gs, t, at);
         Value gv = grads[0];
         Value gh, hv;
         if (spec.spikes()) {
@@ -558,10 +609,8 @@ void ThreadEmitter::emitStepBackward(ValueRange args) {
 void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
                                   const NeuronSpec &spec, KernelKind kind,
                                   Value thread, ValueRange args) {
-  if (spec.pool) {
-    assert(kind == KernelKind::Forward && "pooled layers have a forward only");
-    return buildPooledNeuronThread(b, loc, spec, thread, args);
-  }
+  if (spec.pool)
+    return buildPooledNeuronThread(b, loc, spec, kind, thread, args);
   Value base = arith::MulIOp::create(
       b, loc, thread, arith::ConstantIndexOp::create(b, loc, spec.getWidth()));
   ThreadEmitter emitter(b, loc, spec, base);

@@ -83,8 +83,11 @@ struct NeuronSpec {
   /// An earlier step op of the function has the same kernels (the steps of
   /// an unrolled loop): this one takes their names and builds nothing.
   bool sharesKernels = false;
-  /// The average/sum pooling the forward kernel computes (--snn-fuse): a
-  /// thread per window of the [.., rows, cols] feature map.
+  /// The average/sum pooling the layer is fused with (--snn-fuse): a thread
+  /// per window of the [.., rows, cols] feature map. The forward kernels
+  /// write the pooled spikes (and what the backward reads: H or the
+  /// checkpoints, I); the backward reads the pooled spikes' gradient
+  /// [T, windows] and spreads it over the window.
   std::optional<FusedPool> pool;
   int64_t rows = 0, cols = 0;
   /// The batch norm the forward kernels apply to x on load (--snn-fuse):
@@ -103,12 +106,10 @@ struct NeuronSpec {
     return kind == KernelKind::ForwardSaveH ? 5 : 4;
   }
 
-  /// Pooled layers have the inference forward only (the fused backward is
-  /// not built yet).
+  /// Step layers and pooled layers are not recorded (a pooled layer's
+  /// spikes are never written).
   bool hasKernel(KernelKind kind) const {
-    if (step)
-      return kind != KernelKind::ForwardRecord;
-    return !pool || kind == KernelKind::Forward;
+    return !(step || pool) || kind != KernelKind::ForwardRecord;
   }
   /// Windows of a pooled layer (its pooled outputs per step).
   int64_t getNumWindows() const {
@@ -118,19 +119,21 @@ struct NeuronSpec {
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
   bool learnsLeak() const { return model == NeuronModel::PLIF; }
-  /// Neurons per thread and access: 4 (16-byte accesses) when N is a
-  /// multiple of 4; a pooled layer's thread reads its window a row of KW
-  /// neurons at a time.
+  /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4; a
+  /// pooled layer's KH KW (the forward's thread holds a window and reads it
+  /// one access per row of KW neurons, the backward's KH KW consecutive
+  /// ones).
   int64_t getWidth() const {
     if (pool)
-      return pool->kw;
+      return pool->kh * pool->kw;
     return numNeurons % 4 == 0 ? 4 : 1;
   }
   int64_t getNumThreads() const {
     return pool ? getNumWindows() : numNeurons / getWidth();
   }
-  /// The forward writes its spikes as packed bits.
-  bool packsSpikes() const { return storage.spikeBits && spikes(); }
+  /// The forward writes its spikes as packed bits (a pooled layer writes
+  /// the pooled spikes only).
+  bool packsSpikes() const { return storage.spikeBits && spikes() && !pool; }
   /// Bits per spike word: the smallest of 8, 16, 32 that holds T steps (32
   /// for longer runs, which take several words).
   int64_t getSpikeWordBits() const {
@@ -180,11 +183,12 @@ void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
                        KernelKind kind, Value thread, ValueRange args);
 
 /// Emits the work of thread `thread` of a pooled layer (spec.pool): the
-/// window's KH x KW neurons scanned over T, the pooled spikes written
+/// window's KH x KW neurons scanned over T, forward (the pooled spikes
+/// written) or backward (the pooled gradient spread over the window)
 /// (NeuronPoolKernels.cpp).
 void buildPooledNeuronThread(OpBuilder &b, Location loc,
-                             const NeuronSpec &spec, Value thread,
-                             ValueRange args);
+                             const NeuronSpec &spec, KernelKind kind,
+                             Value thread, ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
 /// arguments then a range (HostKernelRange.h), a loop over the threads of

@@ -2,10 +2,18 @@
 //
 // A layer fused with its average or sum pooling (--snn-fuse) has one thread
 // per pooling window. The window tiles the [.., H, W] map, so the thread owns
-// its KH x KW neurons: it keeps their state in registers, runs each step of
-// the same ThreadEmitter as the unfused kernel a window row (KW neurons) at a
-// time, counts the window's spikes and writes the pooled value only. The
-// spike tensor is never written.
+// its KH x KW neurons. The forward keeps their state in registers, runs each
+// step of the same ThreadEmitter as the unfused kernel with the window's
+// neurons as its lanes (KH runs of KW: one access per window row), counts
+// the window's spikes and writes the pooled value only; the spike tensor is
+// never written. In training it also saves what
+// the backward reads (H or the membrane checkpoints, I), per neuron as the
+// unfused kernel does. The backward, on the same grid, runs the unfused
+// backward scan over KH KW consecutive neurons a thread (their windows'
+// gradients, not the spikes', are what each lane reads: the pooling's
+// backward is a spread, and the spikes' gradient is never written).
+// Nothing in the BPTT formulas needs the spikes themselves: the backward
+// recomputes them from H (or from the checkpoints and x).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +26,9 @@ using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
 void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
-                                        const NeuronSpec &spec, Value thread,
-                                        ValueRange args) {
+                                        const NeuronSpec &spec, KernelKind kind,
+                                        Value thread, ValueRange args) {
+  assert(kind != KernelKind::ForwardRecord && "pooled layers are not recorded");
   const FusedPool &pool = *spec.pool;
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -30,6 +39,19 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   auto addI = [&](Value a, Value c) -> Value {
     return arith::AddIOp::create(b, loc, a, c);
   };
+  if (kind == KernelKind::Backward) {
+    // The neurons are independent in the backward: the thread scans KH KW
+    // consecutive ones (as many as a window, on the forward's grid) as the
+    // unfused backward does, each lane reading its window's gradient.
+    ThreadEmitter emitter(b, loc, spec, mulI(thread, spec.getWidth()));
+    emitter.spreadPooledGrad();
+    if (spec.recomputes())
+      emitter.emitBackwardRecompute(args);
+    else
+      emitter.emitBackward(args);
+    return;
+  }
+
   // Window (outer, i, j) of the (H/KH) x (W/KW) pooled map of each outer
   // index (batch and channel).
   int64_t pooledCols = spec.cols / pool.kw;
@@ -42,42 +64,36 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
                            mulI(i, pool.kh * spec.cols)),
                       mulI(j, pool.kw));
 
-  // One emitter per window row, with its parameters (and the affine of a
-  // fused batch norm) loaded before the scan.
+  // x, p, then in training H (or the checkpoints) and I (cuba_lif).
+  bool saveH = kind == KernelKind::ForwardSaveH;
   Value x = args[0], pooled = args[1];
-  unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Forward);
-  std::vector<std::unique_ptr<ThreadEmitter>> rows;
-  SmallVector<Value> init;
-  for (int64_t r = 0; r < pool.kh; ++r) {
-    Value base = addI(corner, index(r * spec.cols));
-    rows.push_back(std::make_unique<ThreadEmitter>(b, loc, spec, base));
-    rows.back()->loadBatchNorm(args.slice(2, bnArgs));
-    rows.back()->loadParams(args.drop_front(2 + bnArgs));
-    llvm::append_range(init, rows.back()->initialState());
-  }
-  size_t stateSize = init.size() / pool.kh;
+  Value ckpt = saveH && spec.recomputes() ? args[2] : Value();
+  Value h = saveH && !ckpt ? args[2] : Value();
+  Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
+  unsigned numOutputs = !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
+  // The window's KH x KW neurons are the emitter's lanes, KH runs of KW;
+  // its parameters (and the affine of a fused batch norm) are loaded before
+  // the scan.
+  ThreadEmitter window(b, loc, spec, corner);
+  window.splitLanes(pool.kw, spec.cols);
+  unsigned bnArgs = spec.getNumBatchNormArgs(kind);
+  window.loadBatchNorm(args.slice(numOutputs, bnArgs));
+  window.loadParams(args.drop_front(numOutputs + bnArgs));
+  if (h)
+    window.roundSavedH();
 
   Value area = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(static_cast<float>(pool.kh * pool.kw)));
   scf::ForOp::create(
-      b, loc, index(0), index(spec.numSteps), index(1), init,
+      b, loc, index(0), index(spec.numSteps), index(1), window.initialState(),
       [&](OpBuilder &, Location, Value t, ValueRange state) {
         SmallVector<Value> next;
-        Value count;
-        for (int64_t r = 0; r < pool.kh; ++r) {
-          ThreadEmitter &row = *rows[r];
-          SmallVector<Value> rowNext;
-          Value spike = row.forwardStep(
-              t, state.slice(r * stateSize, stateSize), x, /*s=*/Value(),
-              /*h=*/Value(), /*iSaved=*/Value(), /*ckpt=*/Value(), rowNext);
-          llvm::append_range(next, rowNext);
-          Value ones = arith::SelectOp::create(b, loc, spike, row.splat(1.0),
-                                               row.splat(0.0));
-          Value rowCount = vector::ReductionOp::create(
-              b, loc, vector::CombiningKind::ADD, ones);
-          count = count ? arith::AddFOp::create(b, loc, count, rowCount)
-                        : rowCount;
-        }
+        Value spike = window.forwardStep(t, state, x, /*s=*/Value(), h, iSaved,
+                                         ckpt, next);
+        Value ones = arith::SelectOp::create(b, loc, spike, window.splat(1.0),
+                                             window.splat(0.0));
+        Value count = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD, ones);
         // The same division as the unfused average pooling kernel.
         if (pool.average)
           count = arith::DivFOp::create(b, loc, count, area);

@@ -163,12 +163,13 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     int64_t rank = type.getRank();
     spec.rows = rank >= 4 ? type.getDimSize(rank - 2) : 0;
     spec.cols = type.getDimSize(rank - 1);
-    if (!spec.pool || !spec.spikes() || spec.rows <= 0 ||
+    if (!spec.pool || !spec.spikes() || spec.learnsLeak() ||
+        spec.chainsState || spec.rows <= 0 ||
         spec.rows % spec.pool->kh != 0 ||
         spec.cols % spec.pool->kw != 0) {
       why = "its snn.fused_pool is not {kind = avg|sum, kernel = [KH, KW]} "
-            "with windows that tile the spiking [.., H, W] map (rerun "
-            "--snn-fuse)";
+            "of a lif, if or cuba_lif layer (not split in time) with windows "
+            "that tile the spiking [.., H, W] map (rerun --snn-fuse)";
       return std::nullopt;
     }
   }
@@ -276,8 +277,11 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   Type flat = MemRefType::get({size}, f32);
   Type h = MemRefType::get(
       {size}, spec.storage.bf16H ? Type(BFloat16Type::get(ctx)) : f32);
-  Type s = flat;
-  if (spec.packsSpikes())
+  // A pooled layer's spikes, and their gradient, are [T, windows].
+  Type s = flat, gs = flat;
+  if (spec.pool)
+    s = gs = MemRefType::get({spec.numSteps * spec.getNumWindows()}, f32);
+  else if (spec.packsSpikes())
     s = MemRefType::get(
         {spec.getNumSpikeWords() * spec.numNeurons},
         IntegerType::get(ctx, static_cast<unsigned>(spec.getSpikeWordBits())));
@@ -286,16 +290,14 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   Type ckpt = MemRefType::get({spec.getCheckpointSize()}, f32);
   switch (kind) {
   case KernelKind::Forward: // x, s (pooled: x, p)
-    types = {flat, spec.pool ? MemRefType::get(
-                                   {spec.numSteps * spec.getNumWindows()}, f32)
-                             : s};
+    types = {flat, s};
     break;
   case KernelKind::ForwardSaveH: // x, s, h | checkpoints, i_saved
     types = {flat, s, spec.recomputes() ? ckpt : h};
     break;
   case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
-    types = spec.recomputes() ? SmallVector<Type>{flat, flat, ckpt, flat}
-                              : SmallVector<Type>{flat, h, flat};
+    types = spec.recomputes() ? SmallVector<Type>{gs, flat, ckpt, flat}
+                              : SmallVector<Type>{gs, h, flat};
     if (spec.learnsLeak()) // gw
       types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
     break;

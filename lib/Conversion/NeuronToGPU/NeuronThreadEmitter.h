@@ -2,7 +2,7 @@
 //
 // The per-thread code of the neuron kernels (NeuronKernelBody.cpp), shared
 // by the pooled kernels of fused layers (NeuronPoolKernels.cpp) so that both
-// run the same step arithmetic.
+// run the same step arithmetic, forward and backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::snn::kernelgen {
@@ -22,7 +23,7 @@ namespace mlir::snn::kernelgen {
 class ThreadEmitter {
 public:
   /// `base`: the thread's first neuron; its W = spec.getWidth() neurons
-  /// are [base, base + W).
+  /// are [base, base + W) (see splitLanes).
   ThreadEmitter(OpBuilder &b, Location loc, const NeuronSpec &spec,
                 Value base)
       : b(b), loc(loc), spec(spec), width(spec.getWidth()),
@@ -73,6 +74,22 @@ public:
       store(value, m, base);
   }
 
+  /// The lanes are runs of `run` neurons `stride` apart (a pooled layer's
+  /// window: KH rows of KW), not one contiguous run; every access is then
+  /// one per run.
+  void splitLanes(int64_t run, int64_t stride) {
+    runLength = run;
+    runStride = stride;
+  }
+  /// Rounds the H that forwardStep saves as the storage asks
+  /// (NeuronStorage::bf16HInF32), as emitForward does for its own scan.
+  void roundSavedH() { roundsH = spec.storage.bf16HInF32; }
+  /// The backward of a pooled layer (spec.pool): its gs is the pooled
+  /// gradient [T, windows], and each lane reads the entry of its neuron's
+  /// window (average: times 1 / (KH KW), as the unfused pooling's
+  /// backward). Emits the lanes' window indices at the insertion point.
+  void spreadPooledGrad();
+
   /// Loads the tensor parameters once, before the time loop (plif: its
   /// weight first, k = sigmoid(w) and c from it).
   void loadParams(ValueRange paramArgs);
@@ -94,12 +111,35 @@ private:
     Value row = arith::MulIOp::create(b, loc, t, index(spec.numNeurons));
     return arith::AddIOp::create(b, loc, row, base);
   }
+  /// Neurons per contiguous run of lanes.
+  int64_t getRunLength() const { return runLength ? runLength : width; }
+  /// The start of lane run `r` at `at`.
+  Value runAt(Value at, int64_t r) {
+    return r == 0 ? at
+                  : arith::AddIOp::create(b, loc, at, index(r * runStride));
+  }
+  /// The neuron of lane `lane`.
+  Value laneNeuron(int64_t lane) {
+    int64_t run = getRunLength();
+    return arith::AddIOp::create(
+        b, loc, base, index(lane / run * runStride + lane % run));
+  }
   /// W lanes of `memref` (f32 or bf16) at `at`, as f32.
   Value load(Value memref, Value at) {
     Type elem = cast<MemRefType>(memref.getType()).getElementType();
-    Value lanes = vector::LoadOp::create(
-        b, loc, VectorType::get({width}, elem), memref, ValueRange{at},
-        /*nontemporal=*/false, alignment(elem));
+    int64_t run = getRunLength();
+    Value lanes;
+    for (int64_t r = 0; r < width / run; ++r) {
+      Value part = vector::LoadOp::create(
+          b, loc, VectorType::get({run}, elem), memref,
+          ValueRange{runAt(at, r)}, /*nontemporal=*/false, alignment(elem));
+      // Runs are appended with shuffles (the NVVM lowering has no strided
+      // slice inserts).
+      lanes = lanes ? vector::ShuffleOp::create(
+                          b, loc, lanes, part,
+                          llvm::to_vector(llvm::seq<int64_t>(0, (r + 1) * run)))
+                    : part;
+    }
     return elem.isF32() ? lanes : arith::ExtFOp::create(b, loc, vecType, lanes);
   }
   /// Stores W f32 lanes, rounded to the element type of `memref`.
@@ -108,15 +148,29 @@ private:
     auto type = cast<VectorType>(value.getType());
     if (type.getElementType() != elem && isa<FloatType>(elem))
       value = arith::TruncFOp::create(b, loc, type.clone(elem), value);
-    vector::StoreOp::create(b, loc, value, memref, ValueRange{at},
-                            /*nontemporal=*/false, alignment(elem));
+    int64_t run = getRunLength();
+    for (int64_t r = 0; r < width / run; ++r) {
+      Value part =
+          run == width
+              ? value
+              : vector::ShuffleOp::create(
+                    b, loc, value, value,
+                    llvm::to_vector(llvm::seq<int64_t>(r * run, (r + 1) * run)));
+      vector::StoreOp::create(b, loc, part, memref, ValueRange{runAt(at, r)},
+                              /*nontemporal=*/false, alignment(elem));
+    }
   }
-  /// W elements when that is a power of two (a pooled layer's window rows
-  /// can be 3 wide), else one element.
+  /// A run's elements when that is a power of two (a pooled layer's window
+  /// rows can be 3 wide), else one element.
   llvm::MaybeAlign alignment(Type elem) const {
     int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
-    return llvm::MaybeAlign(llvm::isPowerOf2_64(width) ? width * bytes : bytes);
+    int64_t run = getRunLength();
+    return llvm::MaybeAlign(llvm::isPowerOf2_64(run) ? run * bytes : bytes);
   }
+
+  /// The gradient of the thread's outputs at step `t` (its lanes at `at`):
+  /// read from gs, or spread from the window's pooled gradient.
+  Value outputGrad(Value gs, Value t, Value at);
 
   /// The membrane after the step that charged `hv`.
   Value afterReset(Value hv, Value spike) {
@@ -177,6 +231,8 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
+  /// Lanes in runs of runLength neurons, runStride apart (0: one run).
+  int64_t runLength = 0, runStride = 0;
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;
@@ -186,6 +242,9 @@ private:
   Value plifWeight;
   /// The fused batch norm's scale and shift lanes (null without one).
   Value bnScale, bnShift;
+  /// The pooling window of each run of KW lanes, whose gradient the
+  /// backward spreads (empty: gs holds the lanes' own gradients).
+  SmallVector<Value> laneWindows;
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;

@@ -462,11 +462,14 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   // (--snn-fuse) is nothing: the layer reads x and the running statistics.
   if (isa<BatchNormOp>(op) && phase == Phase::Infer && getFusingNeuron(op))
     return success();
-  // The pooling of a fused layer is computed by its neuron op.
+  // The pooling of a fused layer is computed by its neuron op, the
+  // pooling's backward by its neuron_bwd (which reads the pooled gradient).
   if (isa<AvgPool2DOp, SumPool2DOp>(op))
     if (Operation *neuron = op->getOperand(0).getDefiningOp();
         neuron && neuron->hasAttr(kFusedPoolAttrName))
       return success();
+  if (isFusedPoolBackward(op))
+    return success();
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
@@ -723,41 +726,81 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
                       Array{std::move(op)});
 }
 
+/// Whether the pooling op (or pooling backward op) `p` has the tiling
+/// windows of `pool`.
+template <typename PoolOp>
+static bool hasWindows(PoolOp p, const FusedPool &pool) {
+  ArrayRef<int64_t> kernel = p.getKernelSize();
+  SmallVector<int64_t, 2> stride = p.getEffectiveStride();
+  return kernel[0] == pool.kh && kernel[1] == pool.kw &&
+         stride[0] == pool.kh && stride[1] == pool.kw &&
+         p.getPadding()[0] == 0 && p.getPadding()[1] == 0;
+}
+
+/// Whether the gradient `grad` of a fused layer's spikes is the backward of
+/// its pooling `pool` alone (what the fused neuron backward replaces).
+static bool isPoolBackward(Value grad, const FusedPool &pool) {
+  Operation *def = grad.getDefiningOp();
+  if (!def || !grad.hasOneUse())
+    return false;
+  return llvm::TypeSwitch<Operation *, bool>(def)
+      .Case<AvgPool2DBwdOp, SumPool2DBwdOp>([&](auto g) {
+        return isa<AvgPool2DBwdOp>(def) == pool.average &&
+               hasWindows(g, pool);
+      })
+      .Default([](Operation *) { return false; });
+}
+
 /// The pooling that the neuron layer `op` computes (snn.fused_pool), null
 /// when it has none; fails, with an error, on an attribute that does not
-/// describe the one tiling average or sum pooling of the layer's spikes.
+/// describe the one tiling average or sum pooling of the layer's spikes (in
+/// training: whose backward alone gives the gradient of the spikes).
 static FailureOr<Operation *> getFusedPoolOp(Operation *op) {
   if (!op->hasAttr(kFusedPoolAttrName))
     return static_cast<Operation *>(nullptr);
   std::optional<FusedPool> pool = getFusedPool(op);
-  Value spikes = op->getResult(0);
-  if (llvm::any_of(spikes.getUsers(),
-                   [](Operation *user) { return isa<NeuronBwdOp>(user); }))
-    return op->emitError()
-           << "'" << kFusedPoolAttrName
-           << "' on a layer of a training step: the fused backward is not "
-              "built yet; run --snn-fuse after --snn-autodiff (it leaves the "
-              "training step unfused)";
-  Operation *user =
-      spikes.hasOneUse() ? *spikes.getUsers().begin() : nullptr;
+  // The neuron backward reads the saved H, not the spikes.
+  Operation *user = nullptr;
+  NeuronBwdOp bwd;
+  unsigned others = 0;
+  for (OpOperand &use : op->getResult(0).getUses()) {
+    auto b = dyn_cast<NeuronBwdOp>(use.getOwner());
+    if (b && !bwd && &use == &b.getForwardMutable())
+      bwd = b;
+    else if (!user)
+      user = use.getOwner();
+    else
+      ++others;
+  }
   bool matches = false;
-  if (pool && user)
+  if (pool && user && !others)
     llvm::TypeSwitch<Operation *>(user).Case<AvgPool2DOp, SumPool2DOp>(
         [&](auto p) {
-          ArrayRef<int64_t> kernel = p.getKernelSize();
-          SmallVector<int64_t, 2> stride = p.getEffectiveStride();
           matches = isa<AvgPool2DOp>(user) == pool->average &&
-                    kernel[0] == pool->kh && kernel[1] == pool->kw &&
-                    stride[0] == pool->kh && stride[1] == pool->kw &&
-                    p.getPadding()[0] == 0 && p.getPadding()[1] == 0;
+                    hasWindows(p, *pool);
         });
+  if (matches && bwd)
+    matches = bwd.getGradFinalState().empty() &&
+              isPoolBackward(bwd.getGradOutput(), *pool);
   if (!matches)
     return op->emitError()
            << "'" << kFusedPoolAttrName
            << "' must be {kind = \"avg\" | \"sum\", kernel = array<i64: KH, "
-              "KW>} and name the one tiling pooling that reads the spikes; "
+              "KW>} and name the one tiling pooling that reads the spikes (in "
+              "training: whose backward alone gives the spikes' gradient); "
               "let --snn-fuse set it";
   return user;
+}
+
+bool ManifestBuilder::isFusedPoolBackward(Operation *op) {
+  if (!isa<AvgPool2DBwdOp, SumPool2DBwdOp>(op) ||
+      !op->getResult(0).hasOneUse())
+    return false;
+  auto bwd = dyn_cast<NeuronBwdOp>(*op->getResult(0).getUsers().begin());
+  if (!bwd || bwd.getGradOutput() != op->getResult(0))
+    return false;
+  Operation *layer = bwd.getForward().getDefiningOp();
+  return layer && layer->hasAttr(kFusedPoolAttrName);
 }
 
 LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
@@ -816,13 +859,13 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (failed(fusedPool))
     return failure();
   bool saveH = phase == Phase::TrainForward;
+  // What the backward reads is per neuron: the shape of the spikes, which
+  // a fused layer does not write.
+  FailureOr<SmallVector<int64_t>> neuronShape =
+      resolveShape(op, spikes.getType());
+  if (failed(neuronShape))
+    return failure();
   if (*fusedPool) {
-    if (saveH)
-      return op->emitError()
-             << "'" << kFusedPoolAttrName
-             << "' in the training program: the fused backward is not built "
-                "yet; run --snn-fuse after --snn-autodiff (it leaves the "
-                "training step unfused)";
     spikes = (*fusedPool)->getResult(0);
     std::optional<FusedPool> pool = getFusedPool(op);
     record.attrs["pool"] =
@@ -837,7 +880,7 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (saveH && recomputeChunk > 0 && isa<LIFOp, IFOp>(op)) {
     // The backward recomputes H from the input: only the membrane before
     // steps C, 2C, ... is saved (at least one row, so never empty).
-    Array shape = *tensor(*s).getArray("shape");
+    Array shape = toArray(*neuronShape);
     int64_t steps = *shape[0].getAsInteger();
     int64_t chunks = (steps + recomputeChunk - 1) / recomputeChunk;
     shape[0] = std::max<int64_t>(chunks - 1, 1);
@@ -848,7 +891,7 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     record.attrs["recompute_chunk"] = recomputeChunk;
     out.push_back(record.savedH);
   } else if (saveH) {
-    Array shape = *tensor(*s).getArray("shape");
+    Array shape = toArray(*neuronShape);
     Object h{{"name", layer + ".h"}, {"shape", Array(shape)}, {"role", "saved"}};
     if (savedHBf16)
       h["dtype"] = "bf16";

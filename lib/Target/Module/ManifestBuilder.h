@@ -165,6 +165,10 @@ private:
   /// (snn.fused_batch_norm), null when it has none; fails, with an error,
   /// on an attribute that does not describe the batch norm in front of it.
   static FailureOr<Operation *> getFusedBatchNormOp(Operation *op);
+  /// Whether `op` is the backward of a fused layer's pooling
+  /// (snn.fused_pool), which the layer's neuron_bwd replaces: it reads the
+  /// pooled gradient and spreads it over the window.
+  static bool isFusedPoolBackward(Operation *op);
   /// The neuron layer that applies `bn` (snn.fused_batch_norm), or null.
   static Operation *getFusingNeuron(Operation *bn);
   /// The inputs a neuron layer fused with `bn` reads after x, appended to

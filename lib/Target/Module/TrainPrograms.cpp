@@ -143,6 +143,10 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
            << "'" << op->getName()
            << "' needs the gradient of the spikes and the forward neuron "
               "layer's output as operands";
+  // A layer fused with its pooling reads the pooled gradient: the
+  // pooling's backward (validated with the forward) writes nothing.
+  if (Operation *def = gs.getDefiningOp(); def && isFusedPoolBackward(def))
+    gs = def->getOperand(0);
   FailureOr<int64_t> gsId = lookup(op, gs);
   if (failed(gsId))
     return failure();

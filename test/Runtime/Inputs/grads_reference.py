@@ -13,6 +13,11 @@
                                        With OTHER (the gradients of another
                                        build of the model, e.g. saved-h=f32),
                                        also prints how far they are from ours.
+  grads_reference.py equal A.safetensors B.safetensors
+                                       the loss and every gradient of two
+                                       runs (`snn-run grads --output`) are
+                                       equal bit for bit (e.g. a fused and an
+                                       unfused build of one model).
   grads_reference.py update MODULE DIR STEPS LR
                                        the update program (the module's
                                        generated optimizer kernel) against
@@ -124,6 +129,22 @@ def compare(module, d, other=None, tol=1e-4):
     return 0 if not failed else 1
 
 
+def equal(a, b):
+    ta, tb = read_safetensors(a)[0], read_safetensors(b)[0]
+    names = sorted(k for k in ta if k == "loss" or k.startswith("grad:"))
+    if sorted(k for k in tb if k == "loss" or k.startswith("grad:")) != names:
+        print(f"DIFFER: {a} and {b} hold other tensors")
+        return 1
+    diff = sum(int(np.sum(ta[k] != tb[k])) for k in names)
+    zero = [k for k in names if not np.any(ta[k] != 0)]
+    if diff or zero or "loss" not in names:
+        print(f"DIFFER {len(names)} tensors, {diff} differences"
+              + (f", all zero: {', '.join(zero)}" if zero else ""))
+        return 1
+    print(f"EQUAL {len(names)} tensors (loss and gradients), 0 differences")
+    return 0
+
+
 def update(module, d, steps, lr):
     mod = Module(module)
     weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
@@ -158,6 +179,8 @@ def update(module, d, steps, lr):
 
 if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
+    if cmd == "equal":
+        sys.exit(equal(module, d))
     if cmd == "update":
         sys.exit(update(module, d, int(sys.argv[4]), float(sys.argv[5])))
     sys.exit(make(module, d) if cmd == "make" else compare(module, d, *sys.argv[4:5]))

@@ -17,7 +17,7 @@ func.func @forward(%x: tensor<4x8x3x12x12xf32>) -> tensor<4x8x10xf32> {
   %w2 = snn.param "conv2.weight" {init = #snn.init<kaiming_uniform>} : tensor<8x8x3x3xf32>
   %c2 = snn.conv2d %p1, %w2 {padding = array<i64: 1, 1>}
       : tensor<4x8x8x6x6xf32>, tensor<8x8x3x3xf32> -> tensor<4x8x8x6x6xf32>
-  %s2 = snn.lif %c2 {k = 0.5, c = 0.5, snn.name = "lif2"} : tensor<4x8x8x6x6xf32>
+  %s2 = snn.lif %c2 {k = 0.5, c = 1.0, v_th = 0.3, snn.name = "lif2"} : tensor<4x8x8x6x6xf32>
   %p2 = snn.sum_pool2d %s2 {kernel_size = array<i64: 3, 3>}
       : tensor<4x8x8x6x6xf32> -> tensor<4x8x8x2x2xf32>
   %flat = snn.flatten %p2 : tensor<4x8x8x2x2xf32> -> tensor<4x8x32xf32>
@@ -25,6 +25,6 @@ func.func @forward(%x: tensor<4x8x3x12x12xf32>) -> tensor<4x8x10xf32> {
   %b3 = snn.param "fc.bias" : tensor<10xf32>
   %fc = snn.linear %flat, %w3, %b3
       : tensor<4x8x32xf32>, tensor<10x32xf32>, tensor<10xf32> -> tensor<4x8x10xf32>
-  %out = snn.lif %fc {k = 0.5, c = 0.5, snn.name = "lif3"} : tensor<4x8x10xf32>
+  %out = snn.lif %fc {k = 0.5, c = 1.0, v_th = 0.3, snn.name = "lif3"} : tensor<4x8x10xf32>
   return %out : tensor<4x8x10xf32>
 }

@@ -13,10 +13,12 @@
 // This pass selects those pairs and says, as a remark on each neuron layer
 // followed by a pooling, whether it is fused and why not. A fused layer
 // carries `snn.fused_pool = {kind = "avg" | "sum", kernel = [KH, KW]}`: the
-// IR keeps both ops (so every other pass reads it unchanged), and the module
-// emitter writes the pair as one manifest `neuron` op whose output is the
-// pooled tensor. Layers whose spikes feed the backward (snn.neuron_bwd) stay
-// unfused until the fused backward exists.
+// IR keeps both ops (and, in training, the pooling's backward), so every
+// other pass reads it unchanged, and the module emitter writes the pair as
+// one manifest `neuron` op whose output is the pooled tensor and, in
+// training, one `neuron_bwd` that reads the pooled gradient. The neuron
+// backward reads the saved membrane, not the spikes, so a training layer is
+// fused when the gradient of its spikes is exactly the pooling's backward.
 //
 // The pass also fuses the batch norm in front of a layer into the layer's
 // kernel (FuseBatchNormNeuron.cpp), in training and inference.
@@ -76,13 +78,17 @@ std::string getFusionFailure(Operation *op, Operation *pool,
     return "snn.plif has no generated neuron kernel to fuse into";
   if (isa<LIOp>(op))
     return "snn.li outputs its membrane, not spikes";
+  if (!getInitState(op).empty() || !getFinalState(op).empty())
+    return "a layer split in time (--snn-split-time) chains its state "
+           "between ranks, which the pooled kernel does not";
+  // Before the other users: max pooling's backward is one of them.
+  if (isa<MaxPool2DOp>(pool))
+    return "max pooling's backward needs the unpooled spikes to find each "
+           "window's maximum";
   if (numOtherUsers > 0)
     return llvm::formatv("the spikes have {0} other user(s) besides the "
                          "pooling",
                          numOtherUsers);
-  if (isa<MaxPool2DOp>(pool))
-    return "max pooling's backward needs the unpooled spikes to find each "
-           "window's maximum";
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (!type.getElementType().isF32())
     return "generated neuron kernels are f32 only";
@@ -92,6 +98,33 @@ std::string getFusionFailure(Operation *op, Operation *pool,
       .Case<AvgPool2DOp, SumPool2DOp>(
           [](auto p) { return getTilingFailure(p); })
       .Default([](Operation *) { return "not a pooling op"; });
+}
+
+/// Why the gradient of the spikes that `bwd` (the layer's snn.neuron_bwd)
+/// reads is not the backward of `pool` alone, or an empty string: the
+/// fused backward reads the pooling's output gradient instead.
+std::string getBackwardFailure(NeuronBwdOp bwd, Operation *pool) {
+  if (!bwd.getGradFinalState().empty())
+    return "its backward chains a final state (--snn-split-time)";
+  Operation *grad = bwd.getGradOutput().getDefiningOp();
+  bool matches = false;
+  auto same = [&](auto p, auto g) {
+    return p.getKernelSize() == g.getKernelSize() &&
+           p.getEffectiveStride() == g.getEffectiveStride() &&
+           p.getPadding() == g.getPadding();
+  };
+  if (auto avg = dyn_cast<AvgPool2DOp>(pool))
+    if (auto g = dyn_cast_or_null<AvgPool2DBwdOp>(grad))
+      matches = same(avg, g);
+  if (auto sum = dyn_cast<SumPool2DOp>(pool))
+    if (auto g = dyn_cast_or_null<SumPool2DBwdOp>(grad))
+      matches = same(sum, g);
+  if (!matches)
+    return "the gradient of the spikes is not the backward of that pooling";
+  if (!grad->getResult(0).hasOneUse())
+    return "the pooling's backward has other users besides the neuron "
+           "backward";
+  return "";
 }
 
 /// {kind = "avg" | "sum", kernel = [KH, KW]} of a tiling pooling.
@@ -129,11 +162,13 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       // The neuron backward reads the saved membrane, not the spikes: its
       // use stays valid when the spikes are never written.
       Operation *pool = nullptr;
+      NeuronBwdOp bwd;
       unsigned numOtherUsers = 0;
-      bool trained = false;
-      for (Operation *user : spikes.getUsers()) {
-        if (isa<NeuronBwdOp>(user))
-          trained = true;
+      for (OpOperand &use : spikes.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto b = dyn_cast<NeuronBwdOp>(user);
+            b && !bwd && &use == &b.getForwardMutable())
+          bwd = b;
         else if (!pool && isPool(user))
           pool = user;
         else
@@ -142,24 +177,27 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       if (!pool || !fusePool)
         return;
       std::string failure = getFusionFailure(op, pool, numOtherUsers);
+      if (failure.empty() && bwd)
+        failure = getBackwardFailure(bwd, pool);
       if (!failure.empty()) {
         op->emitRemark() << "not fused with the following "
-                         << pool->getName() << ": " << failure;
+                         << pool->getName() << (bwd ? " (train)" : "")
+                         << ": " << failure;
         ++numUnfused;
         return;
       }
       auto type = cast<RankedTensorType>(spikes.getType());
       double mib = type.getNumElements() * 4.0 / (1 << 20);
-      if (trained) {
-        op->emitRemark() << "fusable with the following " << pool->getName()
-                         << " but left unfused: the fused backward is not "
-                            "built yet (it would save the "
+      op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
+      if (bwd) {
+        op->emitRemark() << "fused (train) with the following "
+                         << pool->getName() << ": the "
                          << llvm::formatv("{0:F1}", mib)
-                         << " MiB spike tensor and its gradient)";
-        ++numFusable;
+                         << " MiB spike tensor and its gradient are not "
+                            "written";
+        ++numFusedTrain;
         return;
       }
-      op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
       op->emitRemark() << "fused with the following " << pool->getName()
                        << ": the " << llvm::formatv("{0:F1}", mib)
                        << " MiB spike tensor is not written";

@@ -157,13 +157,17 @@ def check_op(op, where, shape):
         if any(shape(t) != state for t in ins[-n:] + outs[-n:]):
             fail(f"{where}: chained state tensors are not [B, features...] = {state}")
     if kind in ("neuron", "neuron_bwd"):
-        x = shape(ins[0])
+        # x: the layer's neurons (the backward's gx), s: its output (the
+        # backward's gs)
+        x, s = shape(ins[0]), shape(outs[0])
+        if kind == "neuron_bwd":
+            x, s = s, x
         f = op["features"]
         y = list(x)
-        if "pool" in op:  # fused with its pooling: out[0] is pooled
+        if "pool" in op:  # fused with its pooling: s is pooled
             kh, kw = op["pool"]["kernel"]
             y[-2:] = [x[-2] // kh, x[-1] // kw]
-        if numel(x) % f or shape(outs[0]) != y:
+        if numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
         if "bn" in op:  # fused with its batch norm: in[1..4] per channel
             bn = op["bn"]

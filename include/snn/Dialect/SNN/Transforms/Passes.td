@@ -71,23 +71,29 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     windows tile the input (kernel == stride, no padding, the window divides
     H and W). Such a layer and its pooling run as one kernel: a thread per
     window scans T for the window's neurons and writes the pooled spikes
-    only. In training the neuron backward could likewise read the gradient
-    of the pooled spikes and spread it over the window (average: divided by
-    `KH KW`); uses of the spikes by `snn.neuron_bwd` (which reads the
-    layer's saved membrane, not its spikes) would not prevent that.
+    only. In training (the `@train_step` of `--snn-autodiff`) the layer's
+    `snn.neuron_bwd`, which reads the saved membrane and recomputes the
+    spikes from it, is not another user: when the gradient of the spikes is
+    exactly the pooling's backward (`snn.avg_pool2d_bwd` /
+    `snn.sum_pool2d_bwd` with the same window), the neuron backward reads the
+    gradient of the pooled spikes and spreads it over the window itself
+    (average: times `1 / (KH KW)`), and neither the spikes nor their gradient
+    are written.
 
-    Every pair gets a remark: `fused`, with the size of the spike tensor that
-    is no longer written, or the reason it is left unfused (max pooling,
-    overlapping or padded windows, windows that do not tile the input, other
-    users of the spikes, a neuron without a generated kernel, a non-f32
-    tensor, a layer of the training step).
+    Every pair gets a remark: `fused` (inference) or `fused (train)`, with
+    the size of the spike tensor that is no longer written, or the reason it
+    is left unfused (max pooling, overlapping or padded windows, windows that
+    do not tile the input, other users of the spikes, a neuron without a
+    generated kernel, a layer split in time, a non-f32 tensor, a spike
+    gradient that is not the pooling's backward alone).
 
     A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
-    kernel = array<i64: KH, KW>}`; the IR keeps both ops, and `--snn-compile`
-    writes the pair as one manifest `neuron` op with a `pool` attribute whose
-    generated kernel writes the pooled spikes only. Status: inference
-    (forward) only; a layer whose spikes feed `snn.neuron_bwd` (the training
-    step) stays unfused, with a remark, until the fused backward exists.
+    kernel = array<i64: KH, KW>}`; the IR keeps both ops (and the pooling's
+    backward), and `--snn-compile` writes the pair as one manifest `neuron`
+    op with a `pool` attribute whose generated kernel writes the pooled
+    spikes only (in training also the saved H or checkpoints), and the
+    backward as one `neuron_bwd` with `pool` that reads the pooled gradient:
+    the pooling and its backward are not in the manifest.
 
     Batch norm + neuron, in training and inference: a multi-step neuron
     layer (`snn.lif`, `snn.if`, `snn.li`, `snn.cuba_lif`) whose input is an
@@ -102,7 +108,7 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     unchanged (`snn.batch_norm_bwd` reads x and the saved statistics). Not
     fused, with a remark: other users of the batch norm's output, `snn.plif`,
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
-    fusions (batch norm before, pooling after: inference).
+    fusions (batch norm before, pooling after), in training and inference.
 
     `batch-norm=false` or `pool=false` leaves that fusion out (to measure
     each fusion alone).
@@ -117,8 +123,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
               "Neuron layers fused with their pooling">,
-    Statistic<"numFusable", "fusable-neuron-pools",
-              "Training-step neuron layers whose pooling could be fused">,
+    Statistic<"numFusedTrain", "fused-train-neuron-pools",
+              "Training-step neuron layers fused with their pooling">,
     Statistic<"numUnfused", "unfused-neuron-pools",
               "Neuron layers followed by a pooling that cannot be fused">,
     Statistic<"numFusedBatchNorms", "fused-batch-norms",
