@@ -205,7 +205,10 @@ def SNNAutodiff : Pass<"snn-autodiff", "ModuleOp"> {
       `snn.loss_ce_membrane` when the output is a membrane: an `snn.li`
       readout, or a step neuron's state that a time loop returns;
       `loss=ce_membrane_max`: `snn.loss_ce_membrane_max`, on the readout's
-      maximum over time);
+      maximum over time); from 32 steps on, a loss on the time mean takes
+      the mean first (`snn.time_sum` with scale 1/T, the loss on one step,
+      `snn.time_broadcast` of its gradient), which is parallel over B x C
+      where the loss kernel alone would recompute each class's mean over T;
     * reverse-mode gradients in reverse op order: one `snn.neuron_bwd` per
       neuron layer (one reverse-time scan with the layer's surrogate),
       `snn.linear_bwd`/`snn.conv2d_bwd` whose weight gradients are reduced
