@@ -14,7 +14,6 @@
 #include "snnrt/Trainer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -266,14 +265,8 @@ std::vector<LayerCalibration> measureCrossovers(Executor &exec,
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
   RunContext ctx{0.0f, 1, options.seed};
   auto timeRuns = [&](const std::string &program) {
-    runner.synchronize();
-    auto start = std::chrono::steady_clock::now();
-    for (int64_t i = 0; i < options.iterations; ++i)
-      runner.run(program, ctx);
-    runner.synchronize();
-    std::chrono::duration<double, std::milli> ms =
-        std::chrono::steady_clock::now() - start;
-    return ms.count() / double(options.iterations);
+    return millisecondsPerCall(
+        runner, [&] { runner.run(program, ctx); }, options.iterations);
   };
   for (const EventSite &site : m.eventSites) {
     std::string program = programName(site.layer, site.direction);

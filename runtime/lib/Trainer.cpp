@@ -240,41 +240,57 @@ EvalResult evaluate(Executor &exec, ProgramRunner &runner, const Dataset &data,
   return r;
 }
 
+double millisecondsPerCall(ProgramRunner &runner,
+                           const std::function<void()> &once,
+                           int64_t iterations, int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    once();
+  runner.synchronize();
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iterations; ++i)
+    once();
+  runner.synchronize();
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  return elapsed.count() / double(iterations);
+}
+
+/// The entry of `layer` in `direction`, added (zero calls) on first use.
+static EventPathStats &entryOf(std::vector<EventPathStats> &stats,
+                               const std::string &layer,
+                               const std::string &direction) {
+  auto it = std::find_if(stats.begin(), stats.end(), [&](const auto &s) {
+    return s.layer == layer && s.direction == direction;
+  });
+  if (it == stats.end())
+    it = stats.insert(stats.end(), EventPathStats{layer, direction});
+  return *it;
+}
+
 void addEventPaths(Executor &exec, ProgramRunner &runner,
                    const std::string &program,
                    std::vector<EventPathStats> &stats) {
   for (const EventSite &site : exec.module().eventSites) {
     if (site.program != program)
       continue;
-    auto it = std::find_if(stats.begin(), stats.end(), [&](const auto &s) {
-      return s.layer == site.layer && s.direction == site.direction;
-    });
-    if (it == stats.end())
-      it = stats.insert(stats.end(),
-                        EventPathStats{site.layer, site.direction});
+    EventPathStats &entry = entryOf(stats, site.layer, site.direction);
     runner.download(site.decision);
     int32_t decision[2];
     std::memcpy(decision, exec.data(site.decision), sizeof(decision));
-    ++it->calls;
-    it->eventCalls += decision[1] != 0;
-    it->densitySum += double(decision[0]) / double(std::max<int64_t>(
-                                                site.elements, 1));
+    ++entry.calls;
+    entry.eventCalls += decision[1] != 0;
+    entry.densitySum += double(decision[0]) / double(std::max<int64_t>(
+                                                  site.elements, 1));
   }
 }
 
 void mergeEventPaths(std::vector<EventPathStats> &into,
                      const std::vector<EventPathStats> &from) {
   for (const EventPathStats &s : from) {
-    auto it = std::find_if(into.begin(), into.end(), [&](const auto &t) {
-      return t.layer == s.layer && t.direction == s.direction;
-    });
-    if (it == into.end()) {
-      into.push_back(s);
-      continue;
-    }
-    it->calls += s.calls;
-    it->eventCalls += s.eventCalls;
-    it->densitySum += s.densitySum;
+    EventPathStats &entry = entryOf(into, s.layer, s.direction);
+    entry.calls += s.calls;
+    entry.eventCalls += s.eventCalls;
+    entry.densitySum += s.densitySum;
   }
 }
 
@@ -508,9 +524,8 @@ void Trainer::fit(const Dataset &train, const Dataset &test,
       ctx.seed = mixSeed({config.seed, 0xd50ULL, uint64_t(pos.step)});
       runner.run("train_forward", ctx);
       bool sampled = b % densityStride == 0;
-      if (sampled)
-        addEventPaths(exec, runner, "train_forward", eventPaths);
       if (sampled) {
+        addEventPaths(exec, runner, "train_forward", eventPaths);
         for (size_t l = 0; l < layers; ++l) {
           auto [id, bits] = m.spikeLayerTrain[l];
           if (id < 0)

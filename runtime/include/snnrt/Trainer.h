@@ -110,6 +110,12 @@ private:
   Executor &exec;
 };
 
+/// Milliseconds per call of `once` over `iterations` calls, after `warmup`
+/// untimed calls; the device is synchronized before and after.
+double millisecondsPerCall(ProgramRunner &runner,
+                           const std::function<void()> &once,
+                           int64_t iterations, int warmup = 0);
+
 /// The decisions of an event-driven layer in one direction (forward or
 /// backward), read back after the programs that made them: how many calls,
 /// how many took the event-driven path, and the density of the input they

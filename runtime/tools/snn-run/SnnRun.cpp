@@ -968,32 +968,17 @@ int grads(const Options &o) {
   return 0;
 }
 
-/// Milliseconds per call of `once`, after warm-up calls.
-double timeSteps(ProgramRunner &runner, const std::function<void()> &once,
-                 int64_t iterations) {
-  for (int i = 0; i < 5; ++i)
-    once();
-  runner.synchronize();
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < iterations; ++i)
-    once();
-  runner.synchronize();
-  std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start;
-  return elapsed.count() / double(iterations);
-}
-
 /// Milliseconds per run of `programs`, after warm-up runs.
 double timePrograms(ProgramRunner &runner,
                     const std::vector<std::string> &programs,
                     int64_t iterations, const RunContext &ctx) {
-  return timeSteps(
+  return millisecondsPerCall(
       runner,
       [&] {
         for (const std::string &p : programs)
           runner.run(p, ctx);
       },
-      iterations);
+      iterations, /*warmup=*/5);
 }
 
 int bench(const Options &o) {
@@ -1048,14 +1033,14 @@ int bench(const Options &o) {
                             static_cast<size_t>(o.bucketMB * 1024 * 1024));
     bool overlap = o.overlap < 0 ? !gMesh.data->deviceBuffers()
                                  : static_cast<bool>(o.overlap);
-    step = timeSteps(
+    step = millisecondsPerCall(
         *runner,
         [&] {
           runner->run("train_forward", ctx);
           reducer.backward(ctx, overlap);
           runner->run("update", ctx);
         },
-        o.iterations);
+        o.iterations, /*warmup=*/5);
   } else if (trainable) {
     step = timePrograms(*runner, {"train_forward", "backward", "update"},
                         o.iterations, ctx);
