@@ -25,6 +25,9 @@
 using namespace mlir;
 using namespace mlir::snn;
 
+/// Both forms of transpose_weight go in square tiles of this side.
+static constexpr int64_t kTransposeTile = 32;
+
 int64_t mlir::snn::getEventPathLimit(double crossover, int64_t elements) {
   return static_cast<int64_t>(std::floor(crossover * double(elements)));
 }
@@ -75,8 +78,15 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
   layout.threads = std::clamp<int64_t>(llvm::alignTo(groups, 32), 64, 1024);
   layout.segment = llvm::alignTo(
       llvm::divideCeilSigned(spec.inFeatures, layout.warps()), 32);
-  if ((layout.listWords() + layout.warps()) * 4 > kMaxListBytes)
+  if ((layout.listWords() + layout.warps()) * 4 <= kMaxListBytes)
+    return layout;
+  // Long rows (e.g. a weight gradient's, over T * B events) in chunks; the
+  // accumulator of a thread's one group of outputs lives across them.
+  if (groups > layout.threads)
     return std::nullopt;
+  int64_t fit = (kMaxListBytes / 4 - layout.warps()) / layout.warps();
+  layout.segment = fit / 32 * 32;
+  layout.chunks = llvm::divideCeilSigned(spec.inFeatures, layout.listWords());
   return layout;
 }
 
@@ -85,8 +95,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
   case OpKernelKind::SpikeDensity:
     return getDensityGridSize(spec);
   case OpKernelKind::TransposeWeight:
-    return llvm::divideCeilSigned(spec.inFeatures * spec.outFeatures,
-                                  kOpKernelBlockSize);
+    return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile) *
+           llvm::divideCeilSigned(spec.outFeatures, kTransposeTile);
   case OpKernelKind::EventLinear:
     if (getEventRowLayout(spec))
       return spec.rows;
@@ -292,7 +302,9 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
 /// shared index list, in input order; after a barrier each thread sums the
 /// transposed weight rows of the listed inputs for `width` adjacent output
 /// features (one 16-byte load per input when width = 4), the segments in
-/// order: the same order as the host form and the per-tile form.
+/// order: the same order as the host form and the per-tile form. A long
+/// row repeats this per chunk, a barrier before the list is overwritten,
+/// and sums with compensation.
 static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
                                         const EventRowLayout &layout,
                                         Value list, Value counts, Value row,
@@ -304,13 +316,13 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   Type i32Type = b.getI32Type(), indexType = b.getIndexType();
   Value x = args[0], wt = args[1], decision = args[args.size() - 2];
   OpBuilder::InsertionGuard g(b);
-  // The decision is the same for the whole block: the barrier below is
+  // The decision is the same for the whole block: the barriers below are
   // reached by every thread or by none.
   e.openIf(e.eventPathChosen(decision));
   Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
   Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
   Value rowStart = e.mulI(row, e.idx(k));
-  Value segStart = e.mulI(warp, e.idx(layout.segment));
+  Value listBase = e.mulI(warp, e.idx(layout.segment));
   Value lowerLanes = arith::SubIOp::create(
       b, loc,
       arith::ShLIOp::create(
@@ -323,39 +335,46 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   auto toIndex = [&](Value v) {
     return arith::IndexCastUIOp::create(b, loc, indexType, v).getResult();
   };
-  auto chunks = scf::ForOp::create(
-      b, loc, segStart, e.addI(segStart, e.idx(layout.segment)), e.idx(32),
-      ValueRange{e.i32(0)});
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(chunks.getBody());
-    Value found = chunks.getRegionIterArg(0);
-    Value j = e.addI(chunks.getInductionVar(), laneInWarp);
-    Value inRange = e.ult(j, e.idx(k));
-    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
-    Value xv = e.load(x, e.addI(rowStart, jc));
-    Value active = arith::AndIOp::create(
-        b, loc, inRange,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                              e.f32(0.0)));
-    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), active,
-                                            NVVM::VoteSyncKind::ballot);
-    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+  // Each warp lists the nonzero inputs of its segment of the chunk that
+  // starts at `chunkStart`, then the barrier.
+  auto compact = [&](Value chunkStart) {
+    Value segStart = e.addI(chunkStart, listBase);
+    auto chunks = scf::ForOp::create(
+        b, loc, segStart, e.addI(segStart, e.idx(layout.segment)), e.idx(32),
+        ValueRange{e.i32(0)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      Value found = chunks.getRegionIterArg(0);
+      Value j = e.addI(chunks.getInductionVar(), laneInWarp);
+      Value inRange = e.ult(j, e.idx(k));
+      Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
+      Value xv = e.load(x, e.addI(rowStart, jc));
+      Value active = arith::AndIOp::create(
+          b, loc, inRange,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                                e.f32(0.0)));
+      Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
+                                              active,
+                                              NVVM::VoteSyncKind::ballot);
+      Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+      {
+        OpBuilder::InsertionGuard store(b);
+        e.openIf(active);
+        e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), list,
+                e.addI(listBase, toIndex(e.addI(found, rank))));
+      }
+      scf::YieldOp::create(b, loc,
+                           ValueRange{e.addI(found, popcount(ballot))});
+    }
     {
       OpBuilder::InsertionGuard store(b);
-      e.openIf(active);
-      e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), list,
-              e.addI(segStart, toIndex(e.addI(found, rank))));
+      e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     laneInWarp, e.idx(0)));
+      e.store(chunks.getResult(0), counts, warp);
     }
-    scf::YieldOp::create(b, loc, ValueRange{e.addI(found, popcount(ballot))});
-  }
-  {
-    OpBuilder::InsertionGuard store(b);
-    e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                   laneInWarp, e.idx(0)));
-    e.store(chunks.getResult(0), counts, warp);
-  }
-  gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b, loc);
+  };
 
   auto vecType = VectorType::get({layout.width}, b.getF32Type());
   llvm::MaybeAlign align(layout.width * 4);
@@ -364,23 +383,21 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
                                   /*nontemporal=*/false, align)
         .getResult();
   };
-  int64_t groups = n / layout.width;
-  auto columns = scf::ForOp::create(b, loc, lane, e.idx(groups),
-                                    e.idx(layout.threads));
-  b.setInsertionPointToStart(columns.getBody());
-  Value col = e.mulI(columns.getInductionVar(), e.idx(layout.width));
-  Value zero = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
-  auto segments = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.warps()),
-                                     e.idx(1), ValueRange{zero});
-  {
+  // sums + the listed inputs' x[row, j] * wt[j, col...], segments in
+  // order. sums is {sum} or, for a chunked row, {sum, compensation}: a
+  // weight gradient's sum runs over up to T * B events, where plain
+  // summation's rounding grows with the count; compensated (Kahan) sums
+  // stay as close to the exact sum as the dense GEMM's.
+  auto accumulate = [&](ValueRange sums, Value col) {
+    auto segments = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.warps()),
+                                       e.idx(1), sums);
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(segments.getBody());
     Value w = segments.getInductionVar();
     Value base = e.mulI(w, e.idx(layout.segment));
     auto inputs = scf::ForOp::create(b, loc, e.idx(0),
                                      toIndex(e.load(counts, w)), e.idx(1),
-                                     ValueRange{segments.getRegionIterArg(0)});
+                                     segments.getRegionIterArgs());
     {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(inputs.getBody());
@@ -388,19 +405,63 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
       Value xv = vector::BroadcastOp::create(
           b, loc, vecType, e.load(x, e.addI(rowStart, j)));
       Value wv = loadVec(wt, e.addI(e.mulI(j, e.idx(n)), col));
-      Value sum = arith::AddFOp::create(
-          b, loc, inputs.getRegionIterArg(0),
-          arith::MulFOp::create(b, loc, xv, wv));
-      scf::YieldOp::create(b, loc, ValueRange{sum});
+      Value term = arith::MulFOp::create(b, loc, xv, wv);
+      Value sum = inputs.getRegionIterArg(0);
+      if (sums.size() == 1) {
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::AddFOp::create(b, loc, sum, term)});
+      } else {
+        Value y = arith::SubFOp::create(b, loc, term,
+                                        inputs.getRegionIterArg(1));
+        Value t = arith::AddFOp::create(b, loc, sum, y);
+        Value lost = arith::SubFOp::create(
+            b, loc, arith::SubFOp::create(b, loc, t, sum), y);
+        scf::YieldOp::create(b, loc, ValueRange{t, lost});
+      }
     }
     scf::YieldOp::create(b, loc, inputs.getResults());
+    return segments.getResults();
+  };
+  auto storeRow = [&](Value acc, Value col) {
+    if (spec.hasBias)
+      acc = arith::AddFOp::create(b, loc, acc, loadVec(args[2], col));
+    vector::StoreOp::create(b, loc, acc, args.back(),
+                            ValueRange{e.addI(e.mulI(row, e.idx(n)), col)},
+                            /*nontemporal=*/false, align);
+  };
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
+  int64_t groups = n / layout.width;
+  if (layout.chunks == 1) {
+    compact(e.idx(0));
+    auto columns = scf::ForOp::create(b, loc, lane, e.idx(groups),
+                                      e.idx(layout.threads));
+    b.setInsertionPointToStart(columns.getBody());
+    Value col = e.mulI(columns.getInductionVar(), e.idx(layout.width));
+    storeRow(accumulate(ValueRange{zero}, col)[0], col);
+    return;
   }
-  Value acc = segments.getResult(0);
-  if (spec.hasBias)
-    acc = arith::AddFOp::create(b, loc, acc, loadVec(args[2], col));
-  vector::StoreOp::create(b, loc, acc, args.back(),
-                          ValueRange{e.addI(e.mulI(row, e.idx(n)), col)},
-                          /*nontemporal=*/false, align);
+  // One group of outputs per thread (getEventRowLayout); threads past the
+  // last group read column 0 and store nothing.
+  Value inRange = e.ult(lane, e.idx(groups));
+  Value col = arith::SelectOp::create(
+      b, loc, inRange, e.mulI(lane, e.idx(layout.width)), e.idx(0));
+  int64_t chunkInputs = layout.listWords();
+  auto chunkLoop = scf::ForOp::create(b, loc, e.idx(0),
+                                      e.idx(layout.chunks * chunkInputs),
+                                      e.idx(chunkInputs),
+                                      ValueRange{zero, zero});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(chunkLoop.getBody());
+    compact(chunkLoop.getInductionVar());
+    ValueRange sums = accumulate(chunkLoop.getRegionIterArgs(), col);
+    // Every thread is done with the list before the next chunk's.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, sums);
+  }
+  e.openIf(inRange);
+  storeRow(chunkLoop.getResult(0), col);
 }
 
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
@@ -413,17 +474,23 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   std::optional<EventRowLayout> layout;
   if (spec.kind == OpKernelKind::EventLinear)
     layout = getEventRowLayout(spec);
-  BlockArgument list, counts;
+  BlockArgument list, counts, tile;
+  auto shared = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto sharedArray = [&](int64_t count, Type type) {
+    return MemRefType::get({count}, type, MemRefLayoutAttrInterface(), shared);
+  };
   if (layout) {
-    auto shared = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto words = [&](int64_t count) {
-      return MemRefType::get({count}, b.getI32Type(),
-                             MemRefLayoutAttrInterface(), shared);
-    };
-    list = kernel.addWorkgroupAttribution(words(layout->listWords()), loc);
-    counts = kernel.addWorkgroupAttribution(words(layout->warps()), loc);
+    list = kernel.addWorkgroupAttribution(
+        sharedArray(layout->listWords(), b.getI32Type()), loc);
+    counts = kernel.addWorkgroupAttribution(
+        sharedArray(layout->warps(), b.getI32Type()), loc);
   }
+  // A padded row: the column reads of the tile hit 32 different banks.
+  constexpr int64_t kTilePitch = kTransposeTile + 1;
+  if (spec.kind == OpKernelKind::TransposeWeight)
+    tile = kernel.addWorkgroupAttribution(
+        sharedArray(kTransposeTile * kTilePitch, b.getF32Type()), loc);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
   b.getContext()->getOrLoadDialect<NVVM::NVVMDialect>();
@@ -439,15 +506,46 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     emitDensityGPU(e, args, block, lane);
     break;
   case OpKernelKind::TransposeWeight: {
-    // wt[i] with i = j * n + o is w[o * k + j].
+    // wt[j * n + o] = w[o * k + j], a 32 x 32 tile per block through
+    // shared memory: the reads of w run along j and the writes of wt along
+    // o, both coalesced (a thread per element would stride one of them).
     Value decision = args[0], w = args[1], wt = args[2];
-    Value i = e.addI(e.mulI(block, width), lane);
+    constexpr int64_t tileSide = kTransposeTile;
+    constexpr int64_t rowsPerPass = kOpKernelBlockSize / tileSide;
+    int64_t tilesJ = llvm::divideCeilSigned(k, tileSide);
+    Value o0 = e.mulI(arith::DivUIOp::create(b, loc, block, e.idx(tilesJ)),
+                      e.idx(tileSide));
+    Value j0 = e.mulI(arith::RemUIOp::create(b, loc, block, e.idx(tilesJ)),
+                      e.idx(tileSide));
+    Value tx = arith::RemUIOp::create(b, loc, lane, e.idx(tileSide));
+    Value ty = arith::DivUIOp::create(b, loc, lane, e.idx(tileSide));
+    // The decision is the same for the whole block: all threads or none
+    // reach the barrier.
     OpBuilder::InsertionGuard g(b);
-    e.openIf(arith::AndIOp::create(b, loc, e.eventPathChosen(decision),
-                                   e.ult(i, e.idx(n * k))));
-    Value j = arith::DivUIOp::create(b, loc, i, e.idx(n));
-    Value o = arith::RemUIOp::create(b, loc, i, e.idx(n));
-    e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt, i);
+    e.openIf(e.eventPathChosen(decision));
+    auto passes = [&](function_ref<void(Value)> body) {
+      auto loop = scf::ForOp::create(b, loc, e.idx(0), e.idx(tileSide),
+                                     e.idx(rowsPerPass));
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      body(e.addI(ty, loop.getInductionVar()));
+    };
+    auto both = [&](Value x, Value y) {
+      return arith::AndIOp::create(b, loc, x, y).getResult();
+    };
+    passes([&](Value r) {
+      Value o = e.addI(o0, r), j = e.addI(j0, tx);
+      e.openIf(both(e.ult(o, e.idx(n)), e.ult(j, e.idx(k))));
+      e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), tile,
+              e.addI(e.mulI(r, e.idx(kTilePitch)), tx));
+    });
+    gpu::BarrierOp::create(b, loc);
+    passes([&](Value r) {
+      Value j = e.addI(j0, r), o = e.addI(o0, tx);
+      e.openIf(both(e.ult(j, e.idx(k)), e.ult(o, e.idx(n))));
+      e.store(e.load(tile, e.addI(e.mulI(tx, e.idx(kTilePitch)), r)), wt,
+              e.addI(e.mulI(j, e.idx(n)), o));
+    });
     break;
   }
   case OpKernelKind::EventLinear: {
@@ -482,7 +580,6 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
 
 /// Work items of the host form: the whole count (one item), tiles of 32
 /// input features of the transpose, rows of event_linear.
-static constexpr int64_t kTransposeTile = 32;
 static int64_t getEventHostItems(const OpKernelSpec &spec) {
   switch (spec.kind) {
   case OpKernelKind::SpikeDensity:

@@ -44,16 +44,21 @@ int64_t getEventKernelBlockSize(const OpKernelSpec &spec);
 /// How event_linear's compacted GPU form splits a row: a block per row, each
 /// warp compacts the nonzero inputs of a `segment` of the row into shared
 /// memory, then each thread sums `width` output features (16-byte loads of
-/// the transposed weight when N allows) over the compacted lists.
+/// the transposed weight when N allows) over the compacted lists. A row
+/// whose list does not fit in shared memory at once is taken in `chunks`
+/// of warps() * segment inputs (a barrier between them); that needs one
+/// group of output features per thread.
 struct EventRowLayout {
   int64_t threads = 0; ///< per block
   int64_t width = 1;   ///< output features per thread and load (1 or 4)
-  int64_t segment = 0; ///< inputs per warp, a multiple of 32
+  int64_t segment = 0; ///< inputs per warp and chunk, a multiple of 32
+  int64_t chunks = 1;  ///< passes over the row
   int64_t warps() const { return threads / 32; }
   int64_t listWords() const { return warps() * segment; }
 };
 /// The compacted form's layout, or nothing when its index list does not fit
-/// in shared memory (very wide inputs: the per-(row, tile) form runs).
+/// in shared memory and a thread has several groups of output features
+/// (very wide outputs: the per-(row, tile) form runs).
 std::optional<EventRowLayout> getEventRowLayout(const OpKernelSpec &spec);
 
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
