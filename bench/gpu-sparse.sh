@@ -141,8 +141,8 @@ prepare)
   rm -f "$g"/*.mlir
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2"
   # Event-driven backwards: small and odd sizes, batch 1, and 12800 rows
-  # (gw's event_linear then runs its per-tile form, the list of 12800 rows
-  # does not fit in shared memory).
+  # (gw's event_linear then takes its 12800-event rows in chunks, with
+  # compensated sums: the list does not fit in shared memory at once).
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
     "$opt" "$g/checkbwd" 8 5 67 41 $check_bands
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
