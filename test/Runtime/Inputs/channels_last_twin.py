@@ -11,8 +11,8 @@
         normwise relative error, and the output spikes of `snn-run infer
         --output` (out.npy) equal. The two differ only in float32 summation
         order: on the CPU typically 1e-7 to 8e-7, each as far from float64;
-        a small bias gradient that sums values of both signs reached 3.4e-6
-        in one draw of 20. (cuDNN picks other fp32 algorithms per layout:
+        a small bias gradient that sums values of both signs reached 1.4e-6
+        and 3.4e-6 in two draws of 21. (cuDNN picks other fp32 algorithms per layout:
         the GPU check passes 1e-4, the bound of grads_reference.py.)
 """
 import sys
