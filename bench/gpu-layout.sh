@@ -13,7 +13,8 @@
 #       through im2col + cuBLAS), on cuda:0 with SNNRT_CUDA_CUDNN=0 (every
 #       layer through the generated NHWC im2col/col2im + cuBLAS) and on the
 #       CPU: gradients within 1e-4 of float64 (grads_reference.py), within
-#       1e-4 (GPU) / 1e-5 (CPU) of the twin's, output spikes equal.
+#       1e-4 (GPU) / 1e-5 (CPU) of the twin's, output spikes and spike
+#       rates equal.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/layout"
@@ -42,7 +43,7 @@ step() { # device dir
   "$run" "$2/m.snnmod" grads --device "$1" --weights "$2/w.safetensors" \
     --data "$2/x.npy" --labels "$2/y.npy" --output "$2/grads.safetensors" > /dev/null &&
     "$run" "$2/m.snnmod" infer --device "$1" --weights "$2/w.safetensors" \
-      --data "$2/x.npy" --output "$2/out.npy" > /dev/null
+      --data "$2/x.npy" --output "$2/out.npy" > "$2/infer.txt"
 }
 for mode in cuda:0 cuda:0-columns cpu; do
   dev=${mode%-columns}

@@ -8,8 +8,9 @@
   channels_last_twin.py compare CL_DIR NCHW_DIR [TOL]
         the loss and every gradient of the two runs (grads.safetensors, the
         twin's 4-D gradients permuted to [O, KH, KW, I]) within TOL (1e-5)
-        normwise relative error, and the output spikes of `snn-run infer
-        --output` (out.npy) equal. The two differ only in float32 summation
+        normwise relative error, the output spikes of `snn-run infer
+        --output` (out.npy) and every layer's spike rate it prints
+        (infer.txt, its stdout) equal. The two differ only in float32 summation
         order: on the CPU typically 1e-7 to 8e-7, each as far from float64;
         a small bias gradient that sums values of both signs reached 1.4e-6
         and 3.4e-6 in two draws of 21. (cuDNN picks other fp32 algorithms per layout:
@@ -33,6 +34,12 @@ def nchw(cl, twin):
         np.load(f"{cl}/x.npy").transpose(0, 1, 4, 2, 3)))
     np.save(f"{twin}/y.npy", np.load(f"{cl}/y.npy"))
     return 0
+
+
+def spike_rates(path):
+    """The "spike rate LAYER R" lines of `snn-run infer` as [R, ...]."""
+    return [line.split()[-1] for line in open(path)
+            if line.startswith("spike rate")]
 
 
 def compare(cl, twin, tol=TOL):
@@ -60,8 +67,11 @@ def compare(cl, twin, tol=TOL):
     sa, sb = np.load(f"{cl}/out.npy"), np.load(f"{twin}/out.npy")
     if sa.shape != sb.shape or np.any(sa != sb):
         failed.append("the output spikes differ")
+    ra, rb = (spike_rates(f"{d}/infer.txt") for d in (cl, twin))
+    if not ra or ra != rb:
+        failed.append(f"spike rates {ra} vs {rb}")
     print(f"TWIN {len(names)} tensors max_rel={worst:.1e} spikes="
-          f"{int(np.sum(sa != 0))}/{sa.size} "
+          f"{int(np.sum(sa != 0))}/{sa.size} rates={','.join(ra)} "
           + ("MATCH" if not failed else "MISMATCH " + ", ".join(failed)))
     return 0 if not failed else 1
 

@@ -15,6 +15,6 @@ func.func @forward(%x: tensor<2x1x7x5x3xf32>) -> tensor<2x1x3xf32> {
   %b3 = snn.param "conv3.bias" {init = #snn.init<constant>, init_scale = 0.2} : tensor<3xf32>
   %c3 = snn.conv2d %s2, %w3, %b3 {channels_last} : tensor<2x1x4x2x5xf32>, tensor<3x4x2x5xf32>, tensor<3xf32> -> tensor<2x1x1x1x3xf32>
   %f = snn.flatten %c3 : tensor<2x1x1x1x3xf32> -> tensor<2x1x3xf32>
-  %o = snn.lif %f {k = 0.5, c = 1.0, v_th = 0.3, surrogate = #snn.surrogate<fast_sigmoid, alpha = 5.0>} : tensor<2x1x3xf32>
+  %o = snn.lif %f {k = 0.5, c = 1.0, v_th = 0.1, surrogate = #snn.surrogate<fast_sigmoid, alpha = 5.0>} : tensor<2x1x3xf32>
   return %o : tensor<2x1x3xf32>
 }
