@@ -86,7 +86,17 @@ def _conv_geometry(x, w, groups):
     return O // groups, Cg
 
 
-def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+# channels_last: x [M, H, W, C], w [O, KH, KW, C], y [M, OH, OW, O]. The
+# reference computes in NCHW and transposes around it.
+_TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+
+
+def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+           channels_last=False):
+    if channels_last:
+        y = conv2d(x.transpose(_TO_NCHW), w.transpose(_TO_NCHW), b, stride,
+                   padding, dilation, groups)
+        return y.transpose(_TO_NHWC)
     og, cg = _conv_geometry(x, w, groups)
     win = Window(x.shape[2:], w.shape[2:], stride, padding, dilation)
     xp = win.pad(x)
@@ -103,7 +113,12 @@ def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=
 
 
 def conv2d_bwd(gy, x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
-               groups=1, has_bias=False):
+               groups=1, has_bias=False, channels_last=False):
+    if channels_last:
+        gx, gw, gb = conv2d_bwd(gy.transpose(_TO_NCHW), x.transpose(_TO_NCHW),
+                                w.transpose(_TO_NCHW), stride, padding, dilation,
+                                groups, has_bias)
+        return gx.transpose(_TO_NHWC), gw.transpose(_TO_NHWC), gb
     og, cg = _conv_geometry(x, w, groups)
     win = Window(x.shape[2:], w.shape[2:], stride, padding, dilation)
     xp = win.pad(x)

@@ -648,7 +648,8 @@ def _put_grads(op, out, put, gx, gw, gb):
 
 def _conv(mod, op, kind, put, out):
     geo = dict(stride=op.get("stride", [1, 1]), padding=op.get("padding", [0, 0]),
-               dilation=op.get("dilation", [1, 1]), groups=int(op.get("groups", 1)))
+               dilation=op.get("dilation", [1, 1]), groups=int(op.get("groups", 1)),
+               channels_last=bool(op.get("channels_last", False)))
     if kind == "conv2d":
         ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
         x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])

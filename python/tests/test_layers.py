@@ -58,6 +58,25 @@ def test_conv2d_backward(stride, pad, dil, groups, rng):
     assert check_grad(lambda v: (r * layers.conv2d(x, w, v, **geo)).sum(), b, gb) < 1e-7
 
 
+@pytest.mark.parametrize("stride,pad,dil", [c[:3] for c in CONVS])
+def test_conv2d_channels_last(stride, pad, dil, rng):
+    """NHWC x [M, H, W, C] and w [O, KH, KW, C]: the naive NCHW loops on the
+    permuted tensors; the backward by central differences."""
+    x = rng.normal(size=(2, 7, 6, 3))
+    w = rng.normal(size=(4, 3, 2, 3))
+    b = rng.normal(size=4)
+    geo = dict(stride=stride, padding=pad, dilation=dil, channels_last=True)
+    y = layers.conv2d(x, w, b, **geo)
+    ref = naive_conv(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), b, stride,
+                     pad, dil, 1)
+    np.testing.assert_allclose(y, ref.transpose(0, 2, 3, 1), rtol=1e-12, atol=1e-12)
+    r = rng.normal(size=y.shape)
+    gx, gw, gb = layers.conv2d_bwd(r, x, w, has_bias=True, **geo)
+    assert check_grad(lambda v: (r * layers.conv2d(v, w, b, **geo)).sum(), x, gx) < 1e-7
+    assert check_grad(lambda v: (r * layers.conv2d(x, v, b, **geo)).sum(), w, gw) < 1e-7
+    assert check_grad(lambda v: (r * layers.conv2d(x, w, v, **geo)).sum(), b, gb) < 1e-7
+
+
 def test_conv2d_rejects_bad_groups(rng):
     with pytest.raises(RefError, match="groups"):
         layers.conv2d(np.zeros((1, 3, 4, 4)), np.zeros((2, 3, 1, 1)), groups=2)

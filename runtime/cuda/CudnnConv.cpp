@@ -193,22 +193,26 @@ CudnnConv::Plan &CudnnConv::plan(const ConvProblem &p,
   auto plan = std::make_unique<Plan>();
   plan->api = &api;
   const SnnConvShape &s = p.shape;
+  // The dims are given as (N, C, H, W) in either layout; the format says
+  // how they are stored (a filter in NHWC format is KRSC).
+  cudnnTensorFormat_t format =
+      p.channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   SNNRT_CUDNN(api.cudnnCreateTensorDescriptor(&plan->x), where);
   SNNRT_CUDNN(api.cudnnCreateTensorDescriptor(&plan->y), where);
   SNNRT_CUDNN(api.cudnnCreateFilterDescriptor(&plan->w), where);
   SNNRT_CUDNN(api.cudnnCreateConvolutionDescriptor(&plan->conv), where);
   SNNRT_CUDNN(api.cudnnSetTensor4dDescriptor(
-                  plan->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                  plan->x, format, CUDNN_DATA_FLOAT,
                   narrow(s.images, where), narrow(s.channels, where),
                   narrow(s.height, where), narrow(s.width, where)),
               where);
   SNNRT_CUDNN(api.cudnnSetTensor4dDescriptor(
-                  plan->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                  plan->y, format, CUDNN_DATA_FLOAT,
                   narrow(s.images, where), narrow(p.out, where),
                   narrow(s.outHeight, where), narrow(s.outWidth, where)),
               where);
   SNNRT_CUDNN(api.cudnnSetFilter4dDescriptor(
-                  plan->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                  plan->w, CUDNN_DATA_FLOAT, format,
                   narrow(p.out, where), narrow(s.channels / p.groups, where),
                   narrow(s.kernelH, where), narrow(s.kernelW, where)),
               where);

@@ -24,15 +24,17 @@ namespace snnrt::cuda {
 class CudaDevice;
 struct CudnnApi;
 
-/// A convolution over all rows: x[M, C, H, W] * w[O, C/g, KH, KW].
+/// A convolution over all rows: x[M, C, H, W] * w[O, C/g, KH, KW], or with
+/// `channelsLast` x[M, H, W, C] * w[O, KH, KW, C] (cuDNN's NHWC and KRSC).
 struct ConvProblem {
   SnnConvShape shape; // images = M
   long long out = 0, groups = 1;
+  bool channelsLast = false;
   auto key() const {
     const SnnConvShape &s = shape;
     return std::make_tuple(s.images, s.channels, s.height, s.width, out,
                            groups, s.kernelH, s.kernelW, s.strideH, s.strideW,
-                           s.padH, s.padW, s.dilH, s.dilW);
+                           s.padH, s.padW, s.dilH, s.dilW, channelsLast);
   }
 };
 

@@ -157,18 +157,25 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
 
 //===-- convolution windows ----------------------------------------------===//
 
-/// The window of a conv op over x [M, C, H, W] (the last three dims).
-/// `asymmetric` (convolutions) is set when a dim pads its two sides
-/// differently.
+/// The window of a conv op over x [M, C, H, W] (the last three dims; [M,
+/// H, W, C] when the op is channels_last). `asymmetric` (convolutions) is
+/// set when a dim pads its two sides differently.
 SnnConvShape windowShape(const OpCall &call, const DeviceTensor &x,
                          int64_t kh, int64_t kw, bool dilated,
                          const char *kernelAttr, bool *asymmetric = nullptr) {
+  bool last = attrBool(call, "channels_last", false);
   if (x.shape.size() < 4)
-    opError(call, "input " + x.name + " must be [rows..., C, H, W]");
+    opError(call, "input " + x.name + " must be " +
+                      (last ? "[rows..., H, W, C]" : "[rows..., C, H, W]"));
   SnnConvShape s{};
   size_t r = x.shape.size();
-  s.channels = x.shape[r - 3], s.height = x.shape[r - 2];
-  s.width = x.shape[r - 1];
+  if (last) {
+    s.height = x.shape[r - 3], s.width = x.shape[r - 2];
+    s.channels = x.shape[r - 1];
+  } else {
+    s.channels = x.shape[r - 3], s.height = x.shape[r - 2];
+    s.width = x.shape[r - 1];
+  }
   s.images = x.numel() / (s.channels * s.height * s.width);
   s.kernelH = kh, s.kernelW = kw;
   std::vector<int64_t> stride =
@@ -211,20 +218,28 @@ struct ConvSetup {
   SnnConvShape shape;
   /// Padding differs between the two sides of a dim: cuDNN cannot.
   bool asymmetric = false;
+  /// NHWC activations, an [O, KH, KW, C] weight (groups = 1).
+  bool channelsLast = false;
   long long out, groups, groupOut, groupK, pixels;
 };
 
 ConvSetup convSetup(const OpCall &call, const DeviceTensor &x,
                     const DeviceTensor &w) {
-  if (w.shape.size() != 4)
-    opError(call, "weight " + w.name + " must be [O, C/groups, KH, KW]");
   ConvSetup c;
-  c.shape = windowShape(call, x, w.shape[2], w.shape[3], true, "kernel",
-                        &c.asymmetric);
+  c.channelsLast = attrBool(call, "channels_last", false);
+  if (w.shape.size() != 4)
+    opError(call, "weight " + w.name + " must be " +
+                      (c.channelsLast ? "[O, KH, KW, C] (channels_last)"
+                                      : "[O, C/groups, KH, KW]"));
+  // The kernel's KH, KW and the weight's channels per group.
+  int64_t kh = c.channelsLast ? w.shape[1] : w.shape[2];
+  int64_t kw = c.channelsLast ? w.shape[2] : w.shape[3];
+  int64_t wc = c.channelsLast ? w.shape[3] : w.shape[1];
+  c.shape = windowShape(call, x, kh, kw, true, "kernel", &c.asymmetric);
   c.groups = static_cast<long long>(attrNumber(call, "groups", 1));
   c.out = w.shape[0];
   if (c.groups <= 0 || c.shape.channels % c.groups || c.out % c.groups ||
-      w.shape[1] * c.groups != c.shape.channels)
+      wc * c.groups != c.shape.channels || (c.channelsLast && c.groups != 1))
     opError(call, "weight " + w.name + " [" + std::to_string(w.shape[0]) +
                       ", " + std::to_string(w.shape[1]) + ", ...] does not "
                       "fit " + std::to_string(c.shape.channels) +
@@ -252,7 +267,9 @@ struct Columns {
       opError(call, "\"columns\".images must divide the " +
                         std::to_string(c.shape.images) + " images");
     col = scratch("col", c.groupK * c.groups * images * c.pixels);
-    rows = scratch("rows", c.out * images * c.pixels);
+    // NHWC GEMMs read and write the activations in place: no `rows`.
+    if (!c.channelsLast)
+      rows = scratch("rows", c.out * images * c.pixels);
   }
   static const nlohmann::json &columnsOf(const OpCall &call) {
     if (!call.op.contains("columns") || !call.op["columns"].is_object())
@@ -296,7 +313,25 @@ ConvProblem convProblem(const ConvSetup &c) {
   p.shape = c.shape;
   p.out = c.out;
   p.groups = c.groups;
+  p.channelsLast = c.channelsLast;
   return p;
+}
+
+/// A row-major GEMM of the NHWC column path (no groups): m x n = (m x k)
+/// (k x n), each operand stored row-major as it is read, or transposed.
+RowMajorGemm pixelGemm(const OpCall &call, bool transA, bool transB,
+                       long long m, long long n, long long k, const float *a,
+                       const float *b, float *out, float beta) {
+  RowMajorGemm g;
+  g.transA = transA, g.transB = transB;
+  g.m = toInt(call, m, "GEMM rows");
+  g.n = toInt(call, n, "GEMM columns");
+  g.k = toInt(call, k, "GEMM depth");
+  g.a = a, g.lda = transA ? m : k;
+  g.b = b, g.ldb = transB ? k : n;
+  g.c = out, g.ldc = n;
+  g.beta = beta;
+  return g;
 }
 
 
@@ -326,6 +361,13 @@ void runConv(CudaDevice &dev, OpCall &call) {
   long long cols = plan.images * c.pixels;
   for (long long m0 = 0; m0 < s.images; m0 += plan.images) {
     plan.run(dev, call, "im2col", x.f32() + m0 * inImage, plan.col.f32());
+    if (c.channelsLast) { // y[images*P, O] = col[images*P, K] wᵀ
+      dev.gemm(pixelGemm(call, false, true, cols, c.out, c.groupK,
+                         plan.col.f32(), w.f32(),
+                         y.f32() + m0 * c.out * c.pixels, 0.0f),
+               call.where);
+      continue;
+    }
     for (long long g = 0; g < c.groups; ++g) {
       // rows_g[Og, images*P] = w_g[Og, Kg] col_g[Kg, images*P]
       RowMajorGemm gm;
@@ -386,6 +428,22 @@ void convBackwardColumns(CudaDevice &dev, OpCall &call, const ConvSetup &c,
   long long inImage = s.channels * s.height * s.width;
   long long cols = plan.images * c.pixels;
   for (long long m0 = 0; m0 < s.images; m0 += plan.images) {
+    if (c.channelsLast) {
+      // gw (+)= gyᵀ col; col = gy w, scattered into gx by col2im.
+      const float *gyChunk = gy.f32() + m0 * c.out * c.pixels;
+      plan.run(dev, call, "im2col", x.f32() + m0 * inImage, plan.col.f32());
+      dev.gemm(pixelGemm(call, true, false, c.out, c.groupK, cols, gyChunk,
+                         plan.col.f32(), gw.f32(),
+                         (accumulate || m0 > 0) ? 1.0f : 0.0f),
+               call.where);
+      if (!gx)
+        continue;
+      dev.gemm(pixelGemm(call, false, false, cols, c.groupK, c.out, gyChunk,
+                         w.f32(), plan.col.f32(), 0.0f),
+               call.where);
+      plan.run(dev, call, "col2im", plan.col.f32(), gx->f32() + m0 * inImage);
+      continue;
+    }
     plan.run(dev, call, "channels_first", gy.f32() + m0 * c.out * c.pixels,
              plan.rows.f32());
     plan.run(dev, call, "im2col", x.f32() + m0 * inImage, plan.col.f32());

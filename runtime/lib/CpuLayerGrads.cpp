@@ -75,6 +75,7 @@ void linearBackward(const Ctx &c) {
 /// Per chunk of images: gy as [O, images * P], the columns of x, then per
 /// group gw (+)= gy_g colᵀ_g (one GEMM over the chunk) and, for gx, the
 /// column gradient w_gᵀ gy_g in place of col_g, scattered back by col2im.
+/// NHWC: gw (+)= gyᵀ col and the column gradient gy w, on gy in place.
 void convBackward(const Ctx &c) {
   size_t scratch = scratchCount(c);
   c.arity(3, 3, 1 + scratch, 3 + scratch);
@@ -86,9 +87,20 @@ void convBackward(const Ctx &c) {
   int64_t cols = plan.images * geo.cols(), kdim = geo.kdim();
   const float *gy = c.inPtr(0), *xp = c.inPtr(1), *wp = c.inPtr(2);
   for (int64_t s = 0; s < geo.samples; s += plan.images) {
+    float beta = (c.accumulate() || s > 0) ? 1.0f : 0.0f;
+    if (geo.channelsLast) {
+      // NHWC: gy is [images * P, O] as it is; the column rows are pixels.
+      const float *gyChunk = gy + s * geo.O * geo.cols();
+      plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
+      gemm(true, false, geo.O, kdim, cols, gyChunk, plan.col, beta, g.gw);
+      if (g.gx) {
+        gemm(false, false, cols, kdim, geo.O, gyChunk, wp, 0.0f, plan.col);
+        plan.run(c, "col2im", plan.col, g.gx + s * geo.C * geo.H * geo.W);
+      }
+      continue;
+    }
     plan.run(c, "channels_first", gy + s * geo.O * geo.cols(), plan.rows);
     plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
-    float beta = (c.accumulate() || s > 0) ? 1.0f : 0.0f;
     for (int64_t grp = 0; grp < geo.groups; ++grp) {
       const float *gyG = plan.rows + grp * geo.Og * cols;
       float *colG = plan.col + grp * kdim * cols;

@@ -91,6 +91,8 @@ private:
 /// conv2d and conv2d_bwd; x is in(xIndex), w is in(wIndex)).
 struct ConvGeometry {
   int64_t samples, C, H, W, O, Cg, KH, KW, OH, OW, groups, Og;
+  /// NHWC x and y, [O, KH, KW, C] w (the op's "channels_last").
+  bool channelsLast = false;
   /// pad: before each spatial dim (the index offset); padEnd: after it.
   std::vector<int64_t> stride, pad, padEnd, dil;
   int64_t cols() const { return OH * OW; }
@@ -110,7 +112,8 @@ void launchKernelAt(const Ctx &c, const nlohmann::json &launch,
 size_t scratchCount(const Ctx &c);
 
 /// A convolution's `columns`: chunks of `images` images, each through the
-/// column buffer `col` [C*KH*KW, images*OH*OW] and `rows` [O, images*OH*OW].
+/// column buffer `col` [C*KH*KW, images*OH*OW] and `rows` [O, images*OH*OW]
+/// (NHWC: `col` [images*OH*OW, KH*KW*C] only; `rows` is null).
 struct ConvColumns {
   int64_t images;
   float *col, *rows;

@@ -119,13 +119,24 @@ float counterUniform(uint64_t seed, uint64_t index) {
 ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
                            const TensorInfo &w, const TensorInfo &y) {
   size_t r = x.shape.size();
+  channelsLast = c.attr("channels_last", false);
   if (r < 3 || w.shape.size() != 4 || y.shape.size() != r)
-    c.fail("expects x [..., C, H, W], w [O, C/groups, KH, KW] and y of x's "
-           "rank; got x " + x.shapeString() + ", w " + w.shapeString() +
-           ", y " + y.shapeString());
-  C = x.shape[r - 3], H = x.shape[r - 2], W = x.shape[r - 1];
-  O = w.shape[0], Cg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
-  OH = y.shape[r - 2], OW = y.shape[r - 1];
+    c.fail(std::string(channelsLast
+                           ? "channels_last expects x [..., H, W, C], w [O, "
+                             "KH, KW, C]"
+                           : "expects x [..., C, H, W], w [O, C/groups, KH, "
+                             "KW]") +
+           " and y of x's rank; got x " + x.shapeString() + ", w " +
+           w.shapeString() + ", y " + y.shapeString());
+  if (channelsLast) {
+    H = x.shape[r - 3], W = x.shape[r - 2], C = x.shape[r - 1];
+    O = w.shape[0], KH = w.shape[1], KW = w.shape[2], Cg = w.shape[3];
+    OH = y.shape[r - 3], OW = y.shape[r - 2];
+  } else {
+    C = x.shape[r - 3], H = x.shape[r - 2], W = x.shape[r - 1];
+    O = w.shape[0], Cg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+    OH = y.shape[r - 2], OW = y.shape[r - 1];
+  }
   samples = static_cast<int64_t>(x.numel()) / (C * H * W);
   stride = c.pair("stride", {1, 1});
   // [top, left] on both sides, or [top, left, bottom, right].
@@ -141,7 +152,7 @@ ConvGeometry::ConvGeometry(const Ctx &c, const TensorInfo &x,
   dil = c.pair("dilation", {1, 1});
   groups = c.attr<int64_t>("groups", 1);
   if (groups <= 0 || C % groups || O % groups || C / groups != Cg ||
-      y.shape[r - 3] != O)
+      y.shape[channelsLast ? r - 1 : r - 3] != O || (channelsLast && groups != 1))
     c.fail("channels do not match: x has " + std::to_string(C) +
            ", w " + w.shapeString() + ", groups " + std::to_string(groups) +
            ", y " + y.shapeString());
@@ -182,7 +193,10 @@ ConvColumns::ConvColumns(const Ctx &c, const ConvGeometry &g)
   };
   col = scratch("col", static_cast<size_t>(g.C * g.KH * g.KW * images *
                                             g.cols()));
-  rows = scratch("rows", static_cast<size_t>(g.O * images * g.cols()));
+  // NHWC GEMMs write the activations directly: no `rows`.
+  rows = g.channelsLast
+             ? nullptr
+             : scratch("rows", static_cast<size_t>(g.O * images * g.cols()));
 }
 
 void ConvColumns::run(const Ctx &c, const char *name, const float *from,
@@ -220,6 +234,7 @@ void linear(const Ctx &c) {
 
 /// One GEMM per group over a chunk's columns, written [O, images * P],
 /// then copied to y's [images, O, P]; the bias after the last chunk.
+/// NHWC: y[images * P, O] = col[images * P, KH*KW*C] wᵀ, in place.
 void conv2d(const Ctx &c) {
   size_t scratch = scratchCount(c);
   c.arity(2, 3, 1 + scratch, 1 + scratch);
@@ -230,6 +245,11 @@ void conv2d(const Ctx &c) {
   float *y = c.outPtr(0);
   for (int64_t s = 0; s < g.samples; s += plan.images) {
     plan.run(c, "im2col", x + s * g.C * g.H * g.W, plan.col);
+    if (g.channelsLast) {
+      gemm(false, true, cols, g.O, kdim, plan.col, w, 0.0f,
+           y + s * g.O * g.cols());
+      continue;
+    }
     for (int64_t grp = 0; grp < g.groups; ++grp)
       gemm(false, false, g.Og, cols, kdim, w + grp * g.Og * kdim,
            plan.col + grp * kdim * cols, 0.0f, plan.rows + grp * g.Og * cols);

@@ -107,6 +107,10 @@ private:
 
   void emitIm2col(ValueRange args, Value i);
   void emitCol2im(ValueRange args, Value i);
+  void emitIm2colNHWCRow(ValueRange args, Value item);
+  /// The sum of the entries of the column buffer `columns` (either layout)
+  /// that read input position (m, iy, ix, c).
+  Value sumTaps(Value m, Value iy, Value ix, Value c, Value columns);
 
   const OpKernelSpec &spec;
 };
@@ -114,10 +118,20 @@ private:
 
 void LayerEmitter::emitIm2col(ValueRange args, Value i) {
   const ConvColumnsGeometry &g = spec.columns;
-  int64_t pixels = g.oh * g.ow, cols = g.images * pixels, taps = g.kh * g.kw;
-  Value k = divC(i, cols), r = remC(i, cols);
-  Value m = divC(r, pixels), p = remC(r, pixels);
-  Value c = divC(k, taps), tap = remC(k, taps);
+  int64_t pixels = g.oh * g.ow, taps = g.kh * g.kw;
+  // Column entry i: the image m, output pixel p, channel c and tap.
+  Value m, p, c, tap;
+  if (g.channelsLast) { // i = (m P + p, (kh, kw, c))
+    int64_t rowLength = g.getColumnRows();
+    Value row = divC(i, rowLength), k = remC(i, rowLength);
+    m = divC(row, pixels), p = remC(row, pixels);
+    tap = divC(k, g.channels), c = remC(k, g.channels);
+  } else { // i = ((c, kh, kw), m P + p)
+    int64_t cols = g.images * pixels;
+    Value k = divC(i, cols), r = remC(i, cols);
+    m = divC(r, pixels), p = remC(r, pixels);
+    c = divC(k, taps), tap = remC(k, taps);
+  }
   Value kh = divC(tap, g.kw), kw = remC(tap, g.kw);
   // iy = oy sh - ph + kh dh (signed), likewise ix.
   Value iy = arith::SubIOp::create(
@@ -125,17 +139,46 @@ void LayerEmitter::emitIm2col(ValueRange args, Value i) {
   Value ix = arith::SubIOp::create(
       b, loc, addI(mulC(remC(p, g.ow), g.sw), mulC(kw, g.dw)), idx(g.pw));
   Value inside = both(inRange(iy, g.h), inRange(ix, g.w));
-  Value plane = addI(mulC(m, g.channels), c);
-  Value at = addI(mulC(addI(mulC(plane, g.h), iy), g.w), ix);
+  Value at =
+      g.channelsLast
+          ? addI(mulC(addI(mulC(addI(mulC(m, g.h), iy), g.w), ix), g.channels),
+                 c)
+          : addI(mulC(addI(mulC(addI(mulC(m, g.channels), c), g.h), iy), g.w),
+                 ix);
   store(loadIf(inside, args[0], at), args[1], i);
 }
 
-void LayerEmitter::emitCol2im(ValueRange args, Value i) {
+void LayerEmitter::emitIm2colNHWCRow(ValueRange args, Value item) {
+  // Item = one output pixel (m, oy, ox): its row of KH x KW runs of C
+  // contiguous channels, each copied from one input pixel or zeroed.
+  const ConvColumnsGeometry &g = spec.columns;
+  int64_t pixels = g.oh * g.ow;
+  Value m = divC(item, pixels), p = remC(item, pixels);
+  Value y0 = arith::SubIOp::create(b, loc, mulC(divC(p, g.ow), g.sh),
+                                   idx(g.ph));
+  Value x0 = arith::SubIOp::create(b, loc, mulC(remC(p, g.ow), g.sw),
+                                   idx(g.pw));
+  Value dst = mulC(item, g.getColumnRows());
+  Value image = mulC(m, g.h);
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    Value iy = addC(y0, kh * g.dh);
+    Value rowInside = inRange(iy, g.h);
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      Value ix = addC(x0, kw * g.dw);
+      Value inside = both(rowInside, inRange(ix, g.w));
+      Value from = mulC(addI(mulC(addI(image, iy), g.w), ix), g.channels);
+      Value to = addC(dst, (kh * g.kw + kw) * g.channels);
+      forEach(idx(0), idx(g.channels), [&](Value c) {
+        store(loadIf(inside, args[0], addI(from, c)), args[1], addI(to, c));
+      });
+    }
+  }
+}
+
+Value LayerEmitter::sumTaps(Value m, Value iy, Value ix, Value c,
+                            Value columns) {
   const ConvColumnsGeometry &g = spec.columns;
   int64_t pixels = g.oh * g.ow, cols = g.images * pixels;
-  Value ix = remC(i, g.w), iy = remC(divC(i, g.w), g.h);
-  Value c = remC(divC(i, g.w * g.h), g.channels);
-  Value m = divC(i, g.w * g.h * g.channels);
   Value imageColumn = mulC(m, pixels);
   // The output position a tap reads input position v from: (v + pad -
   // tap * dilation) / stride when that is a whole number in [0, out).
@@ -161,12 +204,37 @@ void LayerEmitter::emitCol2im(ValueRange args, Value i) {
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       Value validX;
       Value ox = source(ix, g.pw, kw, g.dw, g.sw, g.ow, validX);
-      // Column row k = (c, kh, kw).
-      Value k = addC(mulC(c, g.kh * g.kw), kh * g.kw + kw);
-      Value at = addI(mulC(k, cols), addI(row, ox));
-      sum = add(sum, loadIf(both(validY, validX), args[0], at));
+      Value column = addI(row, ox);
+      Value at;
+      if (g.channelsLast) {
+        // Row `column`, entry (kh, kw, c).
+        at = addI(mulC(column, g.getColumnRows()),
+                  addC(c, (kh * g.kw + kw) * g.channels));
+      } else {
+        // Column row k = (c, kh, kw).
+        Value k = addC(mulC(c, g.kh * g.kw), kh * g.kw + kw);
+        at = addI(mulC(k, cols), column);
+      }
+      sum = add(sum, loadIf(both(validY, validX), columns, at));
     }
   }
+  return sum;
+}
+
+void LayerEmitter::emitCol2im(ValueRange args, Value i) {
+  const ConvColumnsGeometry &g = spec.columns;
+  Value m, iy, ix, c;
+  if (g.channelsLast) { // i = (m, iy, ix, c)
+    c = remC(i, g.channels);
+    ix = remC(divC(i, g.channels), g.w);
+    iy = remC(divC(i, g.channels * g.w), g.h);
+    m = divC(i, g.channels * g.w * g.h);
+  } else { // i = (m, c, iy, ix)
+    ix = remC(i, g.w), iy = remC(divC(i, g.w), g.h);
+    c = remC(divC(i, g.w * g.h), g.channels);
+    m = divC(i, g.w * g.h * g.channels);
+  }
+  Value sum = sumTaps(m, iy, ix, c, args[0]);
   if (spec.accumulate) {
     Value old = load(args[1], i);
     sum = add(old, sum);
@@ -301,7 +369,8 @@ int64_t mlir::snn::getLayerHostRowLength(const OpKernelSpec &spec) {
   case OpKernelKind::ChannelsLast:
     return g.inner;
   case OpKernelKind::Im2col:
-    return spec.columns.oh * spec.columns.ow;
+    return spec.columns.channelsLast ? spec.columns.getColumnRows()
+                                     : spec.columns.oh * spec.columns.ow;
   default:
     return 1;
   }
@@ -340,6 +409,8 @@ void LayerEmitter::emitHostRow(ValueRange args, Value item) {
     return;
   }
   case OpKernelKind::Im2col: {
+    if (spec.columns.channelsLast)
+      return emitIm2colNHWCRow(args, item);
     // Item (k, m): the OH x OW columns of image m in row k.
     const ConvColumnsGeometry &cg = spec.columns;
     int64_t taps = cg.kh * cg.kw, pixels = cg.oh * cg.ow;

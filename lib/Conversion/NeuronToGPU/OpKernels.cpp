@@ -160,9 +160,9 @@ StringRef OpKernelSpec::getKindName() const {
   case OpKernelKind::ChannelsLast:
     return "channels_last";
   case OpKernelKind::Im2col:
-    return "im2col";
+    return columns.channelsLast ? "im2col_nhwc" : "im2col";
   case OpKernelKind::Col2im:
-    return "col2im";
+    return columns.channelsLast ? "col2im_nhwc" : "col2im";
   case OpKernelKind::TimeSum:
     return "time_sum";
   case OpKernelKind::TimeBroadcast:
@@ -211,7 +211,7 @@ std::string OpKernelSpec::getKey() const {
     const ConvColumnsGeometry &g = columns;
     for (int64_t v : {c.rows, c.channels, c.inner, g.images, g.channels, g.h,
                       g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh,
-                      g.dw})
+                      g.dw, int64_t(g.channelsLast)})
       key += ";" + std::to_string(v);
   }
   return key;

@@ -42,6 +42,9 @@ Object ManifestBuilder::toLayerOp(Object op) {
   StringRef kind = *op.getString("op");
   bool backward = kind.ends_with("_bwd");
   bool conv = kind.starts_with("conv2d");
+  // NHWC activations, [O, KH, KW, C] weights: the GEMMs read and write the
+  // activations in place (no layout copies, no `rows` scratch).
+  bool channelsLast = op.getBoolean("channels_last").value_or(false);
   bool hasBias = op.getBoolean("has_bias").value_or(false);
   bool accumulate = op.getBoolean("accumulate").value_or(false);
   Array &in = *op.getArray("in");
@@ -55,10 +58,10 @@ Object ManifestBuilder::toLayerOp(Object op) {
   const llvm::json::Value &y = backward ? in[0] : out[0];
   SmallVector<int64_t> yShape = shape(y);
   int64_t outChannels = w[0];
-  // y as [rows, O, inner]: a linear layer's rows of N, a convolution's
-  // images of O planes of OH * OW.
+  // y as [rows, O, inner]: a linear layer's rows of N, an NCHW
+  // convolution's images of O planes of OH * OW, an NHWC one's pixels of O.
   ChannelGeometry channels{ShapedType::getNumElements(yShape) / outChannels, outChannels, 1};
-  if (conv) {
+  if (conv && !channelsLast) {
     channels.inner = yShape[yShape.size() - 2] * yShape.back();
     channels.rows = ShapedType::getNumElements(yShape) / (outChannels * channels.inner);
   }
@@ -78,19 +81,29 @@ Object ManifestBuilder::toLayerOp(Object op) {
 
   ConvColumnsGeometry g;
   size_t r = x.size();
-  g.channels = x[r - 3], g.h = x[r - 2], g.w = x[r - 1];
-  g.oh = yShape[r - 2], g.ow = yShape[r - 1];
-  g.kh = w[2], g.kw = w[3];
+  g.channelsLast = channelsLast;
+  if (channelsLast) {
+    g.h = x[r - 3], g.w = x[r - 2], g.channels = x[r - 1];
+    g.oh = yShape[r - 3], g.ow = yShape[r - 2];
+    g.kh = w[1], g.kw = w[2];
+  } else {
+    g.channels = x[r - 3], g.h = x[r - 2], g.w = x[r - 1];
+    g.oh = yShape[r - 2], g.ow = yShape[r - 1];
+    g.kh = w[2], g.kw = w[3];
+  }
   SmallVector<int64_t> stride = getInts(op, "stride", {1, 1});
   SmallVector<int64_t> padding = getInts(op, "padding", {0, 0});
   SmallVector<int64_t> dilation = getInts(op, "dilation", {1, 1});
   g.sh = stride[0], g.sw = stride[1];
   g.ph = padding[0], g.pw = padding[1];
   g.dh = dilation[0], g.dw = dilation[1];
-  int64_t images = channels.rows, pixels = g.oh * g.ow;
+  int64_t pixels = g.oh * g.ow;
+  int64_t images =
+      ShapedType::getNumElements(yShape) / (outChannels * pixels);
   // The largest chunk of images that divides them and fits (every chunk
   // is whole: its kernels have compile-time sizes).
-  int64_t perImage = (g.channels * g.kh * g.kw + outChannels) * pixels * 4;
+  int64_t perImage =
+      (g.getColumnRows() + (channelsLast ? 0 : outChannels)) * pixels * 4;
   int64_t chunk = 1;
   for (int64_t d = 1; d <= images; ++d)
     if (images % d == 0 && d * perImage <= kMaxColumnBytes)
@@ -98,6 +111,20 @@ Object ManifestBuilder::toLayerOp(Object op) {
   g.images = chunk;
   int64_t col = addTensor(Object{
       {"shape", Array{g.getColumnElements()}}, {"role", "activation"}});
+  if (channelsLast) {
+    // y[images * P, O] = col wᵀ; gw (+)= gyᵀ col; col = gy w, then col2im.
+    Object columns{
+        {"images", chunk},
+        {"col", col},
+        {"im2col", chunkLaunch(makeLaunch(makeColumnsSpec(g, false), Array{}))}};
+    if (backward && op.getBoolean("need_gx").value_or(true))
+      columns["col2im"] = chunkLaunch(
+          makeLaunch(makeColumnsSpec(g, true, accumulate), Array{}));
+    op["columns"] = std::move(columns);
+    out.push_back(col);
+    op["scratch"] = Array{col};
+    return op;
+  }
   int64_t rows = addTensor(Object{
       {"shape", Array{outChannels * chunk * pixels}}, {"role", "activation"}});
   ChannelGeometry chunkChannels{chunk, outChannels, pixels};

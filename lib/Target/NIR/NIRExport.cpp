@@ -551,6 +551,11 @@ LogicalResult Exporter::visit(Operation *op) {
         return success();
       })
       .Case<Conv2DOp>([&](Conv2DOp conv) -> LogicalResult {
+        // NIR is NCHW; --snn-channels-last runs after the export's input.
+        if (conv.getChannelsLast())
+          return conv.emitOpError()
+                 << "is channels_last (NHWC); NIR export needs the NCHW "
+                    "form (export before --snn-channels-last)";
         auto w = paramValues(conv.getWeight(), op);
         if (failed(w) || failed(signalOf(conv.getInput(), op)))
           return failure();

@@ -59,12 +59,85 @@ def f32(rng, shape, scale=1.0):
     return (rng.normal(0.0, scale, shape)).astype(np.float32)
 
 
-def check_conv(k, op, shapes, rng):
-    backward = op["op"] == "conv2d_bwd"
+def conv_shapes(op, shapes):
+    """The shapes of x, w and y (backward: gy) of a conv op."""
     ins = op["in"]
-    x_shape = shapes[ins[1] if backward else ins[0]]
-    w_shape = shapes[ins[2] if backward else ins[1]]
-    y_shape = shapes[ins[0]] if backward else shapes[op["out"][0]]
+    if op["op"] == "conv2d_bwd":
+        return shapes[ins[1]], shapes[ins[2]], shapes[ins[0]]
+    return shapes[ins[0]], shapes[ins[1]], shapes[op["out"][0]]
+
+
+def conv_bwd_errors(geo, gy, x, w, gx, gw, gb):
+    """gw, and gx and gb where computed (not None), against the reference."""
+    rgx, rgw, rgb = layers.conv2d_bwd(gy.astype(np.float64), x.astype(np.float64),
+                                      w.astype(np.float64), has_bias=gb is not None,
+                                      **geo)
+    errors = {"gw": rel(gw, rgw)}
+    if gx is not None:
+        errors["gx"] = rel(gx, rgx)
+    if gb is not None:
+        errors["gb"] = rel(gb, rgb)
+    return errors
+
+
+def check_conv_nhwc(k, op, shapes, rng):
+    """channels_last: x [M, H, W, C], w [O, KH, KW, C]; the GEMMs read and
+    write the activations in place, columns [images * P, KH * KW * C]."""
+    backward, ins = op["op"] == "conv2d_bwd", op["in"]
+    x_shape, w_shape, y_shape = conv_shapes(op, shapes)
+    H, W, C = x_shape[-3:]
+    O, KH, KW, _ = w_shape
+    OH, OW = y_shape[-3:-1]
+    M = int(np.prod(x_shape)) // (C * H * W)
+    K, P = KH * KW * C, OH * OW
+    geo = dict(stride=op.get("stride", [1, 1]), padding=op.get("padding", [0, 0]),
+               dilation=op.get("dilation", [1, 1]), channels_last=True)
+    has_bias = bool(op.get("has_bias", False))
+    plan = op["columns"]
+    if "rows" in plan or "channels_last" in plan or "channels_first" in plan:
+        return "NHWC", {"a layout copy or rows scratch in an NHWC plan": np.inf}
+    n = int(plan["images"])
+    cols = n * P
+    col = np.full(cols * K, np.nan, np.float32)
+    x = f32(rng, (M, H, W, C))
+    w = f32(rng, (O, KH, KW, C), 1.0 / np.sqrt(K))
+    wm = w.reshape(O, K)
+    if not backward:
+        y = np.full((M, OH, OW, O), np.nan, np.float32)
+        b = f32(rng, O) if has_bias else None
+        for m0 in range(0, M, n):
+            k.call(plan["im2col"]["kernel"], [at(x, m0 * H * W * C), col.ctypes.data])
+            y.reshape(M * P, O)[m0 * P:(m0 + n) * P] = col.reshape(cols, K) @ wm.T
+        for launch in op.get("launches", []):
+            k.launch(launch, {op["out"][0]: y, ins[2]: b})
+        ref = layers.conv2d(x.astype(np.float64), w.astype(np.float64),
+                            None if b is None else b.astype(np.float64), **geo)
+        errors = {"y": rel(y, ref)}
+    else:
+        gy = f32(rng, (M, OH, OW, O))
+        need_gx = bool(op.get("need_gx", True))
+        gx = np.full((M, H, W, C), np.nan, np.float32)
+        gw = np.zeros((O, K), np.float32)
+        gb = np.full(O, np.nan, np.float32)
+        for m0 in range(0, M, n):
+            g = gy.reshape(M * P, O)[m0 * P:(m0 + n) * P]
+            k.call(plan["im2col"]["kernel"], [at(x, m0 * H * W * C), col.ctypes.data])
+            gw += g.T @ col.reshape(cols, K)
+            col[...] = (g @ wm).ravel()
+            if need_gx:
+                k.call(plan["col2im"]["kernel"], [col.ctypes.data, at(gx, m0 * H * W * C)])
+        if has_bias:
+            k.launch(op["launches"][0], {ins[0]: gy, op["out"][-2]: gb})
+        errors = conv_bwd_errors(geo, gy, x, w, gx if need_gx else None, gw,
+                                 gb if has_bias else None)
+    return f"NHWC M={M} H={H} W={W} C={C} O={O} images/chunk={n}", errors
+
+
+def check_conv(k, op, shapes, rng):
+    if op.get("channels_last", False):
+        return check_conv_nhwc(k, op, shapes, rng)
+    backward, ins = op["op"] == "conv2d_bwd", op["in"]
+    x_shape, w_shape, y_shape = conv_shapes(op, shapes)
     C, H, W = x_shape[-3:]
     O, Cg, KH, KW = w_shape
     OH, OW = y_shape[-2:]
@@ -117,13 +190,8 @@ def check_conv(k, op, shapes, rng):
                 k.call(plan["col2im"]["kernel"], [col.ctypes.data, at(gx, m0 * C * H * W)])
         if has_bias:
             k.launch(op["launches"][0], {ins[0]: gy, op["out"][-3]: gb})
-        rgx, rgw, rgb = layers.conv2d_bwd(gy.astype(np.float64), x.astype(np.float64),
-                                          w.astype(np.float64), has_bias=has_bias, **geo)
-        errors = {"gw": rel(gw, rgw)}
-        if need_gx:
-            errors["gx"] = rel(gx, rgx)
-        if has_bias:
-            errors["gb"] = rel(gb, rgb)
+        errors = conv_bwd_errors(geo, gy, x, w, gx if need_gx else None, gw,
+                                 gb if has_bias else None)
     return f"M={M} C={C} H={H} W={W} O={O} groups={G} images/chunk={n}", errors
 
 

@@ -48,3 +48,13 @@ func.func @forward(%x: tensor<4x2x1x6x6xf32>) -> tensor<4x2x2x6x6xf32> {
   %c = snn.conv2d %x, %w {padding = array<i64: 1, 0, 0, 0>} : tensor<4x2x1x6x6xf32>, tensor<2x1x2x1xf32> -> tensor<4x2x2x6x6xf32>
   return %c : tensor<4x2x2x6x6xf32>
 }
+
+// -----
+
+// NIR is NCHW: a channels-last convolution is refused.
+// CHECK: error: 'snn.conv2d' op is channels_last (NHWC); NIR export needs the NCHW form (export before --snn-channels-last)
+func.func @forward(%x: tensor<4x2x4x4x1xf32>) -> tensor<4x2x2x2x2xf32> {
+  %w = snn.param "conv.weight" {value = dense<0.5> : tensor<2x3x3x1xf32>} : tensor<2x3x3x1xf32>
+  %c = snn.conv2d %x, %w {channels_last} : tensor<4x2x4x4x1xf32>, tensor<2x3x3x1xf32> -> tensor<4x2x2x2x2xf32>
+  return %c : tensor<4x2x2x2x2xf32>
+}

@@ -33,7 +33,8 @@ OpKernelSpec makeBiasGradSpec(const ChannelGeometry &g, bool accumulate);
 /// out[c, r * inner + i] = in[r, c, i] (first = true) or the inverse.
 OpKernelSpec makeChannelLayoutSpec(const ChannelGeometry &g, bool first);
 /// im2col: col[k, m * P + p] of x[images, C, H, W], k = (c, kh, kw) over
-/// all C channels (group g's rows are the g-th C/groups * KH * KW); col2im:
+/// all C channels (group g's rows are the g-th C/groups * KH * KW); with
+/// channelsLast, col[m * P + p, (kh, kw, c)] of x[images, H, W, C]; col2im:
 /// gx (+= with accumulate) the sum of the column entries that read it.
 OpKernelSpec makeColumnsSpec(const ConvColumnsGeometry &g, bool col2im,
                              bool accumulate = false);

@@ -129,13 +129,17 @@ struct ChannelGeometry {
 
 /// A convolution window over x[images, C, H, W] (im2col, col2im): output
 /// OH x OW, kernel KH x KW, stride, the leading padding (top, left: the
-/// trailing padding only sizes the output), dilation.
+/// trailing padding only sizes the output), dilation. `channelsLast`: x is
+/// [images, H, W, C] and the column buffer is [images * OH * OW, (kh, kw,
+/// c)] (a row per output pixel, in the order of an [O, KH, KW, C] weight).
 struct ConvColumnsGeometry {
   int64_t images = 0, channels = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool channelsLast = false;
 
   int64_t getInputElements() const { return images * channels * h * w; }
-  /// Rows of the column buffer: (c, kh, kw).
+  /// Rows of the NCHW column buffer, (c, kh, kw); the NHWC buffer's row
+  /// length, (kh, kw, c).
   int64_t getColumnRows() const { return channels * kh * kw; }
   int64_t getColumnElements() const {
     return getColumnRows() * images * oh * ow;

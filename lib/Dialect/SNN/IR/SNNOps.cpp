@@ -278,28 +278,46 @@ static LogicalResult checkPositivePair(Operation *op, StringRef name,
 LogicalResult Conv2DOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight()),
                     out = shapeOf(getOutput());
+  // NCHW: x [..., C, H, W], w [O, C/groups, KH, KW]; channels_last (NHWC):
+  // x [..., H, W, C], w [O, KH, KW, C].
+  bool last = getChannelsLast();
   if (in.size() < 4)
-    return emitOpError() << "expects an input [..., C, H, W] with at least "
-                            "one leading (batch) dim, got "
+    return emitOpError() << "expects an input "
+                         << (last ? "[..., H, W, C] (channels_last)"
+                                  : "[..., C, H, W]")
+                         << " with at least one leading (batch) dim, got "
                          << formatShape(in);
   if (w.size() != 4)
-    return emitOpError() << "expects a weight [out_channels, in_channels / "
-                            "groups, KH, KW], got "
-                         << formatShape(w);
+    return emitOpError() << "expects a weight "
+                         << (last ? "[out_channels, KH, KW, in_channels] "
+                                    "(channels_last)"
+                                  : "[out_channels, in_channels / groups, "
+                                    "KH, KW]")
+                         << ", got " << formatShape(w);
   if (failed(checkPositivePair(*this, "stride", getStride(), false)) ||
       failed(checkPositivePair(*this, "padding", getPadding(), true)) ||
       failed(checkPositivePair(*this, "dilation", getDilation(), false)))
     return failure();
   int64_t groups = getGroups();
-  int64_t c = in[in.size() - 3];
+  if (last && groups != 1)
+    return emitOpError() << "channels_last supports groups = 1 only, got "
+                         << groups;
+  size_t r = in.size();
+  int64_t c = last ? in[r - 1] : in[r - 3];
+  int64_t wc = last ? w[3] : w[1];
+  ArrayRef<int64_t> space = last ? in.slice(r - 3, 2) : in.take_back(2);
+  ArrayRef<int64_t> kernel = last ? w.slice(1, 2) : w.drop_front(2);
   if (!ShapedType::isDynamic(c) && c % groups != 0)
     return emitOpError() << "input has " << c
                          << " channels, which is not divisible by groups = "
                          << groups;
-  if (!ShapedType::isDynamic(c) && !dimsAgree(c / groups, w[1]))
+  if (!ShapedType::isDynamic(c) && !dimsAgree(c / groups, wc))
     return emitOpError() << "input has " << c << " channels (" << c / groups
-                         << " per group) but weight expects " << w[1]
-                         << " per group";
+                         << " per group) but weight expects " << wc
+                         << " per group"
+                         << (last ? " (channels_last: input [..., H, W, C], "
+                                    "weight [O, KH, KW, C])"
+                                  : "");
   if (w[0] % groups != 0)
     return emitOpError() << "weight has " << w[0]
                          << " output channels, not divisible by groups = "
@@ -309,23 +327,26 @@ LogicalResult Conv2DOp::verify() {
                          << " but the layer has " << w[0]
                          << " output channels";
   SmallVector<int64_t> expected(in.drop_back(3));
-  expected.push_back(w[0]);
+  if (!last)
+    expected.push_back(w[0]);
   for (int i = 0; i < 2; ++i) {
     ArrayRef<int64_t> pad = getPadding();
-    auto o = windowOutput(in[in.size() - 2 + i], w[2 + i], getStride()[i],
-                          pad[i], pad[pad.size() == 4 ? 2 + i : i],
-                          getDilation()[i]);
+    auto o = windowOutput(space[i], kernel[i], getStride()[i], pad[i],
+                          pad[pad.size() == 4 ? 2 + i : i], getDilation()[i]);
     if (!o)
-      return emitOpError() << "kernel " << formatShape(w.drop_front(2))
+      return emitOpError() << "kernel " << formatShape(kernel)
                            << " (dilation " << formatShape(getDilation())
                            << ") is larger than the padded input "
-                           << formatShape(in.take_back(2));
+                           << formatShape(space);
     expected.push_back(*o);
   }
+  if (last)
+    expected.push_back(w[0]);
   if (!shapesAgree(out, expected))
     return emitOpError() << "result has shape " << formatShape(out)
                          << " but the convolution gives "
-                         << formatShape(expected);
+                         << formatShape(expected)
+                         << (last ? " (channels_last: [..., OH, OW, O])" : "");
   return success();
 }
 

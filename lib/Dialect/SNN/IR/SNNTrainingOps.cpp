@@ -237,6 +237,20 @@ LogicalResult Conv2DBwdOp::verify() {
     return emitOpError() << "grad_output " << getGradOutput().getType()
                          << " must have the rank of the input "
                          << getInput().getType();
+  if (getChannelsLast()) {
+    // NHWC: x [..., H, W, C], w [O, KH, KW, C], gy [..., OH, OW, O].
+    ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight()),
+                      gy = shapeOf(getGradOutput());
+    if (getGroups() != 1)
+      return emitOpError() << "channels_last supports groups = 1 only, got "
+                           << getGroups();
+    if (x.back() != w[3] || gy.back() != w[0])
+      return emitOpError()
+             << "channels_last expects an input [..., H, W, C], a weight [O, "
+                "KH, KW, C] and a grad_output [..., OH, OW, O], got "
+             << getInput().getType() << ", " << getWeight().getType()
+             << " and " << getGradOutput().getType();
+  }
   return verifyWeightGrads(*this);
 }
 

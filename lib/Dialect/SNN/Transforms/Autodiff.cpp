@@ -223,12 +223,16 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
         return success();
       })
       .Case<Conv2DOp>([&](Conv2DOp conv) {
-        weightLayer<Conv2DOp, Conv2DBwdOp>(
-            conv, gy,
-            {b.getNamedAttr("stride", conv.getStrideAttr()),
-             b.getNamedAttr("padding", conv.getPaddingAttr()),
-             b.getNamedAttr("dilation", conv.getDilationAttr()),
-             b.getNamedAttr("groups", conv.getGroupsAttr())});
+        SmallVector<NamedAttribute> geometry{
+            b.getNamedAttr("stride", conv.getStrideAttr()),
+            b.getNamedAttr("padding", conv.getPaddingAttr()),
+            b.getNamedAttr("dilation", conv.getDilationAttr()),
+            b.getNamedAttr("groups", conv.getGroupsAttr())};
+        // The backward runs in the forward's layout.
+        if (conv.getChannelsLast())
+          geometry.push_back(
+              b.getNamedAttr("channels_last", conv.getChannelsLastAttr()));
+        weightLayer<Conv2DOp, Conv2DBwdOp>(conv, gy, geometry);
         return success();
       })
       .Case<AvgPool2DOp>([&](AvgPool2DOp pool) {

@@ -66,6 +66,9 @@ def check_op(op, where, shape):
             fail(f"{where}: the decision of an event-driven layer is [2]")
     elif kind == "conv2d":
         x, w, y = shape(ins[0]), shape(ins[1]), shape(outs[0])
+        if op.get("channels_last"):  # NHWC x, y and [O, KH, KW, C] w, as NCHW
+            x, y = (s[:-3] + [s[-1]] + s[-3:-1] for s in (x, y))
+            w = [w[0], w[3], w[1], w[2]]
         pad = op["padding"]  # [top, left] or [top, left, bottom, right]
         end = pad[2:] if len(pad) == 4 else pad
         oh = conv_out(x[-2] + end[0] - pad[0], w[2], op["stride"][0], pad[0],

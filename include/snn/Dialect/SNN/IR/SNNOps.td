@@ -262,13 +262,18 @@ def SNN_Conv2DOp : SNN_Op<"conv2d", [Pure]> {
     `OH = (H + pad_top + pad_bottom - dil (KH - 1) - 1) / stride + 1`.
     `padding` is `[pad_top, pad_left]` (the same on both sides) or
     `[pad_top, pad_left, pad_bottom, pad_right]`.
+
+    With `channels_last` the activations are NHWC: `input : [..., H, W, C]`,
+    `weight : [O, KH, KW, C]` (PyTorch's channels_last order of OIHW, cuDNN's
+    KRSC), result `[..., OH, OW, O]`; `groups` must then be 1.
   }];
   let arguments = (ins SNN_FloatTensor:$input, SNN_FloatTensor:$weight,
                        Optional<SNN_FloatTensor>:$bias,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$stride,
                        DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs SNN_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)

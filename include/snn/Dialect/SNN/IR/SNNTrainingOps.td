@@ -223,9 +223,10 @@ def SNN_LinearBwdOp : SNN_Op<"linear_bwd", [Pure]> {
 def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
   let summary = "gradients of snn.conv2d: input (optional), weight, bias (optional)";
   let description = [{
-    Same geometry attributes as the forward `snn.conv2d`. `grads` are `gx`
-    (when `need_gx`), `gw` (reduced over every leading dim) and `gb` (when
-    `has_bias`).
+    Same geometry attributes as the forward `snn.conv2d`, `channels_last`
+    included (then `grad_output`, `input` and `gx` are NHWC and the weight
+    and `gw` are `[O, KH, KW, C]`). `grads` are `gx` (when `need_gx`), `gw`
+    (reduced over every leading dim) and `gb` (when `has_bias`).
   }];
   let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$input,
                        SNN_FloatTensor:$weight, BoolAttr:$has_bias,
@@ -233,7 +234,8 @@ def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$stride,
                        DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs Variadic<SNN_FloatTensor>:$grads);
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($grad_output) `,`
