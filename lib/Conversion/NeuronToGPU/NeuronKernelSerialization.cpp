@@ -220,6 +220,7 @@ snn::getNeuronKernelNames(func::FuncOp func) {
     NeuronKernel kernel;
     kernel.blockSize = kBlockSize;
     kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(), kBlockSize);
+    kernel.batchNormParts = spec.bnParts;
     // Kinds a layer has no kernel of (a pooled layer's) keep an empty name.
     auto name = [&](KernelKind kind) {
       return spec.hasKernel(kind)

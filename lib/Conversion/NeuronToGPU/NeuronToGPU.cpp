@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockSum.h"
 #include "NeuronKernelBuilder.h"
 #include "snn/Conversion/Passes.h"
 
@@ -60,13 +61,71 @@ unsigned kernelgen::forEachKernelOp(
   return skipped;
 }
 
+/// The backward of a layer that computes its batch norm backward's sums:
+/// every thread of the block takes part in the tree (those past the layer
+/// add zeros), and the first thread of each run of spec.bnSegment stores
+/// the run's sums.
+static void buildBatchNormBackwardThread(OpBuilder &b, Location loc,
+                                         ValueRange args, Value shared,
+                                         const NeuronSpec &spec,
+                                         int64_t blockSize, Value thread,
+                                         Value lane) {
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  Type f64 = b.getF64Type();
+  SmallVector<Value, 2> sums;
+  if (spec.getNumThreads() % blockSize == 0) {
+    sums = buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args);
+  } else {
+    Value inRange = cmp(arith::CmpIPredicate::ult, thread,
+                        idx(spec.getNumThreads()));
+    auto guard = scf::IfOp::create(b, loc, TypeRange{f64, f64}, inRange,
+                                   /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard ig(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    scf::YieldOp::create(
+        b, loc,
+        buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args));
+    b.setInsertionPointToStart(guard.elseBlock());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+    scf::YieldOp::create(b, loc, ValueRange{zero, zero});
+    sums = guard.getResults();
+  }
+  int64_t segment = spec.bnSegment;
+  SmallVector<Value> totals =
+      emitSegmentedBlockSum(b, loc, shared, lane, blockSize, segment, sums);
+  // The runs past the layer have nothing to store.
+  Value run = arith::DivUIOp::create(b, loc, thread, idx(segment));
+  Value leads = cmp(arith::CmpIPredicate::eq,
+                    arith::RemUIOp::create(b, loc, thread, idx(segment)),
+                    idx(0));
+  Value inLayer = cmp(arith::CmpIPredicate::ult, run,
+                      idx(spec.getNumThreads() / segment));
+  auto store = scf::IfOp::create(
+      b, loc, arith::AndIOp::create(b, loc, leads, inLayer),
+      /*withElse=*/false);
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(store.thenBlock());
+  storeBatchNormPartials(b, loc, spec, args, run, totals);
+}
+
 static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
                                   const NeuronSpec &spec, KernelKind kind,
                                   int64_t blockSize) {
   MLIRContext *ctx = b.getContext();
   SmallVector<Type> argTypes = getKernelArgTypes(spec, kind, ctx);
-  auto kernel =
-      gpu::GPUFuncOp::create(b, loc, name, FunctionType::get(ctx, argTypes, {}));
+  // The tree of the batch norm backward's sums: two f64 a thread.
+  bool sums = kind == KernelKind::Backward && spec.fusesBatchNormBackward();
+  SmallVector<Type, 1> shared;
+  if (sums)
+    shared.push_back(MemRefType::get(
+        {2 * blockSize}, b.getF64Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(
+            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, FunctionType::get(ctx, argTypes, {}), shared);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
@@ -82,7 +141,14 @@ static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
   Value first = arith::MulIOp::create(
       b, loc, block, arith::ConstantIndexOp::create(b, loc, blockSize));
   Value thread = arith::AddIOp::create(b, loc, first, lane);
-  ValueRange args = kernel.getArguments();
+  ValueRange args = kernel.getArguments().take_front(argTypes.size());
+  if (sums) {
+    buildBatchNormBackwardThread(b, loc, args,
+                                 kernel.getWorkgroupAttributions().front(),
+                                 spec, blockSize, thread, lane);
+    gpu::ReturnOp::create(b, loc);
+    return kernel;
+  }
   if (spec.getNumThreads() % blockSize == 0) {
     buildNeuronThread(b, loc, spec, kind, thread, args);
   } else {
@@ -122,6 +188,17 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
         op->emitError() << "gpu.module @" << gpuModule.getSymName()
                         << " already has a kernel named '" << name
                         << "'; generate the neuron kernels once per module";
+        failed = true;
+        return;
+      }
+      // A run of the batch norm backward's sums lies in one block.
+      if (kind == KernelKind::Backward && spec.fusesBatchNormBackward() &&
+          (blockSize % spec.bnSegment != 0 ||
+           !llvm::isPowerOf2_64(blockSize))) {
+        op->emitError() << "a layer whose neuron backward computes its "
+                           "batch norm backward's sums needs a power-of-two "
+                           "block size that is a multiple of "
+                        << spec.bnSegment << ", not " << blockSize;
         failed = true;
         return;
       }
