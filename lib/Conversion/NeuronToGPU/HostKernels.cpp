@@ -56,16 +56,17 @@ using namespace mlir::snn::kernelgen;
 static constexpr int64_t kNeuronStepsPerThread = 16384;
 
 /// The backward of a layer that computes its batch norm backward's sums: a
-/// work item per run of spec.bnSegment threads, which runs them one after
-/// the other into a buffer and adds their sums with the GPU block's tree
-/// (the same bits), then stores the run's partial sums.
+/// work item per run of spec.bnSegment thread slots, which runs them one
+/// after the other into a buffer (idle slots: zeros) and adds their sums
+/// with the GPU block's tree (the same bits), then stores the run's partial
+/// sums.
 static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
                                                      Location loc,
                                                      StringRef name,
                                                      const NeuronSpec &spec,
                                                      int64_t threadGrain) {
   int64_t segment = spec.bnSegment;
-  int64_t runs = spec.getNumThreads() / segment;
+  int64_t runs = spec.getNumBatchNormSlots() / segment;
   func::FuncOp fn = createRangedHostFunc(
       b, loc, name,
       getKernelArgTypes(spec, KernelKind::Backward, b.getContext()), runs,
@@ -85,10 +86,10 @@ static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
     scf::ForOp::create(
         b, loc, idx(0), idx(segment), idx(1), ValueRange{},
         [&](OpBuilder &, Location, Value j, ValueRange) {
-          Value thread = arith::AddIOp::create(
+          Value slot = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, run, idx(segment)), j);
-          SmallVector<Value, 2> sums = buildNeuronThread(
-              b, loc, spec, KernelKind::Backward, thread, args);
+          SmallVector<Value, 2> sums =
+              buildBatchNormBackwardSlot(b, loc, spec, slot, args);
           for (auto [k, sum] : llvm::enumerate(sums))
             memref::StoreOp::create(
                 b, loc, sum, buffer,
@@ -341,6 +342,8 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
         kernel.blockSize = kNeuronKernelBlockSize;
         kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(),
                                                  kNeuronKernelBlockSize);
+        kernel.bwdGridSize = llvm::divideCeilSigned(
+            spec.getNumBackwardThreads(), kNeuronKernelBlockSize);
         for (KernelKind kind : kinds) {
           if (!spec.hasKernel(kind))
             continue;

@@ -582,12 +582,43 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   return sums;
 }
 
+SmallVector<Value, 2>
+kernelgen::buildBatchNormBackwardSlot(OpBuilder &b, Location loc,
+                                      const NeuronSpec &spec, Value slot,
+                                      ValueRange args) {
+  IndexMath m{b, loc};
+  int64_t threads = spec.getPlaneThreads(), slots = spec.bnPlaneSlots;
+  int64_t planes = spec.getNumThreads() / threads;
+  // Slot `local` of plane `plane` holds thread plane * threads + local.
+  Value plane = m.divU(slot, slots), local = m.remU(slot, slots);
+  Value thread = slots == threads ? slot : m.mulAdd(plane, threads, local);
+  auto below = [&](Value v, int64_t bound) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 m.index(bound));
+  };
+  Value valid = below(plane, planes);
+  if (slots != threads)
+    valid = arith::AndIOp::create(b, loc, valid, below(local, threads));
+  Type f64 = b.getF64Type();
+  auto guard = scf::IfOp::create(b, loc, TypeRange{f64, f64}, valid,
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  scf::YieldOp::create(
+      b, loc,
+      buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args));
+  b.setInsertionPointToStart(guard.elseBlock());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+  scf::YieldOp::create(b, loc, ValueRange{zero, zero});
+  return guard.getResults();
+}
+
 void kernelgen::storeBatchNormPartials(OpBuilder &b, Location loc,
                                        const NeuronSpec &spec, ValueRange args,
                                        Value segment, ValueRange sums) {
   IndexMath m{b, loc};
   // Runs of a plane (sample, c) are consecutive; part (sample, run) of c.
-  int64_t runs = spec.bnSpatial / spec.getWidth() / spec.bnSegment;
+  int64_t runs = spec.bnPlaneSlots / spec.bnSegment;
   Value plane = m.divU(segment, runs);
   Value sample = m.divU(plane, spec.bnChannels);
   Value c = m.remU(plane, spec.bnChannels);

@@ -101,12 +101,24 @@ struct NeuronSpec {
   /// With bn->backward the backward kernel also reads x and the saved
   /// statistics and writes, per channel, the partial sums of gY and gY xhat
   /// of the batch norm's backward (each an f32 high and low pair, as its
-  /// statistics kernel does): a partial per run of bnSegment threads (a
-  /// tree in the block), bnParts per channel at [c][part][4] of a scratch
-  /// of bnBwdScratchSize floats (the batch norm's finish kernel with
+  /// statistics kernel does). Its grid has bnPlaneSlots thread slots per
+  /// channel plane (getBatchNormBackwardPlaneSlots: the plane's threads,
+  /// then idle slots); a partial per run of bnSegment slots (a tree in the
+  /// block), bnParts per channel at [c][part][4] of a scratch of
+  /// bnBwdScratchSize floats (the batch norm's finish kernel with
   /// parts = bnParts reads it).
-  int64_t bnSegment = 0, bnParts = 0, bnBwdScratchSize = 0;
+  int64_t bnPlaneSlots = 0, bnSegment = 0, bnParts = 0, bnBwdScratchSize = 0;
   bool fusesBatchNormBackward() const { return bn && bn->backward; }
+  /// Threads of a channel plane, and the backward's thread slots.
+  int64_t getPlaneThreads() const { return bnSpatial / getWidth(); }
+  int64_t getNumBatchNormSlots() const {
+    return numNeurons / bnSpatial * bnPlaneSlots;
+  }
+  /// Threads of the backward kernel's grid.
+  int64_t getNumBackwardThreads() const {
+    return fusesBatchNormBackward() ? getNumBatchNormSlots()
+                                    : getNumThreads();
+  }
   /// Batch norm arguments of a kernel, after the outputs (and chained
   /// state): training gamma, beta, saved_mean, saved_invstd, scratch;
   /// inference gamma, beta, running_mean, running_var; the backward x,
@@ -220,7 +232,14 @@ SmallVector<Value, 2> buildNeuronThread(OpBuilder &b, Location loc,
                                         KernelKind kind, Value thread,
                                         ValueRange args);
 
-/// Stores the sums `sums` of run `segment` (index) of bnSegment threads of
+/// The work of thread slot `slot` of a backward kernel that sums its batch
+/// norm's backward (spec.fusesBatchNormBackward()): the thread of the slot
+/// when the slot holds one, its sums; else zeros.
+SmallVector<Value, 2> buildBatchNormBackwardSlot(OpBuilder &b, Location loc,
+                                                 const NeuronSpec &spec,
+                                                 Value slot, ValueRange args);
+
+/// Stores the sums `sums` of run `segment` (index) of bnSegment slots of
 /// a backward kernel into its scratch argument, at the run's (channel,
 /// part), each as an f32 high and low pair.
 void storeBatchNormPartials(OpBuilder &b, Location loc, const NeuronSpec &spec,
@@ -247,8 +266,9 @@ struct NeuronOpKernels {
   NeuronSpec spec;
   /// Kernel names by KernelKind.
   SmallVector<std::pair<KernelKind, std::string>> names;
-  /// Blocks of `blockSize` threads that cover the layer.
-  int64_t gridSize;
+  /// Blocks of `blockSize` threads that cover the layer, and its backward
+  /// (NeuronSpec::getNumBackwardThreads).
+  int64_t gridSize, bwdGridSize;
 };
 
 /// Calls `fn(op, index, spec)` for every neuron op of `func` that has

@@ -201,17 +201,18 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     spec.bnScratchSize = getBatchNormScratchElements(g);
     spec.bnTermOffset = getBatchNormTermOffset(g);
     if (spec.bn->backward) {
-      spec.bnSegment = getBatchNormBackwardSegment(g.spatial, spec.getWidth());
+      spec.bnPlaneSlots =
+          getBatchNormBackwardPlaneSlots(g.spatial, spec.getWidth());
       int64_t plane = g.channels * g.spatial;
-      if (!spec.bnSegment || spec.numNeurons % plane != 0) {
+      if (!spec.bnPlaneSlots || spec.numNeurons % plane != 0) {
         why = "its snn.fused_batch_norm has backward = true but a thread's "
-              "neurons span two channels, or a channel's threads are not a "
-              "power of two (rerun --snn-fuse)";
+              "neurons span two channels (rerun --snn-fuse)";
         return std::nullopt;
       }
-      // Runs of a plane's threads, for each of the step's planes of c.
-      g.parts = spec.numNeurons / plane *
-                (g.spatial / spec.getWidth() / spec.bnSegment);
+      spec.bnSegment =
+          std::min(spec.bnPlaneSlots, kBatchNormBackwardMaxSegment);
+      // Runs of a plane's slots, for each of the step's planes of c.
+      g.parts = spec.numNeurons / plane * (spec.bnPlaneSlots / spec.bnSegment);
       spec.bnParts = g.parts;
       spec.bnBwdScratchSize = getBatchNormScratchElements(g);
     }

@@ -61,48 +61,28 @@ unsigned kernelgen::forEachKernelOp(
   return skipped;
 }
 
-/// The backward of a layer that computes its batch norm backward's sums:
-/// every thread of the block takes part in the tree (those past the layer
-/// add zeros), and the first thread of each run of spec.bnSegment stores
-/// the run's sums.
+/// The backward of a layer that computes its batch norm backward's sums: a
+/// thread per slot (spec.bnPlaneSlots per channel plane), every thread of
+/// the block in the tree (idle slots add zeros), and the first thread of
+/// each run of spec.bnSegment slots stores the run's sums.
 static void buildBatchNormBackwardThread(OpBuilder &b, Location loc,
                                          ValueRange args, Value shared,
                                          const NeuronSpec &spec,
-                                         int64_t blockSize, Value thread,
+                                         int64_t blockSize, Value slot,
                                          Value lane) {
-  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  };
-  Type f64 = b.getF64Type();
-  SmallVector<Value, 2> sums;
-  if (spec.getNumThreads() % blockSize == 0) {
-    sums = buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args);
-  } else {
-    Value inRange = cmp(arith::CmpIPredicate::ult, thread,
-                        idx(spec.getNumThreads()));
-    auto guard = scf::IfOp::create(b, loc, TypeRange{f64, f64}, inRange,
-                                   /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard ig(b);
-    b.setInsertionPointToStart(guard.thenBlock());
-    scf::YieldOp::create(
-        b, loc,
-        buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args));
-    b.setInsertionPointToStart(guard.elseBlock());
-    Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
-    scf::YieldOp::create(b, loc, ValueRange{zero, zero});
-    sums = guard.getResults();
-  }
+  IndexMath m{b, loc};
+  SmallVector<Value, 2> sums =
+      buildBatchNormBackwardSlot(b, loc, spec, slot, args);
   int64_t segment = spec.bnSegment;
   SmallVector<Value> totals =
       emitSegmentedBlockSum(b, loc, shared, lane, blockSize, segment, sums);
   // The runs past the layer have nothing to store.
-  Value run = arith::DivUIOp::create(b, loc, thread, idx(segment));
-  Value leads = cmp(arith::CmpIPredicate::eq,
-                    arith::RemUIOp::create(b, loc, thread, idx(segment)),
-                    idx(0));
-  Value inLayer = cmp(arith::CmpIPredicate::ult, run,
-                      idx(spec.getNumThreads() / segment));
+  Value run = m.divU(slot, segment);
+  Value leads = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      m.remU(slot, segment), m.index(0));
+  Value inLayer = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, run,
+      m.index(spec.getNumBatchNormSlots() / segment));
   auto store = scf::IfOp::create(
       b, loc, arith::AndIOp::create(b, loc, leads, inLayer),
       /*withElse=*/false);
@@ -174,8 +154,10 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   bool failed = false;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
-    NeuronOpKernels kernels{op, spec, {},
-                            llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
+    NeuronOpKernels kernels{
+        op, spec, {},
+        llvm::divideCeilSigned(spec.getNumThreads(), blockSize),
+        llvm::divideCeilSigned(spec.getNumBackwardThreads(), blockSize)};
     for (KernelKind kind : kinds) {
       if (!spec.hasKernel(kind))
         continue;

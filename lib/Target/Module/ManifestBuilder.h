@@ -45,6 +45,8 @@ struct NeuronKernelRef {
   /// Partial sums per channel of the batch norm backward that bwd writes
   /// (snn.fused_batch_norm with backward = true); 0: none.
   int64_t batchNormParts = 0;
+  /// The grid of bwd.
+  int64_t bwdGrid = 0;
   /// Element type of the saved H that fwd writes and bwd reads.
   std::string hDType = "f32";
 };

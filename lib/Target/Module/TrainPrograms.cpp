@@ -192,7 +192,9 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   if (kernel != kernels.end())
     json["kernel"] = Object{{"bwd", kernel->second.bwd},
                             {"block", kernel->second.block},
-                            {"grid", kernel->second.grid},
+                            {"grid", kernel->second.bwdGrid
+                                         ? kernel->second.bwdGrid
+                                         : kernel->second.grid},
                             {"h_dtype", kernel->second.hDType}};
   emit(Phase::Backward, std::move(json));
   return success();

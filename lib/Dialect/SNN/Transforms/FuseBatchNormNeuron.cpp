@@ -128,10 +128,10 @@ static std::string getBackwardFusionFailure(Operation *neuron,
   int64_t width = type.getNumElements() / type.getDimSize(0) % 4 == 0 ? 4 : 1;
   if (std::optional<FusedPool> pool = getFusedPool(neuron))
     width = pool->kh * pool->kw;
-  if (!getBatchNormBackwardSegment(spatial, width))
-    return llvm::formatv("the {0} positions of a channel are not a power of "
-                         "two (or multiple of {1}) threads of {2} neurons",
-                         spatial, kBatchNormBackwardMaxSegment, width);
+  if (!getBatchNormBackwardPlaneSlots(spatial, width))
+    return llvm::formatv("a backward thread's {0} neurons span two channels "
+                         "(a channel has {1} positions)",
+                         width, spatial);
   return "";
 }
 

@@ -34,8 +34,8 @@ func.func @fusable(%x: tensor<4x2x3x8x8xf32>, %f: tensor<4x2x5xf32>, %g: tensor<
 // names the batch norm's output only to find its saved statistics (it reads
 // x), and the neuron backward reads the saved membrane. The layer's input
 // gradient goes to the snn.batch_norm_bwd alone, and a thread's 4 neurons
-// lie in one channel whose 64 positions are 16 threads (a power of two):
-// the neuron backward computes the batch norm backward's sums (backward).
+// lie in one channel: the neuron backward computes the batch norm
+// backward's sums (backward).
 // CHECK-LABEL: func.func @trained
 // CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {backward = true, eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
 // CHECK: snn.batch_norm_bwd
@@ -143,21 +143,30 @@ func.func @trained_pool(%x: tensor<4x2x3x8x8xf32>, %g: tensor<3xf32>, %gp: tenso
 
 // The backward is not fused (the forward is): the gradient the neuron
 // backward writes has another reader besides snn.batch_norm_bwd, or a
-// channel's 6x6 positions are 9 threads of 4 neurons (not a power of two).
+// channel's 3x3 positions are not a multiple of a thread's 4 neurons. A
+// channel's 6x6 positions, 9 threads (padded to 16 slots), are fused.
 // CHECK-LABEL: func.func @trained_unfused
-// CHECK-NOT: backward = true
-func.func @trained_unfused(%x: tensor<4x2x3x8x8xf32>, %x6: tensor<4x2x3x6x6xf32>, %g: tensor<3xf32>, %gs: tensor<4x2x3x8x8xf32>, %gs6: tensor<4x2x3x6x6xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x6x6xf32>) {
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+// CHECK: snn.lif %{{.*}} {snn.fused_batch_norm = {backward = true, eps = 1.000000e-05 : f64, spatial_rank = 2 : i64}}
+func.func @trained_unfused(%x: tensor<4x2x3x8x8xf32>, %x3: tensor<4x2x4x3x3xf32>, %x6: tensor<4x2x3x6x6xf32>, %g: tensor<3xf32>, %g4: tensor<4xf32>, %gs: tensor<4x2x3x8x8xf32>, %gs3: tensor<4x2x4x3x3xf32>, %gs6: tensor<4x2x3x6x6xf32>) -> (tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x4x3x3xf32>, tensor<4x2x3x6x6xf32>) {
   %y = snn.batch_norm %x, %g, %g, %g, %g : tensor<4x2x3x8x8xf32>, tensor<3xf32>
   // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
   // expected-remark @+1 {{batch norm backward not fused: the gradient of the batch norm's output has other users than its snn.batch_norm_bwd}}
   %s = snn.lif %y : tensor<4x2x3x8x8xf32>
   %gy = snn.neuron_bwd %gs, %s : tensor<4x2x3x8x8xf32>
   %gx, %gg, %gb = snn.batch_norm_bwd %gy, %x, %g, %y : tensor<4x2x3x8x8xf32>, tensor<3xf32>
+  %y3 = snn.batch_norm %x3, %g4, %g4, %g4, %g4 : tensor<4x2x4x3x3xf32>, tensor<4xf32>
+  // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
+  // expected-remark @+1 {{batch norm backward not fused: a backward thread's 4 neurons span two channels (a channel has 9 positions)}}
+  %s3 = snn.lif %y3 : tensor<4x2x4x3x3xf32>
+  %gy3 = snn.neuron_bwd %gs3, %s3 : tensor<4x2x4x3x3xf32>
+  %gx3, %gg3, %gb3 = snn.batch_norm_bwd %gy3, %x3, %g4, %y3 : tensor<4x2x4x3x3xf32>, tensor<4xf32>
   %y6 = snn.batch_norm %x6, %g, %g, %g, %g : tensor<4x2x3x6x6xf32>, tensor<3xf32>
   // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
-  // expected-remark @+1 {{batch norm backward not fused: the 36 positions of a channel are not a power of two (or multiple of 256) threads of 4 neurons}}
+  // expected-remark @+1 {{batch norm backward fused}}
   %s6 = snn.lif %y6 : tensor<4x2x3x6x6xf32>
   %gy6 = snn.neuron_bwd %gs6, %s6 : tensor<4x2x3x6x6xf32>
   %gx6, %gg6, %gb6 = snn.batch_norm_bwd %gy6, %x6, %g, %y6 : tensor<4x2x3x6x6xf32>, tensor<3xf32>
-  return %gy, %gx, %gx6 : tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x6x6xf32>
+  return %gy, %gx, %gx3, %gx6 : tensor<4x2x3x8x8xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x4x3x3xf32>, tensor<4x2x3x6x6xf32>
 }

@@ -64,19 +64,19 @@ inline std::optional<FusedBatchNorm> getFusedBatchNorm(Operation *op) {
 /// one partial sum: a power of two that divides the GPU block size.
 constexpr int64_t kBatchNormBackwardMaxSegment = 256;
 
-/// Threads of a neuron backward kernel (`width` consecutive neurons each)
-/// whose sums of the batch norm's backward make one partial sum, with a
-/// tree in the GPU block: those of a channel plane (its `spatial` neurons)
-/// or a block-aligned run of them. 0 when a thread's neurons span two
-/// channels or the plane's threads are not a power of two (nor a multiple
-/// of kBatchNormBackwardMaxSegment).
-inline int64_t getBatchNormBackwardSegment(int64_t spatial, int64_t width) {
+/// Thread slots of a channel plane (its `spatial` neurons, `width` a
+/// thread) in a neuron backward kernel that sums the batch norm's backward:
+/// the plane's threads rounded up to a power of two below
+/// kBatchNormBackwardMaxSegment, else to a multiple of it, so that a tree
+/// in the GPU block adds a run of a plane's slots (the slots past the
+/// plane's threads add zeros). 0 when a thread's neurons span two channels.
+inline int64_t getBatchNormBackwardPlaneSlots(int64_t spatial, int64_t width) {
   if (width <= 0 || spatial % width != 0)
     return 0;
-  int64_t perPlane = spatial / width;
-  if (perPlane % kBatchNormBackwardMaxSegment == 0)
-    return kBatchNormBackwardMaxSegment;
-  return llvm::isPowerOf2_64(perPlane) ? perPlane : 0;
+  int64_t threads = spatial / width;
+  if (threads >= kBatchNormBackwardMaxSegment)
+    return llvm::alignTo(threads, kBatchNormBackwardMaxSegment);
+  return static_cast<int64_t>(llvm::PowerOf2Ceil(threads));
 }
 
 } // namespace mlir::snn

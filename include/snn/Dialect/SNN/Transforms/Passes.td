@@ -118,9 +118,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     atomics, the same bits run to run), and `batch_norm_bwd` runs its
     finish and apply launches only. Gradients are within 1e-6 relative of
     the unfused module's (the additions' order differs). A remark per layer
-    says fused or why not (other readers of the gradient; a thread's
-    neurons spanning two channels or a channel plane's threads not a power
-    of two, e.g. 12x12 maps).
+    says fused or why not (other readers of the gradient; a backward
+    thread's neurons spanning two channels, e.g. 7x7 maps).
 
     `batch-norm=false`, `pool=false` or `batch-norm-backward=false` leaves
     that fusion out (to measure each fusion alone).
