@@ -104,8 +104,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     channel: in training with the scale and shift of the batch norm's
     statistics and finish launches (the apply launch goes away), in
     inference with the affine of the running statistics (the batch norm
-    goes away). The normalized tensor is never written; the backward is
-    unchanged (`snn.batch_norm_bwd` reads x and the saved statistics). Not
+    goes away). The normalized tensor is never written; the backward does
+    not need it (`snn.batch_norm_bwd` reads x and the saved statistics). Not
     fused, with a remark: other users of the batch norm's output, `snn.plif`,
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after), in training and inference.
