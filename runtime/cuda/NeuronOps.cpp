@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaOps.h"
+#include "snnrt/BatchNormSums.h"
 
 #include <algorithm>
 
@@ -240,7 +241,8 @@ void runBackward(CudaDevice &device, OpCall &call) {
     return;
   }
   checkShape(call, h, gx);
-  if (l.plif != (call.out.size() == 2))
+  bool sums = call.op.contains("bn");
+  if (!sums && l.plif != (call.out.size() == 2))
     opError(call, l.plif ? "plif backward needs outputs (gx, gw)"
                          : "expected one output (gx)");
   checkKernelHType(call, h);
@@ -251,6 +253,25 @@ void runBackward(CudaDevice &device, OpCall &call) {
   if (l.cuba) {
     checkShape(call, call.in[2], gx);
     args.push_back(call.in[2].ptr);
+  }
+  if (sums) {
+    // x, saved_mean, saved_invstd, then the sums after gx (BatchNormSums.h).
+    snnrt::BatchNormSumsTensors t;
+    t.gx = gx.numel();
+    auto count = [](const std::vector<DeviceTensor> &ts, size_t i) {
+      return i < ts.size() ? static_cast<size_t>(ts[i].numel()) : 0;
+    };
+    t.x = count(call.in, firstParam);
+    t.mean = count(call.in, firstParam + 1);
+    t.invstd = count(call.in, firstParam + 2);
+    t.sums = count(call.out, 1);
+    std::string why = snnrt::checkBatchNormSums(call.op["bn"], t);
+    if (!why.empty())
+      opError(call, why);
+    for (size_t i = 0; i < 3; ++i)
+      args.push_back(call.in[firstParam + i].ptr);
+    args.push_back(call.out[1].ptr);
+    firstParam += 3;
   }
   if (l.plif) {
     zeroPlifGradient(device, call, call.out[1]);

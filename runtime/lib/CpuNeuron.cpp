@@ -9,6 +9,7 @@
 
 #include "CpuOpContext.h"
 #include "HostKernels.h"
+#include "snnrt/BatchNormSums.h"
 
 #include <algorithm>
 #include <vector>
@@ -259,12 +260,32 @@ void runNeuronBackward(const Ctx &c) {
   }
   c.expectElements(c.in(1), total, "saved H, like the gradient");
   std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};
+  size_t firstParam = l.cuba ? 3 : 2;
   if (l.cuba) {
-    c.arity(3, c.op.in.size(), 1, 1);
+    c.arity(3, c.op.in.size(), 1, 2);
     c.expectElements(c.in(2), total, "saved I, like the gradient");
     args.push_back(c.inPtr(2));
   }
-  if (l.plif) {
+  if (auto bn = c.op.attrs.find("bn"); bn != c.op.attrs.end()) {
+    // x, saved_mean, saved_invstd, then the sums after gx (BatchNormSums.h).
+    BatchNormSumsTensors t;
+    t.gx = total;
+    auto count = [&](bool input, size_t i) -> size_t {
+      size_t n = input ? c.op.in.size() : c.op.out.size();
+      return i >= n ? 0 : (input ? c.in(i) : c.out(i)).numel();
+    };
+    t.x = count(true, firstParam);
+    t.mean = count(true, firstParam + 1);
+    t.invstd = count(true, firstParam + 2);
+    t.sums = count(false, 1);
+    std::string why = checkBatchNormSums(*bn, t);
+    if (!why.empty())
+      c.fail(why);
+    for (size_t i = 0; i < 3; ++i)
+      args.push_back(c.inPtr(firstParam + i));
+    args.push_back(c.outPtr(1));
+    firstParam += 3;
+  } else if (l.plif) {
     if (c.op.out.size() != 2)
       c.fail("plif needs an output for the gradient of 'plif_w'");
     size_t wn = plifWeightSize(c);
@@ -274,7 +295,7 @@ void runNeuronBackward(const Ctx &c) {
   } else if (c.op.out.size() != 1) {
     c.fail("expected one output (gx)");
   }
-  callKernel(c, neuronKernel(c, "bwd"), std::move(args), l.cuba ? 3 : 2);
+  callKernel(c, neuronKernel(c, "bwd"), std::move(args), firstParam);
 }
 
 void runNeuronStep(const Ctx &c) {

@@ -13,6 +13,15 @@ SmallVector<Value> mlir::snn::emitBlockSum(OpBuilder &b, Location loc,
                                            Value scratch, Value lane,
                                            int64_t threads,
                                            ValueRange partials) {
+  return emitSegmentedBlockSum(b, loc, scratch, lane, threads, threads,
+                               partials);
+}
+
+SmallVector<Value> mlir::snn::emitSegmentedBlockSum(OpBuilder &b, Location loc,
+                                                    Value scratch, Value lane,
+                                                    int64_t threads,
+                                                    int64_t segment,
+                                                    ValueRange partials) {
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -26,10 +35,14 @@ SmallVector<Value> mlir::snn::emitBlockSum(OpBuilder &b, Location loc,
     slots.push_back(at);
   }
   gpu::BarrierOp::create(b, loc);
-  // A tree: at each level the lower half of the threads adds the upper.
-  for (int64_t stride = threads / 2; stride >= 1; stride /= 2) {
+  // A tree: at each level the lower half of each run's threads adds the
+  // upper.
+  Value inRun = segment == threads
+                    ? lane
+                    : Value(arith::RemUIOp::create(b, loc, lane, idx(segment)));
+  for (int64_t stride = segment / 2; stride >= 1; stride /= 2) {
     Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         lane, idx(stride));
+                                         inRun, idx(stride));
     auto level = scf::IfOp::create(b, loc, active, /*withElse=*/false);
     {
       OpBuilder::InsertionGuard ig(b);
@@ -45,9 +58,16 @@ SmallVector<Value> mlir::snn::emitBlockSum(OpBuilder &b, Location loc,
     }
     gpu::BarrierOp::create(b, loc);
   }
+  // The run's sums are at its first thread's slots.
+  Value first = segment == threads
+                    ? idx(0)
+                    : Value(arith::SubIOp::create(b, loc, lane, inRun));
   SmallVector<Value> sums;
-  for (size_t k = 0; k < partials.size(); ++k)
-    sums.push_back(memref::LoadOp::create(b, loc, scratch,
-                                          ValueRange{idx(int64_t(k) * threads)}));
+  for (size_t k = 0; k < partials.size(); ++k) {
+    Value at = k == 0 ? first
+                      : Value(arith::AddIOp::create(
+                            b, loc, first, idx(int64_t(k) * threads)));
+    sums.push_back(memref::LoadOp::create(b, loc, scratch, ValueRange{at}));
+  }
   return sums;
 }

@@ -20,6 +20,14 @@ SmallVector<Value> emitBlockSum(OpBuilder &b, Location loc, Value scratch,
                                 Value lane, int64_t threads,
                                 ValueRange partials);
 
+/// The sums of each of `partials` over the runs of `segment` threads (a
+/// power of two that divides `threads`) of the block, every thread getting
+/// its run's; the tree is emitBlockSum's within each run.
+SmallVector<Value> emitSegmentedBlockSum(OpBuilder &b, Location loc,
+                                         Value scratch, Value lane,
+                                         int64_t threads, int64_t segment,
+                                         ValueRange partials);
+
 } // namespace mlir::snn
 
 #endif // SNN_LIB_CONVERSION_NEURONTOGPU_BLOCKSUM_H

@@ -55,6 +55,74 @@ using namespace mlir::snn::kernelgen;
 /// microseconds), against the few microseconds of waking a thread.
 static constexpr int64_t kNeuronStepsPerThread = 16384;
 
+/// The backward of a layer that computes its batch norm backward's sums: a
+/// work item per run of spec.bnSegment thread slots, which runs them one
+/// after the other into a buffer (idle slots: zeros) and adds their sums
+/// with the GPU block's tree (the same bits), then stores the run's partial
+/// sums.
+static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
+                                                     Location loc,
+                                                     StringRef name,
+                                                     const NeuronSpec &spec,
+                                                     int64_t threadGrain) {
+  int64_t segment = spec.bnSegment;
+  int64_t runs = spec.getNumBatchNormSlots() / segment;
+  func::FuncOp fn = createRangedHostFunc(
+      b, loc, name,
+      getKernelArgTypes(spec, KernelKind::Backward, b.getContext()), runs,
+      llvm::divideCeilSigned(threadGrain, segment));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&fn.front());
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  ValueRange args = getHostTensorArgs(fn);
+  // Sum k of thread j at k * segment + j; outside the loop, so that the
+  // stack does not grow with the items.
+  Value buffer = memref::AllocaOp::create(
+      b, loc, MemRefType::get({2 * segment}, b.getF64Type()));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    scf::ForOp items = createHostRangeLoop(b, loc, fn, 0, runs);
+    Value run = items.getInductionVar();
+    scf::ForOp::create(
+        b, loc, idx(0), idx(segment), idx(1), ValueRange{},
+        [&](OpBuilder &, Location, Value j, ValueRange) {
+          Value slot = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, run, idx(segment)), j);
+          SmallVector<Value, 2> sums =
+              buildBatchNormBackwardSlot(b, loc, spec, slot, args);
+          for (auto [k, sum] : llvm::enumerate(sums))
+            memref::StoreOp::create(
+                b, loc, sum, buffer,
+                ValueRange{arith::AddIOp::create(b, loc, j,
+                                                 idx(int64_t(k) * segment))});
+          scf::YieldOp::create(b, loc);
+        });
+    for (int64_t stride = segment / 2; stride >= 1; stride /= 2)
+      scf::ForOp::create(
+          b, loc, idx(0), idx(stride), idx(1), ValueRange{},
+          [&](OpBuilder &, Location, Value j, ValueRange) {
+            for (int64_t k = 0; k < 2; ++k) {
+              Value at = arith::AddIOp::create(b, loc, j, idx(k * segment));
+              Value other = arith::AddIOp::create(b, loc, at, idx(stride));
+              Value mine =
+                  memref::LoadOp::create(b, loc, buffer, ValueRange{at});
+              Value theirs =
+                  memref::LoadOp::create(b, loc, buffer, ValueRange{other});
+              memref::StoreOp::create(
+                  b, loc, arith::AddFOp::create(b, loc, mine, theirs), buffer,
+                  ValueRange{at});
+            }
+            scf::YieldOp::create(b, loc);
+          });
+    SmallVector<Value, 2> totals{
+        memref::LoadOp::create(b, loc, buffer, ValueRange{idx(0)}),
+        memref::LoadOp::create(b, loc, buffer, ValueRange{idx(segment)})};
+    storeBatchNormPartials(b, loc, spec, args, run, totals);
+  }
+  func::ReturnOp::create(b, loc);
+  return fn;
+}
+
 func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                         StringRef name, const NeuronSpec &spec,
                                         KernelKind kind) {
@@ -67,6 +135,8 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
   // the thread count.
   if (kind == KernelKind::Backward && spec.plifWeightSize > 0)
     grain = std::max<int64_t>(grain, threads);
+  if (kind == KernelKind::Backward && spec.fusesBatchNormBackward())
+    return buildBatchNormBackwardHostKernel(b, loc, name, spec, grain);
   func::FuncOp fn = createRangedHostFunc(
       b, loc, name, getKernelArgTypes(spec, kind, ctx), threads, grain);
   OpBuilder::InsertionGuard guard(b);
@@ -272,6 +342,8 @@ snn::generateHostNeuronKernels(func::FuncOp func, int64_t recomputeChunk,
         kernel.blockSize = kNeuronKernelBlockSize;
         kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(),
                                                  kNeuronKernelBlockSize);
+        kernel.bwdGridSize = llvm::divideCeilSigned(
+            spec.getNumBackwardThreads(), kNeuronKernelBlockSize);
         for (KernelKind kind : kinds) {
           if (!spec.hasKernel(kind))
             continue;

@@ -249,27 +249,19 @@ void ThreadEmitter::spreadPooledGrad() {
   const FusedPool &pool = *spec.pool;
   int64_t pooledCols = spec.cols / pool.kw;
   int64_t pooledMap = (spec.rows / pool.kh) * pooledCols;
-  auto divU = [&](Value v, int64_t d) -> Value {
-    return arith::DivUIOp::create(b, loc, v, index(d));
-  };
-  auto remU = [&](Value v, int64_t d) -> Value {
-    return arith::RemUIOp::create(b, loc, v, index(d));
-  };
-  auto mulAdd = [&](Value v, int64_t m, Value a) -> Value {
-    return arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, v, index(m)), a);
-  };
+  IndexMath m{b, loc};
   // Neuron n is at (outer, row, col) of the [.., rows, cols] map; its
   // window is (outer, row / KH, col / KW) of the pooled map. The thread's
   // first neuron is a multiple of KW, and KW divides cols: each run of KW
   // lanes is one window row.
   for (int64_t lane = 0; lane < width; lane += pool.kw) {
     Value n = arith::AddIOp::create(b, loc, base, index(lane));
-    Value col = remU(n, spec.cols);
-    Value row = remU(divU(n, spec.cols), spec.rows);
-    Value outer = divU(n, spec.rows * spec.cols);
-    Value inMap = mulAdd(divU(row, pool.kh), pooledCols, divU(col, pool.kw));
-    laneWindows.push_back(mulAdd(outer, pooledMap, inMap));
+    Value col = m.remU(n, spec.cols);
+    Value row = m.remU(m.divU(n, spec.cols), spec.rows);
+    Value outer = m.divU(n, spec.rows * spec.cols);
+    Value inMap =
+        m.mulAdd(m.divU(row, pool.kh), pooledCols, m.divU(col, pool.kw));
+    laneWindows.push_back(m.mulAdd(outer, pooledMap, inMap));
   }
 }
 
@@ -491,12 +483,14 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
                stateArgs.drop_front(spec.getNumStateTensors()));
 }
 
-void ThreadEmitter::emitBackward(ValueRange args) {
+SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   Value gs = args[0], h = args[1], gx = args[2];
   Value gw = spec.learnsLeak() ? args[3] : Value();
   unsigned numFixed = spec.hasSynapse() || spec.learnsLeak() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numFixed);
-  loadParams(args.drop_front(numFixed + stateArgs.size()));
+  unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Backward);
+  ValueRange bnBackward = args.slice(numFixed + stateArgs.size(), bnArgs);
+  loadParams(args.drop_front(numFixed + stateArgs.size() + bnArgs));
 
   Value one = splat(1.0), zero = splat(0.0);
   Value decay = sub(one, param(spec.k));
@@ -510,6 +504,27 @@ void ThreadEmitter::emitBackward(ValueRange args) {
   // plif: dL/dk of the thread's lanes, summed over the steps.
   if (gw)
     init.push_back(zero);
+  // The batch norm backward's sums of the lanes, in f64 as its statistics
+  // kernel adds them: the thread's lanes are in one channel.
+  auto wideType = VectorType::get({width}, b.getF64Type());
+  auto widen = [&](Value v) -> Value {
+    return arith::ExtFOp::create(b, loc, wideType, v);
+  };
+  Value bnX, bnMean, bnInvstd;
+  size_t bnSums = init.size();
+  if (!bnBackward.empty()) {
+    bnX = bnBackward[0];
+    Value plane = arith::DivUIOp::create(b, loc, base, index(spec.bnSpatial));
+    Value c = arith::RemUIOp::create(b, loc, plane, index(spec.bnChannels));
+    auto channelLanes = [&](Value memref) -> Value {
+      Value v = memref::LoadOp::create(b, loc, memref, ValueRange{c});
+      return widen(vector::BroadcastOp::create(b, loc, vecType, v));
+    };
+    bnMean = channelLanes(bnBackward[1]);
+    bnInvstd = channelLanes(bnBackward[2]);
+    Value zeroWide = widen(zero);
+    init.append({zeroWide, zeroWide});
+  }
   Value last = index(spec.numSteps - 1);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(1), init,
@@ -538,14 +553,92 @@ void ThreadEmitter::emitBackward(ValueRange args) {
         if (gw)
           next.push_back(
               add(grads.back(), mul(gh, leakGrad(hv, membraneBefore(t, h)))));
+        if (bnX) {
+          // gY = gin; xhat = (x - mean) invstd.
+          Value gy = widen(gin);
+          Value xhat = mul(sub(widen(load(bnX, at)), bnMean), bnInvstd);
+          next.push_back(add(grads[bnSums], gy));
+          next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
+        }
         scf::YieldOp::create(b, loc, next);
       });
   if (gw)
-    addWeightGrad(loop.getResults().back(), gw);
+    addWeightGrad(loop.getResults()[bnSums - 1], gw);
   // What the scan carries past step 0 is the initial state's gradient.
   if (spec.chainsState)
     storeState(loop.getResults(),
                stateArgs.drop_front(spec.getNumStateTensors()));
+  if (!bnX)
+    return {};
+  // The lanes in order.
+  SmallVector<Value, 2> sums;
+  for (Value lanes : loop.getResults().drop_front(bnSums)) {
+    Value sum = vector::ExtractOp::create(b, loc, lanes, ArrayRef<int64_t>{0});
+    for (int64_t l = 1; l < width; ++l)
+      sum = add(sum, vector::ExtractOp::create(b, loc, lanes,
+                                               ArrayRef<int64_t>{l}));
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
+SmallVector<Value, 2>
+kernelgen::buildBatchNormBackwardSlot(OpBuilder &b, Location loc,
+                                      const NeuronSpec &spec, Value slot,
+                                      ValueRange args) {
+  IndexMath m{b, loc};
+  int64_t threads = spec.getPlaneThreads(), slots = spec.bnPlaneSlots;
+  int64_t planes = spec.getNumThreads() / threads;
+  // Slot `local` of plane `plane` holds thread plane * threads + local.
+  Value plane = m.divU(slot, slots), local = m.remU(slot, slots);
+  Value thread = slots == threads ? slot : m.mulAdd(plane, threads, local);
+  auto below = [&](Value v, int64_t bound) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 m.index(bound));
+  };
+  Value valid = below(plane, planes);
+  if (slots != threads)
+    valid = arith::AndIOp::create(b, loc, valid, below(local, threads));
+  Type f64 = b.getF64Type();
+  auto guard = scf::IfOp::create(b, loc, TypeRange{f64, f64}, valid,
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(guard.thenBlock());
+  scf::YieldOp::create(
+      b, loc,
+      buildNeuronThread(b, loc, spec, KernelKind::Backward, thread, args));
+  b.setInsertionPointToStart(guard.elseBlock());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0));
+  scf::YieldOp::create(b, loc, ValueRange{zero, zero});
+  return guard.getResults();
+}
+
+void kernelgen::storeBatchNormPartials(OpBuilder &b, Location loc,
+                                       const NeuronSpec &spec, ValueRange args,
+                                       Value segment, ValueRange sums) {
+  IndexMath m{b, loc};
+  // Runs of a plane (sample, c) are consecutive; part (sample, run) of c.
+  int64_t runs = spec.bnPlaneSlots / spec.bnSegment;
+  Value plane = m.divU(segment, runs);
+  Value sample = m.divU(plane, spec.bnChannels);
+  Value c = m.remU(plane, spec.bnChannels);
+  Value part = m.mulAdd(sample, runs, m.remU(segment, runs));
+  Value at = arith::MulIOp::create(b, loc, m.mulAdd(c, spec.bnParts, part),
+                                   m.index(4));
+  unsigned numFixed = spec.hasSynapse() || spec.learnsLeak() ? 4 : 3;
+  Value scratch = args[numFixed + 3];
+  int64_t k = 0;
+  for (Value sum : sums) {
+    // As the statistics kernel stores them: f32 high and low parts.
+    Value high = arith::TruncFOp::create(b, loc, b.getF32Type(), sum);
+    Value rest = arith::SubFOp::create(
+        b, loc, sum, arith::ExtFOp::create(b, loc, b.getF64Type(), high));
+    Value low = arith::TruncFOp::create(b, loc, b.getF32Type(), rest);
+    for (Value v : {high, low}) {
+      Value i = arith::AddIOp::create(b, loc, at, m.index(k++));
+      memref::StoreOp::create(b, loc, v, scratch, ValueRange{i});
+    }
+  }
 }
 
 void ThreadEmitter::emitStep(ValueRange args, bool saveH) {
@@ -606,9 +699,11 @@ void ThreadEmitter::emitStepBackward(ValueRange args) {
     addWeightGrad(mul(gh, leakGrad(hv, load(vBefore, base))), gw);
 }
 
-void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
-                                  const NeuronSpec &spec, KernelKind kind,
-                                  Value thread, ValueRange args) {
+SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
+                                                   const NeuronSpec &spec,
+                                                   KernelKind kind,
+                                                   Value thread,
+                                                   ValueRange args) {
   if (spec.pool)
     return buildPooledNeuronThread(b, loc, spec, kind, thread, args);
   Value base = arith::MulIOp::create(
@@ -620,23 +715,23 @@ void kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
       emitter.emitStepBackward(args);
     else
       emitter.emitStep(args, kind == KernelKind::ForwardSaveH);
-    return;
+    return {};
   }
   switch (kind) {
   case KernelKind::Forward:
   case KernelKind::ForwardSaveH:
     emitter.emitForward(args, kind == KernelKind::ForwardSaveH);
-    return;
+    return {};
   case KernelKind::ForwardRecord:
     emitter.emitForward(args, /*saveH=*/false, /*record=*/true);
-    return;
+    return {};
   case KernelKind::Backward:
-    if (spec.recomputes())
-      emitter.emitBackwardRecompute(args);
-    else
-      emitter.emitBackward(args);
-    return;
+    if (!spec.recomputes())
+      return emitter.emitBackward(args);
+    emitter.emitBackwardRecompute(args);
+    return {};
   }
+  llvm_unreachable("unknown kernel kind");
 }
 
 LogicalResult kernelgen::expandBF16Conversions(Operation *root) {

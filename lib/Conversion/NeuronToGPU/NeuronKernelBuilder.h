@@ -10,6 +10,7 @@
 #ifndef SNN_LIB_CONVERSION_NEURONTOGPU_NEURONKERNELBUILDER_H
 #define SNN_LIB_CONVERSION_NEURONTOGPU_NEURONKERNELBUILDER_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -97,12 +98,36 @@ struct NeuronSpec {
   /// others (inference) compute the affine of the running statistics.
   std::optional<FusedBatchNorm> bn;
   int64_t bnChannels = 0, bnSpatial = 0, bnScratchSize = 0, bnTermOffset = 0;
+  /// With bn->backward the backward kernel also reads x and the saved
+  /// statistics and writes, per channel, the partial sums of gY and gY xhat
+  /// of the batch norm's backward (each an f32 high and low pair, as its
+  /// statistics kernel does). Its grid has bnPlaneSlots thread slots per
+  /// channel plane (getBatchNormBackwardPlaneSlots: the plane's threads,
+  /// then idle slots); a partial per run of bnSegment slots (a tree in the
+  /// block), bnParts per channel at [c][part][4] of a scratch of
+  /// bnBwdScratchSize floats (the batch norm's finish kernel with
+  /// parts = bnParts reads it).
+  int64_t bnPlaneSlots = 0, bnSegment = 0, bnParts = 0, bnBwdScratchSize = 0;
+  bool fusesBatchNormBackward() const { return bn && bn->backward; }
+  /// Threads of a channel plane, and the backward's thread slots.
+  int64_t getPlaneThreads() const { return bnSpatial / getWidth(); }
+  int64_t getNumBatchNormSlots() const {
+    return numNeurons / bnSpatial * bnPlaneSlots;
+  }
+  /// Threads of the backward kernel's grid.
+  int64_t getNumBackwardThreads() const {
+    return fusesBatchNormBackward() ? getNumBatchNormSlots()
+                                    : getNumThreads();
+  }
   /// Batch norm arguments of a kernel, after the outputs (and chained
   /// state): training gamma, beta, saved_mean, saved_invstd, scratch;
-  /// inference gamma, beta, running_mean, running_var.
+  /// inference gamma, beta, running_mean, running_var; the backward x,
+  /// saved_mean, saved_invstd, scratch (with bn->backward).
   unsigned getNumBatchNormArgs(KernelKind kind) const {
-    if (!bn || kind == KernelKind::Backward)
+    if (!bn)
       return 0;
+    if (kind == KernelKind::Backward)
+      return bn->backward ? 4 : 0;
     return kind == KernelKind::ForwardSaveH ? 5 : 4;
   }
 
@@ -177,18 +202,57 @@ SmallVector<Type> getKernelArgTypes(const NeuronSpec &spec, KernelKind kind,
 std::string getKernelName(StringRef funcName, unsigned index,
                           const NeuronSpec &spec, KernelKind kind);
 
+/// Unsigned index arithmetic with constant operands at the insertion point
+/// of `b`.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value divU(Value v, int64_t d) {
+    return arith::DivUIOp::create(b, loc, v, index(d));
+  }
+  Value remU(Value v, int64_t d) {
+    return arith::RemUIOp::create(b, loc, v, index(d));
+  }
+  /// v m + a.
+  Value mulAdd(Value v, int64_t m, Value a) {
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, v, index(m)), a);
+  }
+};
+
 /// Emits the work of thread `thread` (neurons [thread*W, thread*W + W)) at the
-/// insertion point of `b`; `args` are the kernel's memref arguments.
-void buildNeuronThread(OpBuilder &b, Location loc, const NeuronSpec &spec,
-                       KernelKind kind, Value thread, ValueRange args);
+/// insertion point of `b`; `args` are the kernel's memref arguments. Returns
+/// the thread's batch norm backward sums (f64 sum(gY), sum(gY xhat)) of a
+/// backward with spec.fusesBatchNormBackward(), which the caller adds up
+/// over bnSegment threads and stores (storeBatchNormPartials); else none.
+SmallVector<Value, 2> buildNeuronThread(OpBuilder &b, Location loc,
+                                        const NeuronSpec &spec,
+                                        KernelKind kind, Value thread,
+                                        ValueRange args);
+
+/// The work of thread slot `slot` of a backward kernel that sums its batch
+/// norm's backward (spec.fusesBatchNormBackward()): the thread of the slot
+/// when the slot holds one, its sums; else zeros.
+SmallVector<Value, 2> buildBatchNormBackwardSlot(OpBuilder &b, Location loc,
+                                                 const NeuronSpec &spec,
+                                                 Value slot, ValueRange args);
+
+/// Stores the sums `sums` of run `segment` (index) of bnSegment slots of
+/// a backward kernel into its scratch argument, at the run's (channel,
+/// part), each as an f32 high and low pair.
+void storeBatchNormPartials(OpBuilder &b, Location loc, const NeuronSpec &spec,
+                            ValueRange args, Value segment, ValueRange sums);
 
 /// Emits the work of thread `thread` of a pooled layer (spec.pool): the
 /// window's KH x KW neurons scanned over T, forward (the pooled spikes
 /// written) or backward (the pooled gradient spread over the window)
 /// (NeuronPoolKernels.cpp).
-void buildPooledNeuronThread(OpBuilder &b, Location loc,
-                             const NeuronSpec &spec, KernelKind kind,
-                             Value thread, ValueRange args);
+SmallVector<Value, 2> buildPooledNeuronThread(OpBuilder &b, Location loc,
+                                              const NeuronSpec &spec,
+                                              KernelKind kind, Value thread,
+                                              ValueRange args);
 
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
 /// arguments then a range (HostKernelRange.h), a loop over the threads of
@@ -202,8 +266,9 @@ struct NeuronOpKernels {
   NeuronSpec spec;
   /// Kernel names by KernelKind.
   SmallVector<std::pair<KernelKind, std::string>> names;
-  /// Blocks of `blockSize` threads that cover the layer.
-  int64_t gridSize;
+  /// Blocks of `blockSize` threads that cover the layer, and its backward
+  /// (NeuronSpec::getNumBackwardThreads).
+  int64_t gridSize, bwdGridSize;
 };
 
 /// Calls `fn(op, index, spec)` for every neuron op of `func` that has

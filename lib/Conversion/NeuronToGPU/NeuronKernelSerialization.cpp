@@ -156,6 +156,7 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
     NeuronKernel kernel;
     kernel.blockSize = kBlockSize;
     kernel.gridSize = op.gridSize;
+    kernel.bwdGridSize = op.bwdGridSize;
     for (const auto &[kind, name] : op.names) {
       if (kind == KernelKind::ForwardSaveH)
         kernel.fwdName = name;
@@ -220,6 +221,9 @@ snn::getNeuronKernelNames(func::FuncOp func) {
     NeuronKernel kernel;
     kernel.blockSize = kBlockSize;
     kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(), kBlockSize);
+    kernel.batchNormParts = spec.bnParts;
+    kernel.bwdGridSize =
+        llvm::divideCeilSigned(spec.getNumBackwardThreads(), kBlockSize);
     // Kinds a layer has no kernel of (a pooled layer's) keep an empty name.
     auto name = [&](KernelKind kind) {
       return spec.hasKernel(kind)

@@ -25,9 +25,10 @@ using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
-void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
-                                        const NeuronSpec &spec, KernelKind kind,
-                                        Value thread, ValueRange args) {
+SmallVector<Value, 2>
+kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
+                                   const NeuronSpec &spec, KernelKind kind,
+                                   Value thread, ValueRange args) {
   assert(kind != KernelKind::ForwardRecord && "pooled layers are not recorded");
   const FusedPool &pool = *spec.pool;
   auto index = [&](int64_t v) -> Value {
@@ -45,11 +46,10 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
     // unfused backward does, each lane reading its window's gradient.
     ThreadEmitter emitter(b, loc, spec, mulI(thread, spec.getWidth()));
     emitter.spreadPooledGrad();
-    if (spec.recomputes())
-      emitter.emitBackwardRecompute(args);
-    else
-      emitter.emitBackward(args);
-    return;
+    if (!spec.recomputes())
+      return emitter.emitBackward(args);
+    emitter.emitBackwardRecompute(args);
+    return {};
   }
 
   // Window (outer, i, j) of the (H/KH) x (W/KW) pooled map of each outer
@@ -101,4 +101,5 @@ void kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
         memref::StoreOp::create(b, loc, count, pooled, ValueRange{at});
         scf::YieldOp::create(b, loc, next);
       });
+  return {};
 }

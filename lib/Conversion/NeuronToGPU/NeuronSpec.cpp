@@ -14,6 +14,13 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
+// A run of threads whose batch norm backward sums make one partial lies in
+// one GPU block.
+static_assert(mlir::snn::kNeuronKernelBlockSize %
+                      mlir::snn::kBatchNormBackwardMaxSegment ==
+                  0,
+              "the batch norm backward's runs must tile the block");
+
 using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
@@ -193,6 +200,22 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     spec.bnSpatial = g.spatial;
     spec.bnScratchSize = getBatchNormScratchElements(g);
     spec.bnTermOffset = getBatchNormTermOffset(g);
+    if (spec.bn->backward) {
+      spec.bnPlaneSlots =
+          getBatchNormBackwardPlaneSlots(g.spatial, spec.getWidth());
+      int64_t plane = g.channels * g.spatial;
+      if (!spec.bnPlaneSlots || spec.numNeurons % plane != 0) {
+        why = "its snn.fused_batch_norm has backward = true but a thread's "
+              "neurons span two channels (rerun --snn-fuse)";
+        return std::nullopt;
+      }
+      spec.bnSegment =
+          std::min(spec.bnPlaneSlots, kBatchNormBackwardMaxSegment);
+      // Runs of a plane's slots, for each of the step's planes of c.
+      g.parts = spec.numNeurons / plane * (spec.bnPlaneSlots / spec.bnSegment);
+      spec.bnParts = g.parts;
+      spec.bnBwdScratchSize = getBatchNormScratchElements(g);
+    }
   }
   return spec;
 }
@@ -313,7 +336,12 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.chainsState)
     types.append(2 * spec.getNumStateTensors(),
                  MemRefType::get({spec.numNeurons}, f32));
-  if (unsigned bnArgs = spec.getNumBatchNormArgs(kind)) {
+  if (kind == KernelKind::Backward && spec.fusesBatchNormBackward()) {
+    // x, saved_mean, saved_invstd, the partial sums.
+    types.push_back(flat);
+    types.append(2, MemRefType::get({spec.bnChannels}, f32));
+    types.push_back(MemRefType::get({spec.bnBwdScratchSize}, f32));
+  } else if (unsigned bnArgs = spec.getNumBatchNormArgs(kind)) {
     types.append(4, MemRefType::get({spec.bnChannels}, f32));
     if (bnArgs == 5)
       types.push_back(MemRefType::get({spec.bnScratchSize}, f32));

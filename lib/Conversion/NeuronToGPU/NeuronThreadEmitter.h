@@ -31,7 +31,10 @@ public:
 
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
-  void emitBackward(ValueRange args);
+  /// Returns the batch norm backward's sums of the thread (f64 sum(gY),
+  /// sum(gY xhat) over its steps and lanes) with
+  /// spec.fusesBatchNormBackward(), else none.
+  SmallVector<Value, 2> emitBackward(ValueRange args);
   /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
   void emitBackwardRecompute(ValueRange args);
   /// One step from the state tensors (spec.step), and its backward.

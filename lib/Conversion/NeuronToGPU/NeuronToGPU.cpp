@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockSum.h"
 #include "NeuronKernelBuilder.h"
 #include "snn/Conversion/Passes.h"
 
@@ -60,13 +61,51 @@ unsigned kernelgen::forEachKernelOp(
   return skipped;
 }
 
+/// The backward of a layer that computes its batch norm backward's sums: a
+/// thread per slot (spec.bnPlaneSlots per channel plane), every thread of
+/// the block in the tree (idle slots add zeros), and the first thread of
+/// each run of spec.bnSegment slots stores the run's sums.
+static void buildBatchNormBackwardThread(OpBuilder &b, Location loc,
+                                         ValueRange args, Value shared,
+                                         const NeuronSpec &spec,
+                                         int64_t blockSize, Value slot,
+                                         Value lane) {
+  IndexMath m{b, loc};
+  SmallVector<Value, 2> sums =
+      buildBatchNormBackwardSlot(b, loc, spec, slot, args);
+  int64_t segment = spec.bnSegment;
+  SmallVector<Value> totals =
+      emitSegmentedBlockSum(b, loc, shared, lane, blockSize, segment, sums);
+  // The runs past the layer have nothing to store.
+  Value run = m.divU(slot, segment);
+  Value leads = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      m.remU(slot, segment), m.index(0));
+  Value inLayer = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, run,
+      m.index(spec.getNumBatchNormSlots() / segment));
+  auto store = scf::IfOp::create(
+      b, loc, arith::AndIOp::create(b, loc, leads, inLayer),
+      /*withElse=*/false);
+  OpBuilder::InsertionGuard ig(b);
+  b.setInsertionPointToStart(store.thenBlock());
+  storeBatchNormPartials(b, loc, spec, args, run, totals);
+}
+
 static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
                                   const NeuronSpec &spec, KernelKind kind,
                                   int64_t blockSize) {
   MLIRContext *ctx = b.getContext();
   SmallVector<Type> argTypes = getKernelArgTypes(spec, kind, ctx);
-  auto kernel =
-      gpu::GPUFuncOp::create(b, loc, name, FunctionType::get(ctx, argTypes, {}));
+  // The tree of the batch norm backward's sums: two f64 a thread.
+  bool sums = kind == KernelKind::Backward && spec.fusesBatchNormBackward();
+  SmallVector<Type, 1> shared;
+  if (sums)
+    shared.push_back(MemRefType::get(
+        {2 * blockSize}, b.getF64Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(
+            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, FunctionType::get(ctx, argTypes, {}), shared);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
@@ -82,7 +121,14 @@ static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
   Value first = arith::MulIOp::create(
       b, loc, block, arith::ConstantIndexOp::create(b, loc, blockSize));
   Value thread = arith::AddIOp::create(b, loc, first, lane);
-  ValueRange args = kernel.getArguments();
+  ValueRange args = kernel.getArguments().take_front(argTypes.size());
+  if (sums) {
+    buildBatchNormBackwardThread(b, loc, args,
+                                 kernel.getWorkgroupAttributions().front(),
+                                 spec, blockSize, thread, lane);
+    gpu::ReturnOp::create(b, loc);
+    return kernel;
+  }
   if (spec.getNumThreads() % blockSize == 0) {
     buildNeuronThread(b, loc, spec, kind, thread, args);
   } else {
@@ -108,8 +154,10 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   bool failed = false;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
-    NeuronOpKernels kernels{op, spec, {},
-                            llvm::divideCeilSigned(spec.getNumThreads(), blockSize)};
+    NeuronOpKernels kernels{
+        op, spec, {},
+        llvm::divideCeilSigned(spec.getNumThreads(), blockSize),
+        llvm::divideCeilSigned(spec.getNumBackwardThreads(), blockSize)};
     for (KernelKind kind : kinds) {
       if (!spec.hasKernel(kind))
         continue;
@@ -122,6 +170,17 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
         op->emitError() << "gpu.module @" << gpuModule.getSymName()
                         << " already has a kernel named '" << name
                         << "'; generate the neuron kernels once per module";
+        failed = true;
+        return;
+      }
+      // A run of the batch norm backward's sums lies in one block.
+      if (kind == KernelKind::Backward && spec.fusesBatchNormBackward() &&
+          (blockSize % spec.bnSegment != 0 ||
+           !llvm::isPowerOf2_64(blockSize))) {
+        op->emitError() << "a layer whose neuron backward computes its "
+                           "batch norm backward's sums needs a power-of-two "
+                           "block size that is a multiple of "
+                        << spec.bnSegment << ", not " << blockSize;
         failed = true;
         return;
       }

@@ -10,7 +10,9 @@
 // snn.fused_batch_norm) writes no y: in training it is the statistics and
 // finish launches, and the neuron op reads x and the scratch (the finish
 // kernel's scale and shift); in inference it is nothing, and the neuron op
-// reads x and the affine's inputs.
+// reads x and the affine's inputs. With `backward` the layer's neuron_bwd
+// writes the partial sums of the batch norm backward into a scratch of its
+// own layout, and batch_norm_bwd is the finish and apply launches on it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,8 @@ using namespace mlir::snn;
 using llvm::json::Array;
 using llvm::json::Object;
 
-Object ManifestBuilder::toBatchNormKernelOp(Object op) {
+Object ManifestBuilder::toBatchNormKernelOp(
+    Object op, std::optional<std::pair<int64_t, int64_t>> sums) {
   bool backward = *op.getString("op") == "batch_norm_bwd";
   Array in = *op.getArray("in");
   Array out = *op.getArray("out");
@@ -44,18 +47,29 @@ Object ManifestBuilder::toBatchNormKernelOp(Object op) {
                         std::move(out), Array{std::move(op)});
   }
 
-  int64_t scratch = addTensor(Object{
-      {"shape", Array{getBatchNormScratchElements(specs[0].batchNorm)}},
-      {"role", "activation"}});
   Array launches;
   auto launch = [&](const OpKernelSpec &spec, Array args) {
     launches.push_back(makeLaunch(spec, std::move(args)));
   };
+  // The neuron backward may have written the backward's partial sums (its
+  // layout: sums->second parts per channel): then no statistics launch,
+  // and finish and apply read that scratch.
+  int64_t scratch;
+  if (sums) {
+    scratch = sums->first;
+    for (OpKernelSpec &spec : specs)
+      spec.batchNorm.parts = sums->second;
+  } else {
+    scratch = addTensor(Object{
+        {"shape", Array{getBatchNormScratchElements(specs[0].batchNorm)}},
+        {"role", "activation"}});
+  }
   if (backward) {
     const llvm::json::Value &gy = in[0], &x = in[1], &gamma = in[2],
                             &mean = in[3], &invstd = in[4];
     const llvm::json::Value &gx = out[0], &ggamma = out[1], &gbeta = out[2];
-    launch(specs[0], Array{gy, x, mean, invstd, scratch});
+    if (!sums)
+      launch(specs[0], Array{gy, x, mean, invstd, scratch});
     launch(specs[1], Array{gamma, invstd, scratch, ggamma, gbeta});
     launch(specs[2], Array{gy, x, mean, invstd, scratch, gx});
   } else {
@@ -71,13 +85,33 @@ Object ManifestBuilder::toBatchNormKernelOp(Object op) {
     if (!applied)
       launch(specs[2], Array{x, scratch, out[0]});
   }
-  out.push_back(scratch);
+  // A scratch of its own is an output; the neuron backward's sums an input
+  // that an earlier op wrote.
+  (sums ? in : out).push_back(scratch);
   return Object{{"op", "kernel"},
                 {"launches", std::move(launches)},
                 {"in", std::move(in)},
                 {"out", std::move(out)},
-                {"scratch", Array{scratch}},
+                {sums ? "scratch_in" : "scratch", Array{scratch}},
                 {"of", Array{std::move(op)}}};
+}
+
+/// Whether the gradient that the neuron backward of `layer` writes goes to
+/// the snn.batch_norm_bwd of `bn` alone (whose sums it can compute).
+static bool isBatchNormBackwardOfLayer(Operation *layer, BatchNormOp bn) {
+  for (OpOperand &use : layer->getResult(0).getUses()) {
+    auto bwd = dyn_cast<NeuronBwdOp>(use.getOwner());
+    if (!bwd || &use != &bwd.getForwardMutable())
+      continue;
+    Value gy = bwd.getGradInput();
+    auto bnBwd = gy.hasOneUse() ? dyn_cast<BatchNormBwdOp>(*gy.user_begin())
+                                : BatchNormBwdOp();
+    return bnBwd && bnBwd.getGradOutput() == gy &&
+           bnBwd.getForward() == bn.getOutput() &&
+           bnBwd.getInput() == bn.getInput();
+  }
+  // Inference: no backward.
+  return true;
 }
 
 FailureOr<Operation *> ManifestBuilder::getFusedBatchNormOp(Operation *op) {
@@ -95,11 +129,14 @@ FailureOr<Operation *> ManifestBuilder::getFusedBatchNormOp(Operation *op) {
   if (!fused || !bn || !alone || isa<PLIFOp>(op) ||
       !getInitState(op).empty() ||
       fused->spatialRank != static_cast<int64_t>(bn.getSpatialRank()) ||
-      fused->eps != bn.getEps().convertToDouble())
+      fused->eps != bn.getEps().convertToDouble() ||
+      (fused->backward && !isBatchNormBackwardOfLayer(op, bn)))
     return op->emitError()
            << "'" << kFusedBatchNormAttrName
            << "' must be {spatial_rank, eps} of the snn.batch_norm whose "
-              "output only this layer reads; let --snn-fuse set it";
+              "output only this layer reads (backward = true: and whose "
+              "snn.batch_norm_bwd alone reads the layer's input gradient); "
+              "let --snn-fuse set it";
   return bn.getOperation();
 }
 
@@ -110,6 +147,36 @@ Operation *ManifestBuilder::getFusingNeuron(Operation *bn) {
         neuron.getInput() == bn->getResult(0))
       return user;
   return nullptr;
+}
+
+LogicalResult ManifestBuilder::addBatchNormBackwardSums(Operation *op,
+                                                        NeuronRecord &record,
+                                                        Array &in, Array &out,
+                                                        Object &json) {
+  auto bn = cast<BatchNormOp>(record.batchNormBackward);
+  auto kernel = kernels.find(record.op);
+  auto saved = savedState.find(bn);
+  if (kernel == kernels.end() || kernel->second.batchNormParts <= 0 ||
+      saved == savedState.end())
+    return op->emitError()
+           << "the layer's backward computes its batch norm backward's sums "
+              "(snn.fused_batch_norm backward = true) but has no generated "
+              "kernel that writes them";
+  in.push_back(record.batchNormInput);
+  for (int64_t id : saved->second) // saved_mean, saved_invstd
+    in.push_back(id);
+  BatchNormGeometry g;
+  g.channels = cast<RankedTensorType>(bn.getGamma().getType()).getDimSize(0);
+  g.parts = kernel->second.batchNormParts;
+  int64_t scratch = addTensor(
+      Object{{"shape", Array{getBatchNormScratchElements(g)}},
+             {"role", "activation"}});
+  out.push_back(scratch);
+  fusedBatchNormSums[bn] = {scratch, g.parts};
+  json["bn"] = Object{{"eps", bn.getEps().convertToDouble()},
+                      {"spatial_rank", bn.getSpatialRank()},
+                      {"parts", g.parts}};
+  return success();
 }
 
 LogicalResult ManifestBuilder::addFusedBatchNormInputs(Operation *neuron,

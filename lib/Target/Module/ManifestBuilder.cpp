@@ -12,6 +12,7 @@
 
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
+#include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
@@ -613,7 +614,13 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
               "shared_across_time yet (no generated kernel draws one mask "
               "for all steps)";
   if (isa<BatchNormOp, BatchNormBwdOp>(op)) {
-    json = toBatchNormKernelOp(std::move(json));
+    std::optional<std::pair<int64_t, int64_t>> sums;
+    if (auto bwd = dyn_cast<BatchNormBwdOp>(op)) {
+      auto it = fusedBatchNormSums.find(bwd.getForward().getDefiningOp());
+      if (it != fusedBatchNormSums.end())
+        sums = it->second;
+    }
+    json = toBatchNormKernelOp(std::move(json), sums);
     if (appliedByNeuron)
       fusedBatchNormScratch[op] = *(*json.getArray("scratch"))[0].getAsInteger();
   } else if (isa<LinearOp, LinearBwdOp, Conv2DOp, Conv2DBwdOp>(op)) {
@@ -833,6 +840,11 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (*fusedBatchNorm &&
       failed(addFusedBatchNormInputs(op, *fusedBatchNorm, phase, in, bnJson)))
     return failure();
+  if (*fusedBatchNorm && phase == Phase::TrainForward &&
+      getFusedBatchNorm(op)->backward) {
+    record.batchNormBackward = *fusedBatchNorm;
+    record.batchNormInput = *x;
+  }
   if (auto plif = dyn_cast<PLIFOp>(op)) {
     FailureOr<int64_t> w = lookup(op, plif.getW());
     if (failed(w))

@@ -42,6 +42,11 @@ struct NeuronKernelRef {
   std::string fwdRecord; ///< also H and V in f32: infer, recording state
   std::string bwd;
   int64_t block = 0, grid = 0;
+  /// Partial sums per channel of the batch norm backward that bwd writes
+  /// (snn.fused_batch_norm with backward = true); 0: none.
+  int64_t batchNormParts = 0;
+  /// The grid of bwd.
+  int64_t bwdGrid = 0;
   /// Element type of the saved H that fwd writes and bwd reads.
   std::string hDType = "f32";
 };
@@ -96,6 +101,10 @@ private:
     /// With recompute: the layer's input, which the backward reads.
     int64_t input = -1;
     Operation *op = nullptr;
+    /// The batch norm whose backward's sums the layer's backward computes
+    /// (snn.fused_batch_norm with backward = true), and its input x.
+    Operation *batchNormBackward = nullptr;
+    int64_t batchNormInput = -1;
   };
 
   FailureOr<SmallVector<int64_t>> resolveShape(Operation *where, Type type);
@@ -160,7 +169,11 @@ private:
   /// `op` (a batch_norm or batch_norm_bwd of the manifest) as a `kernel`
   /// op: eval one launch, training three sharing a new scratch tensor
   /// (BatchNormOps.cpp).
-  llvm::json::Object toBatchNormKernelOp(llvm::json::Object op);
+  /// `sums`: the scratch (and its parts per channel) where a neuron_bwd
+  /// wrote a batch_norm_bwd's sums: only its finish and apply launches run.
+  llvm::json::Object toBatchNormKernelOp(
+      llvm::json::Object op,
+      std::optional<std::pair<int64_t, int64_t>> sums = std::nullopt);
   /// The batch norm that the neuron layer `op` applies on load
   /// (snn.fused_batch_norm), null when it has none; fails, with an error,
   /// on an attribute that does not describe the batch norm in front of it.
@@ -256,6 +269,16 @@ private:
   llvm::DenseMap<Operation *, SmallVector<int64_t, 2>> savedState;
   /// The scratch of a training batch norm whose neuron layer applies it.
   llvm::DenseMap<Operation *, int64_t> fusedBatchNormScratch;
+  /// The scratch and parts per channel of the backward sums of a batch
+  /// norm, written by the neuron_bwd of the layer fused with it.
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>>
+      fusedBatchNormSums;
+  /// The neuron_bwd of a fused layer with the batch norm backward's sums:
+  /// x, saved_mean, saved_invstd in, the sums' scratch out, `bn` set.
+  LogicalResult addBatchNormBackwardSums(Operation *op, NeuronRecord &record,
+                                         llvm::json::Array &in,
+                                         llvm::json::Array &out,
+                                         llvm::json::Object &json);
   llvm::DenseSet<int64_t> forwardActivations;
   llvm::StringMap<unsigned> layerCounters;
   /// Unrolled steps of each named step layer whose H was saved.

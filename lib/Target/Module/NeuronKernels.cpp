@@ -99,6 +99,8 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
     ref.bwd = kernel.bwdName;
     ref.block = kernel.blockSize;
     ref.grid = kernel.gridSize;
+    ref.batchNormParts = kernel.batchNormParts;
+    ref.bwdGrid = kernel.bwdGridSize;
     ref.hDType = options.cuda && options.savedHBf16 ? "bf16" : "f32";
     kernels[originalOf.lookup(copy)] = std::move(ref);
     anyNeuronKernels = true;

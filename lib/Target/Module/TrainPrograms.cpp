@@ -159,6 +159,13 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     in.push_back(record->savedI);
   if (record->plifWeight)
     in.push_back(*record->plifWeight);
+  // The batch norm backward's sums: their inputs before the parameters (the
+  // kernel ABI), their scratch after gx.
+  Array sumsOut;
+  Object sumsJson;
+  if (record->batchNormBackward &&
+      failed(addBatchNormBackwardSums(op, *record, in, sumsOut, sumsJson)))
+    return failure();
   for (int64_t id : record->paramInputs)
     in.push_back(id);
   for (Value state : gradFinal) {
@@ -170,16 +177,24 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   FailureOr<Array> out = addResultTensors(op, "grad");
   if (failed(out))
     return failure();
-  Object json{{"op", "neuron_bwd"}, {"in", std::move(in)}, {"out", std::move(*out)}};
+  for (llvm::json::Value &id : sumsOut)
+    out->push_back(std::move(id));
+  Object json{{"op", "neuron_bwd"}};
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
+  for (const auto &kv : sumsJson)
+    json[kv.first] = kv.second;
+  json["in"] = std::move(in);
+  json["out"] = std::move(*out);
   if (!gradFinal.empty())
     json["chained_states"] = static_cast<int64_t>(gradFinal.size());
   auto kernel = kernels.find(record->op);
   if (kernel != kernels.end())
     json["kernel"] = Object{{"bwd", kernel->second.bwd},
                             {"block", kernel->second.block},
-                            {"grid", kernel->second.grid},
+                            {"grid", kernel->second.bwdGrid
+                                         ? kernel->second.bwdGrid
+                                         : kernel->second.grid},
                             {"h_dtype", kernel->second.hDType}};
   emit(Phase::Backward, std::move(json));
   return success();

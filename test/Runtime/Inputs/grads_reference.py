@@ -18,6 +18,12 @@
                                        runs (`snn-run grads --output`) are
                                        equal bit for bit (e.g. a fused and an
                                        unfused build of one model).
+  grads_reference.py close A.safetensors B.safetensors RTOL
+                                       the loss equal and every gradient of
+                                       two runs within RTOL normwise
+                                       relative difference, none all zero
+                                       (builds whose reductions add in
+                                       another order).
   grads_reference.py update MODULE DIR STEPS LR
                                        the update program (the module's
                                        generated optimizer kernel) against
@@ -145,6 +151,22 @@ def equal(a, b):
     return 0
 
 
+def close(a, b, rtol):
+    ta, tb = read_safetensors(a)[0], read_safetensors(b)[0]
+    names = sorted(k for k in ta if k.startswith("grad:"))
+    if sorted(k for k in tb if k.startswith("grad:")) != names or "loss" not in ta:
+        print(f"DIFFER: {a} and {b} hold other tensors")
+        return 1
+    rel = max(float(np.linalg.norm(ta[k].astype(np.float64) - tb[k]) /
+                    max(np.linalg.norm(ta[k].astype(np.float64)), 1e-30)) for k in names)
+    zero = [k for k in names if not np.any(ta[k] != 0)]
+    ok = rel <= float(rtol) and not zero and ta["loss"] == tb["loss"]
+    print(f"{'CLOSE' if ok else 'DIFFER'} {len(names)} gradients max_rel<={float(rtol):.0e}"
+          if ok else f"DIFFER {len(names)} gradients max_rel={rel:.1e}"
+          + (f", all zero: {', '.join(zero)}" if zero else ""))
+    return 0 if ok else 1
+
+
 def update(module, d, steps, lr):
     mod = Module(module)
     weights = {k: v.astype(np.float64) for k, v in read_safetensors(f"{d}/w.safetensors")[0].items()}
@@ -181,6 +203,8 @@ if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
     if cmd == "equal":
         sys.exit(equal(module, d))
+    if cmd == "close":
+        sys.exit(close(module, d, sys.argv[4]))
     if cmd == "update":
         sys.exit(update(module, d, int(sys.argv[4]), float(sys.argv[5])))
     sys.exit(make(module, d) if cmd == "make" else compare(module, d, *sys.argv[4:5]))

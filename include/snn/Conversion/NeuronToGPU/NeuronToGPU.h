@@ -57,6 +57,12 @@ struct NeuronKernel {
   /// Backward kernel: the `neuron_bwd` op.
   std::string bwdName;
   int64_t blockSize, gridSize;
+  /// Partial sums per channel that the backward writes for the batch norm
+  /// backward's finish kernel (NeuronSpec::bnParts); 0 when it writes none.
+  int64_t batchNormParts = 0;
+  /// The backward's grid (more than gridSize when it sums a batch norm's
+  /// backward over padded channel planes).
+  int64_t bwdGridSize = 0;
   /// Forward kernel without the saved outputs: the `infer` program's
   /// `neuron` op, "save_h": false.
   std::string fwdInferName;

@@ -5,18 +5,24 @@
 // neuron kernel can read x instead and apply the per-channel affine on
 // load: in training the scale and shift that the batch norm's statistics
 // and finish launches compute (its apply launch goes away), in inference
-// the affine of the running statistics (the batch norm goes away). The
-// backward is unchanged: batch_norm_bwd reads x and the saved statistics,
-// not Y, and the neuron backward reads the saved membrane.
+// the affine of the running statistics (the batch norm goes away).
 //
-// The layer gets `snn.fused_batch_norm = {spatial_rank, eps}` (FusedBatchNorm.h);
-// both ops stay in the IR, so every other pass reads it unchanged.
+// In training the neuron backward writes gY = dL/dY for batch_norm_bwd,
+// whose first kernel reads gY and x back to sum gY and gY xhat per channel.
+// When gY goes to that batch_norm_bwd alone, the neuron backward reads x
+// and the saved statistics and computes those sums itself, per block in a
+// fixed order (deterministic): the batch norm's statistics kernel goes away.
+//
+// The layer gets `snn.fused_batch_norm = {spatial_rank, eps[, backward]}`
+// (FusedBatchNorm.h); both ops stay in the IR, so every other pass reads it
+// unchanged.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuseBatchNormNeuron.h"
 
 #include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -88,5 +94,64 @@ BatchNormFusion mlir::snn::fuseBatchNormIntoNeuron(Operation *neuron) {
   neuron->emitRemark() << "fused with the preceding snn.batch_norm: the "
                        << llvm::formatv("{0:F1}", mib)
                        << " MiB normalized tensor is not written";
+  return BatchNormFusion::Fused;
+}
+
+/// The layer's neuron backward (the snn.neuron_bwd of its output), or null.
+static NeuronBwdOp getNeuronBackward(Operation *neuron) {
+  for (OpOperand &use : neuron->getResult(0).getUses())
+    if (auto bwd = dyn_cast<NeuronBwdOp>(use.getOwner());
+        bwd && &use == &bwd.getForwardMutable())
+      return bwd;
+  return nullptr;
+}
+
+/// Why `bwd`, the neuron backward of `neuron`, cannot compute the sums of
+/// the backward of `bn`, or an empty string.
+static std::string getBackwardFusionFailure(Operation *neuron,
+                                            NeuronBwdOp bwd, BatchNormOp bn) {
+  Value gy = bwd.getGradInput();
+  auto bnBwd = gy.hasOneUse() ? dyn_cast<BatchNormBwdOp>(*gy.user_begin())
+                              : BatchNormBwdOp();
+  if (!bnBwd || bnBwd.getGradOutput() != gy ||
+      bnBwd.getForward() != bn.getOutput())
+    return "the gradient of the batch norm's output has other users than "
+           "its snn.batch_norm_bwd";
+  if (bnBwd.getInput() != bn.getInput())
+    return "the snn.batch_norm_bwd reads another input than the batch norm";
+  // The neurons of a thread (NeuronSpec::getWidth): a pooled layer's
+  // window, else 4 when the step's neurons are a multiple of 4.
+  auto type = cast<RankedTensorType>(bn.getOutput().getType());
+  int64_t spatial = 1;
+  for (int64_t d : type.getShape().take_back(bn.getSpatialRank()))
+    spatial *= d;
+  int64_t width = type.getNumElements() / type.getDimSize(0) % 4 == 0 ? 4 : 1;
+  if (std::optional<FusedPool> pool = getFusedPool(neuron))
+    width = pool->kh * pool->kw;
+  if (!getBatchNormBackwardPlaneSlots(spatial, width))
+    return llvm::formatv("a backward thread's {0} neurons span two channels "
+                         "(a channel has {1} positions)",
+                         width, spatial);
+  return "";
+}
+
+BatchNormFusion mlir::snn::fuseBatchNormBackwardIntoNeuron(Operation *neuron) {
+  NeuronBwdOp bwd = getNeuronBackward(neuron);
+  if (!bwd)
+    return BatchNormFusion::NoBatchNorm;
+  auto bn = cast<NeuronOpInterface>(neuron).getInput().getDefiningOp<BatchNormOp>();
+  std::string failure = getBackwardFusionFailure(neuron, bwd, bn);
+  if (!failure.empty()) {
+    neuron->emitRemark() << "batch norm backward not fused: " << failure;
+    return BatchNormFusion::Unfused;
+  }
+  auto dict = neuron->getAttrOfType<DictionaryAttr>(kFusedBatchNormAttrName);
+  NamedAttrList attrs(dict);
+  Builder b(neuron->getContext());
+  attrs.set("backward", b.getBoolAttr(true));
+  neuron->setAttr(kFusedBatchNormAttrName, attrs.getDictionary(b.getContext()));
+  neuron->emitRemark() << "batch norm backward fused: the neuron backward "
+                          "sums gY and gY xhat per channel (the batch norm's "
+                          "statistics kernel is not run)";
   return BatchNormFusion::Fused;
 }

@@ -23,6 +23,13 @@ enum class BatchNormFusion {
 /// on the layer either way.
 BatchNormFusion fuseBatchNormIntoNeuron(Operation *neuron);
 
+/// In training, sets `backward` in the snn.fused_batch_norm of `neuron` (a
+/// layer fuseBatchNormIntoNeuron fused, after the pooling fusion, which
+/// sets the backward's threads) when its neuron backward can compute the
+/// batch norm backward's sums; emits a remark either way. NoBatchNorm when
+/// the layer has no neuron backward (inference).
+BatchNormFusion fuseBatchNormBackwardIntoNeuron(Operation *neuron);
+
 } // namespace mlir::snn
 
 #endif // SNN_LIB_DIALECT_SNN_TRANSFORMS_FUSEBATCHNORMNEURON_H

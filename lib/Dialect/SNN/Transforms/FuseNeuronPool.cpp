@@ -21,7 +21,8 @@
 // fused when the gradient of its spikes is exactly the pooling's backward.
 //
 // The pass also fuses the batch norm in front of a layer into the layer's
-// kernel (FuseBatchNormNeuron.cpp), in training and inference.
+// kernel (FuseBatchNormNeuron.cpp), in training and inference, and in
+// training the batch norm backward's sums into the neuron backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,62 +148,71 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       if (neuron.isStepForm())
         return;
       Operation *op = neuron.getOperation();
-      switch (fuseBatchNorm ? fuseBatchNormIntoNeuron(op)
-                            : BatchNormFusion::NoBatchNorm) {
-      case BatchNormFusion::Fused:
+      BatchNormFusion bn = fuseBatchNorm ? fuseBatchNormIntoNeuron(op)
+                                         : BatchNormFusion::NoBatchNorm;
+      if (bn == BatchNormFusion::Fused)
         ++numFusedBatchNorms;
-        break;
-      case BatchNormFusion::Unfused:
+      else if (bn == BatchNormFusion::Unfused)
         ++numUnfusedBatchNorms;
-        break;
-      case BatchNormFusion::NoBatchNorm:
-        break;
-      }
-      Value spikes = op->getResult(0);
-      // The neuron backward reads the saved membrane, not the spikes: its
-      // use stays valid when the spikes are never written.
-      Operation *pool = nullptr;
-      NeuronBwdOp bwd;
-      unsigned numOtherUsers = 0;
-      for (OpOperand &use : spikes.getUses()) {
-        Operation *user = use.getOwner();
-        if (auto b = dyn_cast<NeuronBwdOp>(user);
-            b && !bwd && &use == &b.getForwardMutable())
-          bwd = b;
-        else if (!pool && isPool(user))
-          pool = user;
-        else
-          ++numOtherUsers;
-      }
-      if (!pool || !fusePool)
+      fusePoolAfter(op);
+      // After the pooling: a pooled layer's backward threads differ.
+      if (bn != BatchNormFusion::Fused || !fuseBatchNormBackward)
         return;
-      std::string failure = getFusionFailure(op, pool, numOtherUsers);
-      if (failure.empty() && bwd)
-        failure = getBackwardFailure(bwd, pool);
-      if (!failure.empty()) {
-        op->emitRemark() << "not fused with the following "
-                         << pool->getName() << (bwd ? " (train)" : "")
-                         << ": " << failure;
-        ++numUnfused;
-        return;
-      }
-      auto type = cast<RankedTensorType>(spikes.getType());
-      double mib = type.getNumElements() * 4.0 / (1 << 20);
-      op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
-      if (bwd) {
-        op->emitRemark() << "fused (train) with the following "
-                         << pool->getName() << ": the "
-                         << llvm::formatv("{0:F1}", mib)
-                         << " MiB spike tensor and its gradient are not "
-                            "written";
-        ++numFusedTrain;
-        return;
-      }
-      op->emitRemark() << "fused with the following " << pool->getName()
-                       << ": the " << llvm::formatv("{0:F1}", mib)
-                       << " MiB spike tensor is not written";
-      ++numFused;
+      BatchNormFusion backward = fuseBatchNormBackwardIntoNeuron(op);
+      if (backward == BatchNormFusion::Fused)
+        ++numFusedBatchNormBackwards;
+      else if (backward == BatchNormFusion::Unfused)
+        ++numUnfusedBatchNormBackwards;
     });
+  }
+
+  /// Marks `op` with snn.fused_pool when its spikes go to a pooling that it
+  /// can compute; a remark when there is one.
+  void fusePoolAfter(Operation *op) {
+    Value spikes = op->getResult(0);
+    // The neuron backward reads the saved membrane, not the spikes: its
+    // use stays valid when the spikes are never written.
+    Operation *pool = nullptr;
+    NeuronBwdOp bwd;
+    unsigned numOtherUsers = 0;
+    for (OpOperand &use : spikes.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto b = dyn_cast<NeuronBwdOp>(user);
+          b && !bwd && &use == &b.getForwardMutable())
+        bwd = b;
+      else if (!pool && isPool(user))
+        pool = user;
+      else
+        ++numOtherUsers;
+    }
+    if (!pool || !fusePool)
+      return;
+    std::string failure = getFusionFailure(op, pool, numOtherUsers);
+    if (failure.empty() && bwd)
+      failure = getBackwardFailure(bwd, pool);
+    if (!failure.empty()) {
+      op->emitRemark() << "not fused with the following "
+                       << pool->getName() << (bwd ? " (train)" : "")
+                       << ": " << failure;
+      ++numUnfused;
+      return;
+    }
+    auto type = cast<RankedTensorType>(spikes.getType());
+    double mib = type.getNumElements() * 4.0 / (1 << 20);
+    op->setAttr(kFusedPoolAttrName, getFusedPoolAttr(pool));
+    if (bwd) {
+      op->emitRemark() << "fused (train) with the following "
+                       << pool->getName() << ": the "
+                       << llvm::formatv("{0:F1}", mib)
+                       << " MiB spike tensor and its gradient are not "
+                          "written";
+      ++numFusedTrain;
+      return;
+    }
+    op->emitRemark() << "fused with the following " << pool->getName()
+                     << ": the " << llvm::formatv("{0:F1}", mib)
+                     << " MiB spike tensor is not written";
+    ++numFused;
   }
 };
 

@@ -172,7 +172,19 @@ def check_op(op, where, shape):
             y[-2:] = [x[-2] // kh, x[-1] // kw]
         if numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
-        if "bn" in op:  # fused with its batch norm: in[1..4] per channel
+        if "bn" in op and kind == "neuron_bwd":
+            # The batch norm backward's sums: x, saved_mean, saved_invstd
+            # after H (and I), the sums' scratch after gx.
+            bn = op["bn"]
+            channels = x[-1 - bn["spatial_rank"]]
+            first = 3 if op["model"] == "cuba_lif" else 2
+            if len(ins) < first + 3 or len(outs) != 2 or \
+                    shape(ins[first]) != x or \
+                    any(shape(t) != [channels] for t in ins[first + 1:first + 3]) or \
+                    shape(outs[1]) != [(4 * bn["parts"] + 3) * channels]:
+                fail(f"{where}: bn sums need x, mean, invstd after H and "
+                     f"(4 parts + 3) C floats after gx")
+        elif "bn" in op:  # fused with its batch norm: in[1..4] per channel
             bn = op["bn"]
             channels = x[-1 - bn["spatial_rank"]]
             extra = 5 if bn["training"] else 4
@@ -206,7 +218,10 @@ def walk_kernel(op, where, program, indent, shape):
     scratch = op.get("scratch", [])
     if scratch and not launches:
         fail(f"{where}: only a kernel op of several launches has a scratch")
-    if sorted(op["in"]) != sorted(t for sub in of for t in sub["in"]) or \
+    # scratch_in: a scratch an earlier op wrote (a neuron_bwd's batch norm
+    # sums).
+    if sorted(op["in"]) != sorted([t for sub in of for t in sub["in"]] +
+                                  op.get("scratch_in", [])) or \
             sorted(op["out"]) != sorted([t for sub in of for t in sub["out"]] + scratch):
         fail(f"{where}: in/out are not those of its ops (and its scratch)")
     if launches:

@@ -2,16 +2,23 @@
 //
 // `--snn-fuse` marks a multi-step neuron layer whose input is the output of
 // an snn.batch_norm that nothing else reads with
-// `snn.fused_batch_norm = {spatial_rank, eps}`. The IR keeps both ops; the
-// kernel generator and the module emitter read the attribute: the neuron
-// kernel normalizes x on load with the batch norm's per-channel affine (in
-// training the scale and shift of its statistics launches, in inference the
-// running statistics), and the batch norm's output is never written.
+// `snn.fused_batch_norm = {spatial_rank, eps[, backward]}`. The IR keeps
+// both ops; the kernel generator and the module emitter read the attribute:
+// the neuron kernel normalizes x on load with the batch norm's per-channel
+// affine (in training the scale and shift of its statistics launches, in
+// inference the running statistics), and the batch norm's output is never
+// written.
+//
+// In training, `backward = true` also fuses the statistics pass of the batch
+// norm's backward into the layer's neuron backward: that kernel reads x and
+// the saved statistics, and adds up, per channel, sum(gY) and sum(gY xhat)
+// of the gradient gY it writes (the batch norm's input gradient then needs
+// only its finish and apply kernels).
 //
 // The kernel generator sees copies of the neuron ops whose input is a block
 // argument, so the attribute carries what the kernel needs of the batch
 // norm: the layout of x ([..., C, spatial...] with `spatial_rank` spatial
-// dims) and eps.
+// dims), eps, and whether the backward is fused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +27,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 
@@ -31,6 +40,8 @@ constexpr llvm::StringLiteral kFusedBatchNormAttrName = "snn.fused_batch_norm";
 struct FusedBatchNorm {
   int64_t spatialRank;
   double eps;
+  /// The neuron backward computes the batch norm backward's sums.
+  bool backward = false;
 };
 
 /// The fused batch norm of `op`, or std::nullopt when it has none or the
@@ -41,9 +52,31 @@ inline std::optional<FusedBatchNorm> getFusedBatchNorm(Operation *op) {
     return std::nullopt;
   auto rank = dict.getAs<IntegerAttr>("spatial_rank");
   auto eps = dict.getAs<FloatAttr>("eps");
-  if (!rank || !eps || rank.getInt() < 0)
+  Attribute backward = dict.get("backward");
+  if (!rank || !eps || rank.getInt() < 0 ||
+      (backward && !isa<BoolAttr>(backward)))
     return std::nullopt;
-  return FusedBatchNorm{rank.getInt(), eps.getValueAsDouble()};
+  return FusedBatchNorm{rank.getInt(), eps.getValueAsDouble(),
+                        backward && cast<BoolAttr>(backward).getValue()};
+}
+
+/// The most threads of a neuron backward kernel whose batch norm sums make
+/// one partial sum: a power of two that divides the GPU block size.
+constexpr int64_t kBatchNormBackwardMaxSegment = 256;
+
+/// Thread slots of a channel plane (its `spatial` neurons, `width` a
+/// thread) in a neuron backward kernel that sums the batch norm's backward:
+/// the plane's threads rounded up to a power of two below
+/// kBatchNormBackwardMaxSegment, else to a multiple of it, so that a tree
+/// in the GPU block adds a run of a plane's slots (the slots past the
+/// plane's threads add zeros). 0 when a thread's neurons span two channels.
+inline int64_t getBatchNormBackwardPlaneSlots(int64_t spatial, int64_t width) {
+  if (width <= 0 || spatial % width != 0)
+    return 0;
+  int64_t threads = spatial / width;
+  if (threads >= kBatchNormBackwardMaxSegment)
+    return llvm::alignTo(threads, kBatchNormBackwardMaxSegment);
+  return static_cast<int64_t>(llvm::PowerOf2Ceil(threads));
 }
 
 } // namespace mlir::snn

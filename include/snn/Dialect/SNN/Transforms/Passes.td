@@ -104,14 +104,25 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     channel: in training with the scale and shift of the batch norm's
     statistics and finish launches (the apply launch goes away), in
     inference with the affine of the running statistics (the batch norm
-    goes away). The normalized tensor is never written; the backward is
-    unchanged (`snn.batch_norm_bwd` reads x and the saved statistics). Not
+    goes away). The normalized tensor is never written; the backward does
+    not need it (`snn.batch_norm_bwd` reads x and the saved statistics). Not
     fused, with a remark: other users of the batch norm's output, `snn.plif`,
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after), in training and inference.
 
-    `batch-norm=false` or `pool=false` leaves that fusion out (to measure
-    each fusion alone).
+    Batch norm backward, in training: when the gradient that such a layer's
+    `snn.neuron_bwd` writes goes to its batch norm's `snn.batch_norm_bwd`
+    alone, the attribute gets `backward = true`: the neuron backward also
+    reads x and the saved statistics and sums gY and gY xhat per channel
+    (per run of a channel plane's threads, in f64, a tree in the block: no
+    atomics, the same bits run to run), and `batch_norm_bwd` runs its
+    finish and apply launches only. Gradients are within 1e-6 relative of
+    the unfused module's (the additions' order differs). A remark per layer
+    says fused or why not (other readers of the gradient; a backward
+    thread's neurons spanning two channels, e.g. 7x7 maps).
+
+    `batch-norm=false`, `pool=false` or `batch-norm-backward=false` leaves
+    that fusion out (to measure each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -119,6 +130,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
            "Fuse a batch norm into the neuron layer after it">,
     Option<"fusePool", "pool", "bool", /*default=*/"true",
            "Fuse a spiking layer with the average/sum pooling after it">,
+    Option<"fuseBatchNormBackward", "batch-norm-backward", "bool",
+           /*default=*/"true",
+           "In training, compute the batch norm backward's sums in the "
+           "neuron backward of a layer fused with its batch norm">,
   ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
@@ -131,6 +146,12 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
               "Neuron layers that apply the batch norm before them">,
     Statistic<"numUnfusedBatchNorms", "unfused-batch-norms",
               "Neuron layers after a batch norm that cannot be fused">,
+    Statistic<"numFusedBatchNormBackwards", "fused-batch-norm-backwards",
+              "Neuron backwards that compute their batch norm backward's "
+              "sums">,
+    Statistic<"numUnfusedBatchNormBackwards", "unfused-batch-norm-backwards",
+              "Training layers with a fused batch norm whose backward "
+              "cannot compute its sums">,
   ];
 }
 
