@@ -9,7 +9,11 @@
 #       (target=all) three VGG-11 training modules: `plain` (no --snn-fuse,
 #       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
 #       pooling fusion alone, training and inference) and `fused`
-#       (--snn-fuse: batch norm + neuron + pooling, training and inference);
+#       (--snn-fuse: batch norm + neuron + pooling, training and inference),
+#       and `nhwc` (--snn-channels-last before --snn-autodiff, then
+#       --snn-fuse: channels-last convolutions, batch norms, neurons and
+#       pools; the neuron + pooling fusion is not done on channels-last
+#       pools yet, batch norm + neuron is);
 #       random weights, inputs and labels; the CPU-tested small models
 #       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
 #       the layer variants of test/Runtime/Inputs/fuse-pool; the training
@@ -20,8 +24,11 @@
 #       one training step's gradients against the unfused ones (must be
 #       identical: the same arithmetic in the same order) and the small
 #       models against the float64 reference; `bench`: `snn-run bench`
-#       (step, forward, peak memory) of plain, pool and fused alternating,
-#       3 rounds, a per-op profile of plain and fused, and torch.compile
+#       (step, forward, peak memory) of plain, pool, fused and nhwc
+#       alternating (nhwc's outputs and gradients are checked against
+#       plain's: close, not identical, as its convolutions sum in another
+#       order),
+#       3 rounds, a per-op profile of plain, fused and nhwc, and torch.compile
 #       once (bench/vgg11.py --only torch.compile) against the fused
 #       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
 #       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
@@ -45,7 +52,12 @@ if [ "$mode" = prepare ]; then
   vgg plain
   vgg pool --snn-fuse="batch-norm=false"
   vgg fused --snn-fuse
-  for m in pool fused; do
+  # The layout pass runs before --snn-autodiff: the backward inherits it.
+  "$opt" "$root/examples/vgg11.mlir" --snn-channels-last --snn-autodiff="$train" \
+    --snn-fuse --snn-compile="output=$g/vgg11-nhwc.snnmod target=all" -o /dev/null \
+    2> "$g/remarks-nhwc.txt"
+  grep -h "channels-last" "$g/remarks-nhwc.txt" | sed 's/^.*remark: /nhwc: /' || true
+  for m in pool fused nhwc; do
     echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
   done
   # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
@@ -123,7 +135,7 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   grep -h "remark: fused" "$g"/remarks-*.txt | sed 's/^.*remark: //' | sort | uniq -c
   v="$g/vgg11"
   echo "== VGG-11 on cuda:0, fused vs plain (must be identical)"
-  for m in plain pool fused; do
+  for m in plain pool fused nhwc; do
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$v/x.npy" \
       --weights "$v/w.safetensors" --output "$v/$m.npy" 2>&1 | head -1
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
@@ -133,6 +145,9 @@ if [ "$part" = all ] || [ "$part" = check ]; then
     same "$v/plain.npy" "$v/$m.npy" "infer $m"
     same "$v/plain-grads.safetensors" "$v/$m-grads.safetensors" "grads $m"
   done
+  echo "== VGG-11 nhwc vs plain (another summation order: a few differences, small max rel)"
+  same "$v/plain.npy" "$v/nhwc.npy" "infer nhwc"
+  same "$v/plain-grads.safetensors" "$v/nhwc-grads.safetensors" "grads nhwc"
   echo "== bn-fuse model on cuda:0 vs the float64 reference and the unfused module"
   c="$g/bn"
   for m in plain fused; do
@@ -175,7 +190,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
   for i in 1 2 3; do
-    for m in plain pool fused; do
+    for m in plain pool fused nhwc; do
       echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
     done
   done
@@ -185,7 +200,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
     --ours "$run $g/vgg11-fused.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
 } 2>&1 | tee "$out/fuse-bench.txt"
 {
-  for m in plain fused; do
+  for m in plain fused nhwc; do
     echo "== per-op profile, $m"
     SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
   done

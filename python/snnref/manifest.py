@@ -303,6 +303,27 @@ def _rows(mod, tid, inner):
     return mod.get(tid).reshape((-1,) + tuple(inner))
 
 
+def _planes_shape(shape, channels_last):
+    """[C, H, W] of a pooling's [..., C, H, W] or [..., H, W, C] tensor."""
+    if channels_last:
+        h, w, c = shape[-3:]
+        return (c, h, w)
+    return tuple(shape[-3:])
+
+
+def _planes(mod, tid, channels_last):
+    """x as [rows, C, H, W] (channels last: transposed from [rows, H, W, C])."""
+    shape = mod.info(tid)["shape"]
+    if not channels_last:
+        return _rows(mod, tid, shape[-3:])
+    return np.moveaxis(_rows(mod, tid, shape[-3:]), -1, 1)
+
+
+def _from_planes(y, channels_last):
+    """[rows, C, H, W] back to the op's layout."""
+    return np.moveaxis(y, 1, -1) if channels_last else y
+
+
 def _window_attrs(op):
     kernel = op.get("kernel")
     if kernel is None:
@@ -376,18 +397,28 @@ def _run_op(mod, op, lr, smooth):
             _conv(mod, op, kind, put, out)
         elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
             ins = _ids(op, "in", 1, 1, "input")
-            x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
-            put(0, layers.pool2d(kind.split("_")[0], x, *_window_attrs(op)))
+            last = bool(op.get("channels_last", False))
+            x = _planes(mod, ins[0], last)
+            y = layers.pool2d(kind.split("_")[0], x, *_window_attrs(op))
+            put(0, _from_planes(y, last))
         elif kind in ("avg_pool2d_bwd", "sum_pool2d_bwd", "max_pool2d_bwd"):
             pool = kind.split("_")[0]
             ins = _ids(op, "in", 2 if pool == "max" else 1, 2, "inputs")
-            xshape = mod.info(out[0])["shape"][-3:]
-            gyshape = mod.info(ins[0])["shape"][-3:]
-            gy = _rows(mod, ins[0], gyshape)
-            x = _rows(mod, ins[1], xshape) if pool == "max" else None
+            last = bool(op.get("channels_last", False))
+            gy = _planes(mod, ins[0], last)
+            x = _planes(mod, ins[1], last) if pool == "max" else None
+            xshape = _planes_shape(mod.info(out[0])["shape"], last)
             gx = layers.pool2d_bwd(pool, gy, (gy.shape[0],) + tuple(xshape),
                                    *_window_attrs(op), x=x)
-            put(0, gx, grad=True)
+            put(0, _from_planes(gx, last), grad=True)
+        elif kind == "transpose":
+            ins = _ids(op, "in", 1, 1, "input")
+            perm = op.get("permutation")
+            shape = mod.info(ins[0])["shape"]
+            if not isinstance(perm, list) or sorted(perm) != list(range(len(shape))):
+                raise OpError(f"'permutation' {perm} is not a permutation of "
+                              f"the dims of {list(shape)}")
+            put(0, np.transpose(mod.get(ins[0]).reshape(shape), perm))
         elif kind == "batch_norm":
             _batch_norm(mod, op, put, out)
         elif kind == "batch_norm_bwd":

@@ -15,6 +15,7 @@
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
+#include "snn/Conversion/NeuronToGPU/TransposeKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -472,7 +473,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return success();
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
-                   BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
+                   BatchNormOp, AddOp, ScaleOp, DropoutOp, TransposeOp,
+                   TimeSliceOp,
                    TimeStackOp, RecvOp, SendOp, AllReduceSumOp, TimeSumOp,
                    TimeBroadcastOp>(op);
   if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
@@ -480,7 +482,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
            << "'" << op->getName()
            << "' is not supported by snn-compile: a compiled module runs "
               "the snn ops of docs/artifact-format.md (linear, conv2d, pools, "
-              "batch_norm, add, scale, dropout, flatten, neurons, param)";
+              "batch_norm, add, scale, dropout, flatten, transpose, neurons, "
+              "param)";
   return serializeGeneric(op, phase);
 }
 
@@ -620,7 +623,7 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     json = toLayerOp(std::move(json));
   } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                  SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
-                 MaxPool2DBwdOp, TimeSumOp, TimeBroadcastOp>(op) ||
+                 MaxPool2DBwdOp, TimeSumOp, TimeBroadcastOp, TransposeOp>(op) ||
            (isa<DropoutOp>(op) && training))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
@@ -675,7 +678,8 @@ static OpKernelSpec getPoolKernelSpec(const Object &op, StringRef kind,
                             toInts(*op.getArray("kernel")),
                             toInts(*op.getArray("stride")),
                             toInts(*op.getArray("padding")),
-                            op.getBoolean("accumulate").value_or(false));
+                            op.getBoolean("accumulate").value_or(false),
+                            op.getBoolean("channels_last").value_or(false));
 }
 
 Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
@@ -690,6 +694,9 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else if (kind == "transpose") {
+    spec = makeTransposeKernelSpec(shape(in[0]),
+                                   toInts(*op.getArray("permutation")));
   } else if (kind == "time_sum" || kind == "time_broadcast") {
     // [L, ...] <-> [1, ...]: L steps of one step's elements.
     bool sum = kind == "time_sum";

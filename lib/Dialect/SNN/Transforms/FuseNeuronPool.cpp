@@ -89,6 +89,11 @@ std::string getFusionFailure(Operation *op, Operation *pool,
     return llvm::formatv("the spikes have {0} other user(s) besides the "
                          "pooling",
                          numOtherUsers);
+  // The pooled kernel's lanes are a window's KW consecutive neurons; in
+  // [.., H, W, C] they are C apart.
+  if (pool->hasAttr("channels_last"))
+    return "the pooled neuron kernel does not read channels-last windows "
+           "yet";
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (!type.getElementType().isF32())
     return "generated neuron kernels are f32 only";

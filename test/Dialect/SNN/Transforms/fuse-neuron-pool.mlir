@@ -131,3 +131,21 @@ func.func @other_cases(%x: tensor<4x2x3x8x8xf32>, %w: tensor<1xf32>)
   %e = snn.lif %x : tensor<4x2x3x8x8xf32>
   return %pa, %pb, %b, %pc, %pd, %e : tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>
 }
+
+// -----
+
+// Channels-last pooling (--snn-channels-last) is not fused: the pooled
+// kernel's lanes are a window's consecutive neurons, C apart in
+// [.., H, W, C]. A batch norm with spatial_rank = 0 in front still is.
+// CHECK-LABEL: func.func @channels_last
+// CHECK-NOT: snn.fused_pool
+// CHECK: snn.lif {{.*}}snn.fused_batch_norm
+// CHECK-NOT: snn.fused_pool
+func.func @channels_last(%x: tensor<4x2x8x8x3xf32>, %g: tensor<3xf32>) -> tensor<4x2x4x4x3xf32> {
+  %n = snn.batch_norm %x, %g, %g, %g, %g {spatial_rank = 0} : tensor<4x2x8x8x3xf32>, tensor<3xf32>
+  // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: the pooled neuron kernel does not read channels-last windows yet}}
+  %s = snn.lif %n : tensor<4x2x8x8x3xf32>
+  %p = snn.avg_pool2d %s {channels_last, kernel_size = array<i64: 2, 2>} : tensor<4x2x8x8x3xf32> -> tensor<4x2x4x4x3xf32>
+  return %p : tensor<4x2x4x4x3xf32>
+}

@@ -233,7 +233,8 @@ def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$stride,
                        DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs Variadic<SNN_FloatTensor>:$grads);
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($grad_output) `,`
@@ -247,12 +248,13 @@ class SNN_Pool2DBwdOp<string mnemonic, string what, dag extraArgs,
     : SNN_Op<mnemonic, !listconcat(traits, [Pure])> {
   let summary = "gradient of " # what # " pooling";
   let description = [{
-    Same window attributes as the forward pooling op; the result has the
-    type of the forward op's input.
+    Same window attributes (and layout, `channels_last`) as the forward
+    pooling op; the result has the type of the forward op's input.
   }];
   let arguments = !con((ins SNN_FloatTensor:$grad_output), extraArgs,
                        (ins SNN_Pair:$kernel_size, OptionalAttr<SNN_Pair>:$stride,
-                            DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding));
+                            DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding,
+                            UnitAttr:$channels_last));
   let results = (outs SNN_FloatTensor:$grad_input);
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -134,6 +134,44 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
   ];
 }
 
+def SNNChannelsLastPass : Pass<"snn-channels-last", "func::FuncOp"> {
+  let summary = "Run convolutions, batch norms, neurons and pools on "
+                "channels-last (NHWC) activations";
+  let description = [{
+    cuDNN runs a convolution (forward and both gradients) on `[N, H, W, C]`
+    activations and `[O, KH, KW, I]` filters markedly faster than on
+    `[N, C, H, W]`. This pass rewrites a function's forward ops to that
+    layout, before `--snn-autodiff` (the backward then inherits it):
+
+    * every `snn.conv2d` on `[.., C, H, W]` gets `channels_last`; its input
+      comes through a `snn.transpose` at the entry (`[.., C, H, W]` ->
+      `[.., H, W, C]`, e.g. of the image) and its weight through
+      `snn.transpose %w {permutation = [0, 2, 3, 1]}`: the parameter stays
+      `[O, I, KH, KW]`, so checkpoints, NIR and PyTorch weights are
+      unchanged;
+    * the ops that read a rewritten activation follow it: pools get
+      `channels_last`, `snn.batch_norm` becomes `spatial_rank = 0` (channels
+      last: statistics over `T*B*H*W`), neuron layers, `snn.add`,
+      `snn.scale` and `snn.dropout` are elementwise and change shape only;
+    * every other reader (`snn.flatten`, `snn.reshape`, linear layers,
+      losses, the function's results) gets a `snn.transpose` back to
+      `[.., C, H, W]` in front, so what it sees is unchanged.
+
+    A neuron layer with per-neuron parameters or a state chained by
+    `--snn-split-time` is left in `[.., C, H, W]` (with the transposes around
+    it). Transpose pairs that cancel are folded. Each function gets a remark:
+    how many ops were rewritten and how many transposes it has, or why
+    nothing was rewritten.
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten-ops",
+              "Ops rewritten to channels-last activations">,
+    Statistic<"numTransposes", "transposes",
+              "snn.transpose ops in the rewritten functions">,
+  ];
+}
+
 def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
   let summary = "Merge consecutive snn.scale ops into one";
   let description = [{
