@@ -17,8 +17,8 @@
 #       random weights, inputs and labels; the CPU-tested small models
 #       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
 #       the layer variants of test/Runtime/Inputs/fuse-pool; the training
-#       step of vgg-small.mlir and fuse-pool/train-net.mlir fused and not)
-#       with inputs.
+#       step of vgg-small.mlir and fuse-pool/train-net.mlir fused and not;
+#       the channels-last pools of pools-nhwc.mlir) with inputs.
 #   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
 #       then `check`: on cuda:0 the fused modules' inference outputs and
 #       one training step's gradients against the unfused ones (must be
@@ -86,6 +86,11 @@ if [ "$mode" = prepare ]; then
     "$opt" "$inputs/fuse-pool/$m.mlir" \
       --snn-compile="output=$g/variants/$m.snnmod target=all" -o /dev/null
   done
+  # Channels-last pools and transposes (test/Runtime/pools-nhwc.test).
+  mkdir -p "$g/nhwc-pools"
+  "$opt" "$inputs/pools-nhwc.mlir" --snn-autodiff="optimizer=sgd" \
+    --snn-compile="output=$g/nhwc-pools/pools.snnmod target=all" -o /dev/null
+  PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/nhwc-pools/pools.snnmod" "$g/nhwc-pools"
   # The training step of the pooling fusion (test/Runtime/fuse-pool-train.test).
   for m in vgg-small fuse-pool/train-net; do
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
@@ -148,6 +153,11 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   echo "== VGG-11 nhwc vs plain (another summation order: a few differences, small max rel)"
   same "$v/plain.npy" "$v/nhwc.npy" "infer nhwc"
   same "$v/plain-grads.safetensors" "$v/nhwc-grads.safetensors" "grads nhwc"
+  echo "== channels-last pools and transposes on cuda:0 vs the float64 reference"
+  d="$g/nhwc-pools"
+  SNNRT_MEMORY_PLAN=poison $run "$d/pools.snnmod" grads --device cuda:0 --data "$d/x.npy" \
+    --labels "$d/y.npy" --weights "$d/w.safetensors" --output "$d/grads.safetensors" 2>&1 | tail -1
+  python3 "$inputs/grads_reference.py" compare "$d/pools.snnmod" "$d" 2>&1 | tail -1
   echo "== bn-fuse model on cuda:0 vs the float64 reference and the unfused module"
   c="$g/bn"
   for m in plain fused; do

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -73,6 +75,24 @@ std::string getNeuronFailure(Operation *op) {
     if (cast<RankedTensorType>(plif.getW().getType()).getNumElements() != 1)
       return "its leak 'w' has one value per neuron";
   return "";
+}
+
+/// Why the function is not a forward function the pass can rewrite (it
+/// already has gradients or fused layers), or an empty string.
+std::string getFunctionFailure(func::FuncOp func) {
+  std::string failure;
+  func.walk([&](Operation *op) {
+    if (isa<NeuronBwdOp, BatchNormBwdOp, Conv2DBwdOp, LinearBwdOp,
+            AvgPool2DBwdOp, SumPool2DBwdOp, MaxPool2DBwdOp>(op))
+      failure = "the function already has gradients (run --snn-channels-last "
+                "before --snn-autodiff)";
+    else if (op->hasAttr(kFusedPoolAttrName) ||
+             op->hasAttr(kFusedBatchNormAttrName))
+      failure = "the function has fused layers (run --snn-channels-last "
+                "before --snn-fuse)";
+    return failure.empty() ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  return failure;
 }
 
 class ChannelsLastRewriter {
@@ -259,6 +279,10 @@ struct SNNChannelsLastPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    if (std::string failure = getFunctionFailure(func); !failure.empty()) {
+      func.emitRemark() << "not rewritten to channels-last: " << failure;
+      return;
+    }
     unsigned rewrittenOps = ChannelsLastRewriter(func).run();
     if (rewrittenOps == 0) {
       func.emitRemark() << "not rewritten to channels-last: no snn.conv2d on "

@@ -81,3 +81,18 @@ func.func @per_neuron(%x: tensor<1x2x1x4x4xf32>, %w: tensor<2x1x1x1xf32>) -> ten
   %p = snn.max_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<1x2x2x4x4xf32> -> tensor<1x2x2x2x2xf32>
   return %p : tensor<1x2x2x2x2xf32>
 }
+
+// -----
+
+// After --snn-fuse (or --snn-autodiff) the pass leaves the function alone:
+// the fused kernels and the gradients are built for [.., C, H, W].
+// CHECK-LABEL: func.func @after_fuse
+// CHECK-NOT: snn.transpose
+// CHECK-NOT: channels_last
+// expected-remark @+1 {{not rewritten to channels-last: the function has fused layers (run --snn-channels-last before --snn-fuse)}}
+func.func @after_fuse(%x: tensor<1x2x1x4x4xf32>, %w: tensor<2x1x1x1xf32>) -> tensor<1x2x2x2x2xf32> {
+  %c = snn.conv2d %x, %w : tensor<1x2x1x4x4xf32>, tensor<2x1x1x1xf32> -> tensor<1x2x2x4x4xf32>
+  %s = snn.lif %c {snn.fused_pool = {kernel = array<i64: 2, 2>, kind = "avg"}} : tensor<1x2x2x4x4xf32>
+  %p = snn.avg_pool2d %s {kernel_size = array<i64: 2, 2>} : tensor<1x2x2x4x4xf32> -> tensor<1x2x2x2x2xf32>
+  return %p : tensor<1x2x2x2x2xf32>
+}

@@ -161,7 +161,9 @@ def SNNChannelsLastPass : Pass<"snn-channels-last", "func::FuncOp"> {
     `--snn-split-time` is left in `[.., C, H, W]` (with the transposes around
     it). Transpose pairs that cancel are folded. Each function gets a remark:
     how many ops were rewritten and how many transposes it has, or why
-    nothing was rewritten.
+    nothing was rewritten (no convolution; a function that already has
+    gradients or fused layers: the pass runs before `--snn-autodiff` and
+    `--snn-fuse`).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let statistics = [
