@@ -12,12 +12,12 @@
 #       (--snn-fuse: batch norm + neuron + pooling, training and inference),
 #       and `nhwc` (--snn-channels-last before --snn-autodiff, then
 #       --snn-fuse: channels-last convolutions, batch norms, neurons and
-#       pools; the neuron + pooling fusion is not done on channels-last
-#       pools yet, batch norm + neuron is);
+#       pools, batch norm + neuron + pooling fused on the [.., H, W, C] maps);
 #       random weights, inputs and labels; the CPU-tested small models
 #       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
 #       the layer variants of test/Runtime/Inputs/fuse-pool; the training
-#       step of vgg-small.mlir and fuse-pool/train-net.mlir fused and not;
+#       step of vgg-small.mlir, fuse-pool/train-net.mlir and the
+#       channels-last fuse-pool/train-nhwc.mlir fused and not;
 #       the channels-last pools of pools-nhwc.mlir) with inputs.
 #   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
 #       then `check`: on cuda:0 the fused modules' inference outputs and
@@ -91,8 +91,9 @@ if [ "$mode" = prepare ]; then
   "$opt" "$inputs/pools-nhwc.mlir" --snn-autodiff="optimizer=sgd" \
     --snn-compile="output=$g/nhwc-pools/pools.snnmod target=all" -o /dev/null
   PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/nhwc-pools/pools.snnmod" "$g/nhwc-pools"
-  # The training step of the pooling fusion (test/Runtime/fuse-pool-train.test).
-  for m in vgg-small fuse-pool/train-net; do
+  # The training step of the pooling fusion (test/Runtime/fuse-pool-train.test,
+  # fuse-pool-nhwc.test).
+  for m in vgg-small fuse-pool/train-net fuse-pool/train-nhwc; do
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
   exit 0

@@ -466,8 +466,11 @@ def _run_op(mod, op, lr, smooth):
                 # Fused with its pooling (--snn-fuse): out[0] is the pooling
                 # of the spikes, windows that tile the map.
                 k = pool["kernel"]
+                last = bool(pool.get("channels_last", False))
                 sv = np.reshape(s, (-1,) + tuple(np.shape(s)[-3:]))
-                put(0, layers.pool2d(pool["kind"], sv, k, k, [0, 0]))
+                sv = np.moveaxis(sv, -1, 1) if last else sv
+                put(0, _from_planes(layers.pool2d(pool["kind"], sv, k, k,
+                                                  [0, 0]), last))
             else:
                 put(0, h if nrn.model == "li" else s)
             # The membrane after each step's reset (li: H).
@@ -564,11 +567,15 @@ def _run_op(mod, op, lr, smooth):
                 # Fused with its pooling (--snn-fuse): in[0] is the gradient
                 # of the pooled spikes, spread over the windows.
                 k = pool["kernel"]
+                last = bool(pool.get("channels_last", False))
                 hshape = np.shape(h)
                 gy = np.reshape(gs, (-1,) + tuple(np.shape(gs)[-3:]))
+                gy = np.moveaxis(gy, -1, 1) if last else gy
+                xshape = _planes_shape(hshape, last)
                 gs = layers.pool2d_bwd(pool["kind"], gy,
-                                       (gy.shape[0],) + tuple(hshape[-3:]),
-                                       k, k, [0, 0]).reshape(hshape)
+                                       (gy.shape[0],) + tuple(xshape),
+                                       k, k, [0, 0])
+                gs = _from_planes(gs, last).reshape(hshape)
             gx, gw = nrn.backward(gs, h, smooth=smooth)
             put(0, gx, grad=True)
             if nrn.model == "plif":

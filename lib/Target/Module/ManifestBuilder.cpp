@@ -741,7 +741,8 @@ static bool hasWindows(PoolOp p, const FusedPool &pool) {
   SmallVector<int64_t, 2> stride = p.getEffectiveStride();
   return kernel[0] == pool.kh && kernel[1] == pool.kw &&
          stride[0] == pool.kh && stride[1] == pool.kw &&
-         p.getPadding()[0] == 0 && p.getPadding()[1] == 0;
+         p.getPadding()[0] == 0 && p.getPadding()[1] == 0 &&
+         p.getChannelsLast() == pool.channelsLast;
 }
 
 /// Whether the gradient `grad` of a fused layer's spikes is the backward of
@@ -793,9 +794,9 @@ static FailureOr<Operation *> getFusedPoolOp(Operation *op) {
     return op->emitError()
            << "'" << kFusedPoolAttrName
            << "' must be {kind = \"avg\" | \"sum\", kernel = array<i64: KH, "
-              "KW>} and name the one tiling pooling that reads the spikes (in "
-              "training: whose backward alone gives the spikes' gradient); "
-              "let --snn-fuse set it";
+              "KW>[, channels_last]} and name the one tiling pooling that "
+              "reads the spikes (in training: whose backward alone gives the "
+              "spikes' gradient); let --snn-fuse set it";
   return user;
 }
 
@@ -875,9 +876,11 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (*fusedPool) {
     spikes = (*fusedPool)->getResult(0);
     std::optional<FusedPool> pool = getFusedPool(op);
-    record.attrs["pool"] =
-        Object{{"kind", pool->average ? "avg" : "sum"},
-               {"kernel", Array{pool->kh, pool->kw}}};
+    Object poolJson{{"kind", pool->average ? "avg" : "sum"},
+                    {"kernel", Array{pool->kh, pool->kw}}};
+    if (pool->channelsLast)
+      poolJson["channels_last"] = true;
+    record.attrs["pool"] = std::move(poolJson);
   }
   FailureOr<int64_t> s = addValueTensor(op, spikes, "activation",
                                         phase == Phase::Infer ? layer : "");

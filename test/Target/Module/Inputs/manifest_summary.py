@@ -172,7 +172,9 @@ def check_op(op, where, shape):
         y = list(x)
         if "pool" in op:  # fused with its pooling: s is pooled
             kh, kw = op["pool"]["kernel"]
-            y[-2:] = [x[-2] // kh, x[-1] // kw]
+            h = -3 if op["pool"].get("channels_last") else -2
+            y[h] //= kh
+            y[h + 1] //= kw
         if numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
         if "bn" in op:  # fused with its batch norm: in[1..4] per channel

@@ -87,8 +87,12 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     generated kernel, a layer split in time, a non-f32 tensor, a spike
     gradient that is not the pooling's backward alone).
 
+    Channels-last poolings (`channels_last`, `[.., H, W, C]` maps) are
+    fused the same way: a thread per window of one channel.
+
     A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
-    kernel = array<i64: KH, KW>}`; the IR keeps both ops (and the pooling's
+    kernel = array<i64: KH, KW>}` (plus `channels_last` for a channels-last
+    pooling); the IR keeps both ops (and the pooling's
     backward), and `--snn-compile` writes the pair as one manifest `neuron`
     op with a `pool` attribute whose generated kernel writes the pooled
     spikes only (in training also the saved H or checkpoints), and the
