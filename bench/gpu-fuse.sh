@@ -10,24 +10,31 @@
 #       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
 #       pooling fusion alone, training and inference) and `fused`
 #       (--snn-fuse: batch norm + neuron + pooling, training and inference,
-#       and the batch norm backward's sums in the neuron backward), and
+#       and the batch norm backward's sums in the neuron backward),
 #       `bnfwd` (--snn-fuse="batch-norm-backward=false": `fused` before the
-#       batch norm backward fusion, to measure it alone);
+#       batch norm backward fusion, to measure it alone), and `nhwc`
+#       (--snn-channels-last before --snn-autodiff, then --snn-fuse:
+#       channels-last convolutions, batch norms, neurons and pools, batch
+#       norm + neuron + pooling fused on the [.., H, W, C] maps);
 #       random weights, inputs and labels; the CPU-tested small models
 #       (test/Runtime/Inputs/bn-fuse.mlir fused and not, vgg-small.mlir and
 #       the layer variants of test/Runtime/Inputs/fuse-pool; the training
-#       step of vgg-small.mlir, fuse-pool/train-net.mlir and
-#       fuse-bn/train-net.mlir fused and not) with inputs.
+#       step of vgg-small.mlir, fuse-pool/train-net.mlir,
+#       fuse-bn/train-net.mlir and the channels-last
+#       fuse-pool/train-nhwc.mlir fused and not; the channels-last pools of
+#       pools-nhwc.mlir) with inputs.
 #   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
 #       then `check`: on cuda:0 the fused modules' inference outputs and
 #       one training step's gradients against the unfused ones (identical:
 #       the same arithmetic in the same order, except where the neuron
 #       backward sums a batch norm's backward, whose reduction order differs:
 #       within 1e-6 relative), the gradients of two runs of the fused
-#       modules bit for bit, and the small models against the float64
-#       reference; `bench`: `snn-run bench`
-#       (step, forward, peak memory) of plain, pool, bnfwd and fused alternating,
-#       3 rounds, a per-op profile of plain and fused, and torch.compile
+#       modules bit for bit, nhwc's outputs and gradients against plain's
+#       (close, not identical: its convolutions sum in another order), and
+#       the small models against the float64 reference; `bench`: `snn-run
+#       bench` (step, forward, peak memory) of plain, pool, bnfwd, fused and
+#       nhwc alternating,
+#       3 rounds, a per-op profile of plain, fused and nhwc, and torch.compile
 #       once (bench/vgg11.py --only torch.compile) against the fused
 #       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
 #       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
@@ -52,7 +59,12 @@ if [ "$mode" = prepare ]; then
   vgg pool --snn-fuse="batch-norm=false"
   vgg fused --snn-fuse
   vgg bnfwd --snn-fuse="batch-norm-backward=false"
-  for m in pool bnfwd fused; do
+  # The layout pass runs before --snn-autodiff: the backward inherits it.
+  "$opt" "$root/examples/vgg11.mlir" --snn-channels-last --snn-autodiff="$train" \
+    --snn-fuse --snn-compile="output=$g/vgg11-nhwc.snnmod target=all" -o /dev/null \
+    2> "$g/remarks-nhwc.txt"
+  grep -h "channels-last" "$g/remarks-nhwc.txt" | sed 's/^.*remark: /nhwc: /' || true
+  for m in pool bnfwd fused nhwc; do
     echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
   done
   # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
@@ -81,8 +93,14 @@ if [ "$mode" = prepare ]; then
     "$opt" "$inputs/fuse-pool/$m.mlir" \
       --snn-compile="output=$g/variants/$m.snnmod target=all" -o /dev/null
   done
-  # The training step of the pooling fusion (test/Runtime/fuse-pool-train.test).
-  for m in vgg-small fuse-pool/train-net fuse-bn/train-net; do
+  # Channels-last pools and transposes (test/Runtime/pools-nhwc.test).
+  mkdir -p "$g/nhwc-pools"
+  "$opt" "$inputs/pools-nhwc.mlir" --snn-autodiff="optimizer=sgd" \
+    --snn-compile="output=$g/nhwc-pools/pools.snnmod target=all" -o /dev/null
+  PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/nhwc-pools/pools.snnmod" "$g/nhwc-pools"
+  # The training step of the pooling fusions (test/Runtime/fuse-pool-train.test,
+  # fuse-bn-train.test, fuse-pool-nhwc.test).
+  for m in vgg-small fuse-pool/train-net fuse-bn/train-net fuse-pool/train-nhwc; do
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
   exit 0
@@ -134,7 +152,7 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   grep -h "remark: fused" "$g"/remarks-*.txt | sed 's/^.*remark: //' | sort | uniq -c
   v="$g/vgg11"
   echo "== VGG-11 on cuda:0, fused vs plain (identical; grads with the batch norm backward fused within 1e-6)"
-  for m in plain pool bnfwd fused; do
+  for m in plain pool bnfwd fused nhwc; do
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$v/x.npy" \
       --weights "$v/w.safetensors" --output "$v/$m.npy" 2>&1 | head -1
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
@@ -150,6 +168,14 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-fused.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
     --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/fused-grads2.safetensors" 2>&1 | tail -1
   same "$v/fused-grads.safetensors" "$v/fused-grads2.safetensors" "grads fused, run to run"
+  echo "== VGG-11 nhwc vs plain (another summation order: a few differences, small max rel)"
+  same "$v/plain.npy" "$v/nhwc.npy" "infer nhwc"
+  same "$v/plain-grads.safetensors" "$v/nhwc-grads.safetensors" "grads nhwc"
+  echo "== channels-last pools and transposes on cuda:0 vs the float64 reference"
+  d="$g/nhwc-pools"
+  SNNRT_MEMORY_PLAN=poison $run "$d/pools.snnmod" grads --device cuda:0 --data "$d/x.npy" \
+    --labels "$d/y.npy" --weights "$d/w.safetensors" --output "$d/grads.safetensors" 2>&1 | tail -1
+  python3 "$inputs/grads_reference.py" compare "$d/pools.snnmod" "$d" 2>&1 | tail -1
   echo "== bn-fuse model on cuda:0 vs the float64 reference and the unfused module"
   c="$g/bn"
   for m in plain fused; do
@@ -192,7 +218,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
   for i in 1 2 3; do
-    for m in plain pool bnfwd fused; do
+    for m in plain pool bnfwd fused nhwc; do
       echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
     done
   done
@@ -202,7 +228,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
     --ours "$run $g/vgg11-fused.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
 } 2>&1 | tee "$out/fuse-bench.txt"
 {
-  for m in plain bnfwd fused; do
+  for m in plain bnfwd fused nhwc; do
     echo "== per-op profile, $m"
     SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
   done

@@ -303,6 +303,27 @@ def _rows(mod, tid, inner):
     return mod.get(tid).reshape((-1,) + tuple(inner))
 
 
+def _planes_shape(shape, channels_last):
+    """[C, H, W] of a pooling's [..., C, H, W] or [..., H, W, C] tensor."""
+    if channels_last:
+        h, w, c = shape[-3:]
+        return (c, h, w)
+    return tuple(shape[-3:])
+
+
+def _planes(mod, tid, channels_last):
+    """x as [rows, C, H, W] (channels last: transposed from [rows, H, W, C])."""
+    shape = mod.info(tid)["shape"]
+    if not channels_last:
+        return _rows(mod, tid, shape[-3:])
+    return np.moveaxis(_rows(mod, tid, shape[-3:]), -1, 1)
+
+
+def _from_planes(y, channels_last):
+    """[rows, C, H, W] back to the op's layout."""
+    return np.moveaxis(y, 1, -1) if channels_last else y
+
+
 def _window_attrs(op):
     kernel = op.get("kernel")
     if kernel is None:
@@ -376,18 +397,28 @@ def _run_op(mod, op, lr, smooth):
             _conv(mod, op, kind, put, out)
         elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
             ins = _ids(op, "in", 1, 1, "input")
-            x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
-            put(0, layers.pool2d(kind.split("_")[0], x, *_window_attrs(op)))
+            last = bool(op.get("channels_last", False))
+            x = _planes(mod, ins[0], last)
+            y = layers.pool2d(kind.split("_")[0], x, *_window_attrs(op))
+            put(0, _from_planes(y, last))
         elif kind in ("avg_pool2d_bwd", "sum_pool2d_bwd", "max_pool2d_bwd"):
             pool = kind.split("_")[0]
             ins = _ids(op, "in", 2 if pool == "max" else 1, 2, "inputs")
-            xshape = mod.info(out[0])["shape"][-3:]
-            gyshape = mod.info(ins[0])["shape"][-3:]
-            gy = _rows(mod, ins[0], gyshape)
-            x = _rows(mod, ins[1], xshape) if pool == "max" else None
+            last = bool(op.get("channels_last", False))
+            gy = _planes(mod, ins[0], last)
+            x = _planes(mod, ins[1], last) if pool == "max" else None
+            xshape = _planes_shape(mod.info(out[0])["shape"], last)
             gx = layers.pool2d_bwd(pool, gy, (gy.shape[0],) + tuple(xshape),
                                    *_window_attrs(op), x=x)
-            put(0, gx, grad=True)
+            put(0, _from_planes(gx, last), grad=True)
+        elif kind == "transpose":
+            ins = _ids(op, "in", 1, 1, "input")
+            perm = op.get("permutation")
+            shape = mod.info(ins[0])["shape"]
+            if not isinstance(perm, list) or sorted(perm) != list(range(len(shape))):
+                raise OpError(f"'permutation' {perm} is not a permutation of "
+                              f"the dims of {list(shape)}")
+            put(0, np.transpose(mod.get(ins[0]).reshape(shape), perm))
         elif kind == "batch_norm":
             _batch_norm(mod, op, put, out)
         elif kind == "batch_norm_bwd":
@@ -435,8 +466,11 @@ def _run_op(mod, op, lr, smooth):
                 # Fused with its pooling (--snn-fuse): out[0] is the pooling
                 # of the spikes, windows that tile the map.
                 k = pool["kernel"]
+                last = bool(pool.get("channels_last", False))
                 sv = np.reshape(s, (-1,) + tuple(np.shape(s)[-3:]))
-                put(0, layers.pool2d(pool["kind"], sv, k, k, [0, 0]))
+                sv = np.moveaxis(sv, -1, 1) if last else sv
+                put(0, _from_planes(layers.pool2d(pool["kind"], sv, k, k,
+                                                  [0, 0]), last))
             else:
                 put(0, h if nrn.model == "li" else s)
             # The membrane after each step's reset (li: H).
@@ -533,11 +567,15 @@ def _run_op(mod, op, lr, smooth):
                 # Fused with its pooling (--snn-fuse): in[0] is the gradient
                 # of the pooled spikes, spread over the windows.
                 k = pool["kernel"]
+                last = bool(pool.get("channels_last", False))
                 hshape = np.shape(h)
                 gy = np.reshape(gs, (-1,) + tuple(np.shape(gs)[-3:]))
+                gy = np.moveaxis(gy, -1, 1) if last else gy
+                xshape = _planes_shape(hshape, last)
                 gs = layers.pool2d_bwd(pool["kind"], gy,
-                                       (gy.shape[0],) + tuple(hshape[-3:]),
-                                       k, k, [0, 0]).reshape(hshape)
+                                       (gy.shape[0],) + tuple(xshape),
+                                       k, k, [0, 0])
+                gs = _from_planes(gs, last).reshape(hshape)
             gx, gw = nrn.backward(gs, h, smooth=smooth)
             put(0, gx, grad=True)
             if nrn.model == "plif":

@@ -29,8 +29,9 @@ Value ThreadEmitter::paramVector(Value memref) {
   // Lanes stay inside one sample when F is a multiple of W (runs of a
   // pooled layer's window: of the map, which F is a multiple of): one
   // access per run, at the feature of the first neuron.
-  if (runLength ? spec.numFeatures % (spec.rows * spec.cols) == 0
-                : width == 1 || spec.numFeatures % width == 0) {
+  if (runLength
+          ? spec.numFeatures % (spec.rows * spec.cols * spec.channels) == 0
+          : width == 1 || spec.numFeatures % width == 0) {
     if (!firstFeature)
       firstFeature =
           arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
@@ -103,9 +104,14 @@ void ThreadEmitter::loadBatchNorm(ValueRange bnArgs) {
     return {scale, sub(at(beta, c), shifted)};
   };
   // A thread's lanes share a channel when S is a multiple of W (its first
-  // neuron is a multiple of W), or of a pooled layer's map (its window).
-  if (runLength ? spec.bnSpatial % (spec.rows * spec.cols) == 0
-                : spec.bnSpatial % width == 0) {
+  // neuron is a multiple of W), or of a pooled layer's map (its window), or
+  // when S = 1 and the channels divide a channels-last window's lane step.
+  bool shared =
+      !runLength ? spec.bnSpatial % width == 0
+      : spec.channels == 1
+          ? spec.bnSpatial % (spec.rows * spec.cols) == 0
+          : spec.bnSpatial == 1 && spec.channels % spec.bnChannels == 0;
+  if (shared) {
     auto [scale, shift] = affine(channelOf(base));
     bnScale = vector::BroadcastOp::create(b, loc, vecType, scale);
     bnShift = vector::BroadcastOp::create(b, loc, vecType, shift);
@@ -253,15 +259,21 @@ void ThreadEmitter::spreadPooledGrad() {
   // Neuron n is at (outer, row, col) of the [.., rows, cols] map; its
   // window is (outer, row / KH, col / KW) of the pooled map. The thread's
   // first neuron is a multiple of KW, and KW divides cols: each run of KW
-  // lanes is one window row.
-  for (int64_t lane = 0; lane < width; lane += pool.kw) {
+  // lanes is one window row. Channels last, n is at (outer, row, col, c) of
+  // [.., rows, cols, C], its window at (outer, row / KH, col / KW, c), and
+  // consecutive lanes are in different windows.
+  int64_t run = spec.channels == 1 ? pool.kw : 1;
+  for (int64_t lane = 0; lane < width; lane += run) {
     Value n = arith::AddIOp::create(b, loc, base, index(lane));
-    Value col = m.remU(n, spec.cols);
-    Value row = m.remU(m.divU(n, spec.cols), spec.rows);
-    Value outer = m.divU(n, spec.rows * spec.cols);
-    Value inMap =
-        m.mulAdd(m.divU(row, pool.kh), pooledCols, m.divU(col, pool.kw));
-    laneWindows.push_back(m.mulAdd(outer, pooledMap, inMap));
+    Value pixel = spec.channels == 1 ? n : m.divU(n, spec.channels);
+    Value col = m.remU(pixel, spec.cols);
+    Value row = m.remU(m.divU(pixel, spec.cols), spec.rows);
+    Value outer = m.divU(pixel, spec.rows * spec.cols);
+    Value inMap = m.mulAdd(m.divU(row, pool.kh), pooledCols, m.divU(col, pool.kw));
+    Value window = m.mulAdd(outer, pooledMap, inMap);
+    if (spec.channels > 1)
+      window = m.mulAdd(window, spec.channels, m.remU(n, spec.channels));
+    laneWindows.push_back(window);
   }
 }
 
@@ -277,7 +289,7 @@ Value ThreadEmitter::outputGrad(Value gs, Value t, Value at) {
   for (Value window : laneWindows) {
     Value i = arith::AddIOp::create(b, loc, row, window);
     Value g = memref::LoadOp::create(b, loc, gs, ValueRange{i});
-    lanes.append(pool.kw, pool.average ? mul(g, scale) : g);
+    lanes.append(width / laneWindows.size(), pool.average ? mul(g, scale) : g);
   }
   return vector::FromElementsOp::create(b, loc, vecType, lanes);
 }

@@ -88,9 +88,12 @@ struct NeuronSpec {
   /// per window of the [.., rows, cols] feature map. The forward kernels
   /// write the pooled spikes (and what the backward reads: H or the
   /// checkpoints, I); the backward reads the pooled spikes' gradient
-  /// [T, windows] and spreads it over the window.
+  /// [T, windows] and spreads it over the window. Channels-last maps are
+  /// [.., rows, cols, channels] (a window's neurons are `channels` apart,
+  /// the pooled spikes [.., rows / KH, cols / KW, channels]); otherwise
+  /// channels = 1.
   std::optional<FusedPool> pool;
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0, channels = 1;
   /// The batch norm the forward kernels apply to x on load (--snn-fuse):
   /// x viewed as [M, bnChannels, bnSpatial]. The saving forward (training)
   /// reads scale and shift from the batch norm's scratch (bnScratchSize

@@ -2,16 +2,19 @@
 //
 // A layer fused with its average or sum pooling (--snn-fuse) has one thread
 // per pooling window. The window tiles the [.., H, W] map, so the thread owns
-// its KH x KW neurons. The forward keeps their state in registers, runs each
-// step of the same ThreadEmitter as the unfused kernel with the window's
-// neurons as its lanes (KH runs of KW: one access per window row), counts
-// the window's spikes and writes the pooled value only; the spike tensor is
-// never written. In training it also saves what
-// the backward reads (H or the membrane checkpoints, I), per neuron as the
-// unfused kernel does. The backward, on the same grid, runs the unfused
-// backward scan over KH KW consecutive neurons a thread (their windows'
-// gradients, not the spikes', are what each lane reads: the pooling's
-// backward is a spread, and the spikes' gradient is never written).
+// its KH x KW neurons. Channels last ([.., H, W, C]), a thread has a window
+// of one channel, its neurons C apart, and neighbouring threads neighbouring
+// channels (their accesses coalesce). The forward keeps their state in
+// registers, runs each step of the same ThreadEmitter as the unfused kernel
+// with the window's neurons as its lanes (KH runs of KW: one access per
+// window row; channels last, one per neuron), counts the window's spikes
+// and writes the pooled value only; the spike tensor is never written. In
+// training it also saves what the backward reads (H or the membrane
+// checkpoints, I), per neuron as the unfused kernel does. The backward, on
+// the same grid, runs the unfused backward scan over KH KW consecutive
+// neurons a thread (their windows' gradients, not the spikes', are what
+// each lane reads: the pooling's backward is a spread, and the spikes'
+// gradient is never written).
 // Nothing in the BPTT formulas needs the spikes themselves: the backward
 // recomputes them from H (or from the checkpoints and x).
 //
@@ -53,16 +56,24 @@ kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   }
 
   // Window (outer, i, j) of the (H/KH) x (W/KW) pooled map of each outer
-  // index (batch and channel).
+  // index (batch and channel); channels last, (outer, i, j, c) of the
+  // (H/KH) x (W/KW) x C map of each outer index (batch).
   int64_t pooledCols = spec.cols / pool.kw;
   int64_t pooledMap = (spec.rows / pool.kh) * pooledCols;
-  Value outer = arith::DivUIOp::create(b, loc, thread, index(pooledMap));
-  Value inMap = arith::RemUIOp::create(b, loc, thread, index(pooledMap));
+  int64_t channels = spec.channels;
+  Value tile = thread;
+  if (channels > 1)
+    tile = arith::DivUIOp::create(b, loc, thread, index(channels));
+  Value outer = arith::DivUIOp::create(b, loc, tile, index(pooledMap));
+  Value inMap = arith::RemUIOp::create(b, loc, tile, index(pooledMap));
   Value i = arith::DivUIOp::create(b, loc, inMap, index(pooledCols));
   Value j = arith::RemUIOp::create(b, loc, inMap, index(pooledCols));
   Value corner = addI(addI(mulI(outer, spec.rows * spec.cols),
                            mulI(i, pool.kh * spec.cols)),
                       mulI(j, pool.kw));
+  if (channels > 1)
+    corner = addI(mulI(corner, channels),
+                  arith::RemUIOp::create(b, loc, thread, index(channels)));
 
   // x, p, then in training H (or the checkpoints) and I (cuba_lif).
   bool saveH = kind == KernelKind::ForwardSaveH;
@@ -75,7 +86,7 @@ kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
   // its parameters (and the affine of a fused batch norm) are loaded before
   // the scan.
   ThreadEmitter window(b, loc, spec, corner);
-  window.splitLanes(pool.kw, spec.cols);
+  window.splitLanes(pool.kw, spec.cols * channels, channels);
   unsigned bnArgs = spec.getNumBatchNormArgs(kind);
   window.loadBatchNorm(args.slice(numOutputs, bnArgs));
   window.loadParams(args.drop_front(numOutputs + bnArgs));

@@ -168,15 +168,19 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
   if (op->hasAttr(kFusedPoolAttrName)) {
     spec.pool = getFusedPool(op);
     int64_t rank = type.getRank();
-    spec.rows = rank >= 4 ? type.getDimSize(rank - 2) : 0;
-    spec.cols = type.getDimSize(rank - 1);
+    int64_t last = rank - 1;
+    if (spec.pool && spec.pool->channelsLast)
+      spec.channels = type.getDimSize(last--);
+    spec.rows = last >= 3 ? type.getDimSize(last - 1) : 0;
+    spec.cols = type.getDimSize(last);
     if (!spec.pool || !spec.spikes() || spec.learnsLeak() ||
         spec.chainsState || spec.rows <= 0 ||
         spec.rows % spec.pool->kh != 0 ||
         spec.cols % spec.pool->kw != 0) {
       why = "its snn.fused_pool is not {kind = avg|sum, kernel = [KH, KW]} "
             "of a lif, if or cuba_lif layer (not split in time) with windows "
-            "that tile the spiking [.., H, W] map (rerun --snn-fuse)";
+            "that tile the spiking [.., H, W] (channels_last: [.., H, W, C]) "
+            "map (rerun --snn-fuse)";
       return std::nullopt;
     }
   }

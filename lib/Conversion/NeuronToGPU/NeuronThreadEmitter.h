@@ -78,11 +78,13 @@ public:
   }
 
   /// The lanes are runs of `run` neurons `stride` apart (a pooled layer's
-  /// window: KH rows of KW), not one contiguous run; every access is then
-  /// one per run.
-  void splitLanes(int64_t run, int64_t stride) {
+  /// window: KH rows of KW), not one contiguous run, and a run's neurons are
+  /// `step` apart (a channels-last window: C); every access is then one per
+  /// run, or one per lane when step > 1.
+  void splitLanes(int64_t run, int64_t stride, int64_t step = 1) {
     runLength = run;
     runStride = stride;
+    laneStep = step;
   }
   /// Rounds the H that forwardStep saves as the storage asks
   /// (NeuronStorage::bf16HInF32), as emitForward does for its own scan.
@@ -114,18 +116,25 @@ private:
     Value row = arith::MulIOp::create(b, loc, t, index(spec.numNeurons));
     return arith::AddIOp::create(b, loc, row, base);
   }
-  /// Neurons per contiguous run of lanes.
-  int64_t getRunLength() const { return runLength ? runLength : width; }
-  /// The start of lane run `r` at `at`.
+  /// Neurons per contiguous run of lanes, one access each.
+  int64_t getRunLength() const {
+    return laneStep > 1 ? 1 : runLength ? runLength : width;
+  }
+  /// The offset of lane `lane` from the thread's first neuron.
+  int64_t laneOffset(int64_t lane) const {
+    if (!runLength)
+      return lane;
+    return lane / runLength * runStride + lane % runLength * laneStep;
+  }
+  /// The start of contiguous run `r` at `at`.
   Value runAt(Value at, int64_t r) {
-    return r == 0 ? at
-                  : arith::AddIOp::create(b, loc, at, index(r * runStride));
+    int64_t offset = laneOffset(r * getRunLength());
+    return offset == 0 ? at
+                       : arith::AddIOp::create(b, loc, at, index(offset));
   }
   /// The neuron of lane `lane`.
   Value laneNeuron(int64_t lane) {
-    int64_t run = getRunLength();
-    return arith::AddIOp::create(
-        b, loc, base, index(lane / run * runStride + lane % run));
+    return arith::AddIOp::create(b, loc, base, index(laneOffset(lane)));
   }
   /// W lanes of `memref` (f32 or bf16) at `at`, as f32.
   Value load(Value memref, Value at) {
@@ -234,8 +243,9 @@ private:
   int64_t width;
   VectorType vecType;
   Value base;
-  /// Lanes in runs of runLength neurons, runStride apart (0: one run).
-  int64_t runLength = 0, runStride = 0;
+  /// Lanes in runs of runLength neurons laneStep apart, the runs runStride
+  /// apart (runLength 0: one contiguous run).
+  int64_t runLength = 0, runStride = 0, laneStep = 1;
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;

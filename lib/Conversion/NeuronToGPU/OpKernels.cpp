@@ -19,6 +19,7 @@
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Conversion/NeuronToGPU/TransposeKernels.h"
 #include "SpikeBitsKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,6 +68,7 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::Col2im:
   case OpKernelKind::TimeSum:
   case OpKernelKind::TimeBroadcast:
+  case OpKernelKind::Transpose:
     return 2;
   default: // batch norm
     return getBatchNormTensorCount(*this);
@@ -167,6 +169,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "time_sum";
   case OpKernelKind::TimeBroadcast:
     return "time_broadcast";
+  case OpKernelKind::Transpose:
+    return "transpose";
   }
   return "";
 }
@@ -184,7 +188,7 @@ std::string OpKernelSpec::getKey() const {
   if (kind == OpKernelKind::Pool || kind == OpKernelKind::PoolBwd) {
     const PoolGeometry &g = pool;
     for (int64_t v : {g.planes, g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw,
-                      g.ph, g.pw})
+                      g.ph, g.pw, g.channels})
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
@@ -206,6 +210,13 @@ std::string OpKernelSpec::getKey() const {
     key += llvm::formatv(";{0},{1}", channelGeometry.rows,
                          channelGeometry.channels)
                .str();
+  if (kind == OpKernelKind::Transpose) {
+    for (int64_t d : transpose.shape)
+      key += ";" + std::to_string(d);
+    key += ";to";
+    for (int64_t p : transpose.permutation)
+      key += ";" + std::to_string(p);
+  }
   if (isLayerKernel(kind)) {
     const ChannelGeometry &c = channelGeometry;
     const ConvColumnsGeometry &g = columns;
@@ -575,6 +586,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
     return emitTimeSum(args, i);
   case OpKernelKind::TimeBroadcast:
     return emitTimeBroadcast(args, i);
+  case OpKernelKind::Transpose:
+    return emitTransposeElement(b, loc, spec, args, i);
   default:
     llvm_unreachable("batch norm kernels are built by BatchNormKernels.cpp");
   }

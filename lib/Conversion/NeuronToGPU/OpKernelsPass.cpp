@@ -10,6 +10,7 @@
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
+#include "snn/Conversion/NeuronToGPU/TransposeKernels.h"
 #include "snn/Conversion/Passes.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -33,13 +34,15 @@ static std::optional<OpKernelSpec> getPoolSpec(Operation *op) {
   auto forward = [&](auto pool, PoolMode mode) {
     spec = makePoolKernelSpec(mode, /*backward=*/false, shape(pool.getInput()),
                               shape(pool.getOutput()), pool.getKernelSize(),
-                              pool.getEffectiveStride(), pool.getPadding());
+                              pool.getEffectiveStride(), pool.getPadding(),
+                              /*accumulate=*/false, pool.getChannelsLast());
   };
   auto backward = [&](auto pool, PoolMode mode) {
     spec = makePoolKernelSpec(mode, /*backward=*/true,
                               shape(pool.getGradInput()),
                               shape(pool.getGradOutput()), pool.getKernelSize(),
-                              pool.getEffectiveStride(), pool.getPadding());
+                              pool.getEffectiveStride(), pool.getPadding(),
+                              /*accumulate=*/false, pool.getChannelsLast());
   };
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](AvgPool2DOp p) { forward(p, PoolMode::Avg); })
@@ -118,6 +121,10 @@ struct SNNOpKernelsPass
         spec.sizes = {*n};
         if (std::optional<OpKernelSpec> pool = getPoolSpec(op)) {
           spec = *pool;
+        } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+          spec = makeTransposeKernelSpec(
+              cast<RankedTensorType>(transpose.getInput().getType()).getShape(),
+              transpose.getPermutation());
         } else if (SmallVector<OpKernelSpec, 3> bn = getBatchNormSpecs(op);
                    !bn.empty()) {
           for (const OpKernelSpec &stage : bn)

@@ -5,7 +5,9 @@
 // row-major order; average = sum / (KH KW) (padding counted); the backward
 // of average pooling sums the gradients of the windows holding an element,
 // then scales; max pooling's gradient goes to the first maximum of each
-// window (a NaN wins). Index arithmetic is in i32 when every tensor has
+// window (a NaN wins). Channels last, the C channels of a pixel are
+// consecutive: a thread's window taps are C elements apart and the threads
+// of a warp read consecutive channels. Index arithmetic is in i32 when every tensor has
 // fewer than 2^31 elements (64-bit division is slow on the GPU); the
 // divisors are constants, which LLVM turns into multiplications.
 //
@@ -25,20 +27,24 @@ using namespace mlir::snn;
 OpKernelSpec mlir::snn::makePoolKernelSpec(
     PoolMode mode, bool backward, ArrayRef<int64_t> input,
     ArrayRef<int64_t> output, ArrayRef<int64_t> kernel,
-    ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool accumulate) {
+    ArrayRef<int64_t> stride, ArrayRef<int64_t> padding, bool accumulate,
+    bool channelsLast) {
   OpKernelSpec spec;
   spec.kind = backward ? OpKernelKind::PoolBwd : OpKernelKind::Pool;
   spec.poolMode = mode;
   spec.accumulate = accumulate;
   PoolGeometry &g = spec.pool;
-  size_t rank = input.size();
+  // Channels last: the spatial dims are one further from the end.
+  size_t last = channelsLast ? 1 : 0;
+  size_t rank = input.size(), outRank = output.size();
+  g.channels = channelsLast ? input[rank - 1] : 1;
   g.planes = 1;
-  for (int64_t d : input.drop_back(2))
+  for (int64_t d : input.drop_back(2 + last))
     g.planes *= d;
-  g.h = input[rank - 2];
-  g.w = input[rank - 1];
-  g.oh = output[output.size() - 2];
-  g.ow = output[output.size() - 1];
+  g.h = input[rank - 2 - last];
+  g.w = input[rank - 1 - last];
+  g.oh = output[outRank - 2 - last];
+  g.ow = output[outRank - 1 - last];
   g.kh = kernel[0];
   g.kw = kernel[1];
   g.sh = stride[0];
@@ -84,14 +90,29 @@ private:
   std::pair<Value, Value> emitMaximumTap(Value x, Value base, Value iy,
                                          Value ix, Value best, Value at);
 
-  /// (row, col, plane) of the flat index v over planes of rows x cols.
-  std::tuple<Value, Value, Value> split(Value v, int64_t rows, int64_t cols) {
+  /// (row, col, plane, channel) of the flat index v over planes of rows x
+  /// cols (x channels when channels last; channel is null otherwise).
+  std::tuple<Value, Value, Value, Value> split(Value v, int64_t rows,
+                                               int64_t cols) {
+    Value channel;
+    if (g.channels > 1) {
+      channel = arith::RemUIOp::create(b, loc, v, c(g.channels));
+      v = arith::DivUIOp::create(b, loc, v, c(g.channels));
+    }
     Value col = arith::RemUIOp::create(b, loc, v, c(cols));
     Value rest = arith::DivUIOp::create(b, loc, v, c(cols));
     Value row = arith::RemUIOp::create(b, loc, rest, c(rows));
     Value plane = arith::DivUIOp::create(b, loc, rest, c(rows));
-    return {row, col, plane};
+    return {row, col, plane, channel};
   }
+  /// The first element of (plane, channel) in a tensor of `area` pixels a
+  /// plane.
+  Value planeBase(Value plane, Value channel, int64_t area) {
+    Value base = mul(plane, area * g.channels);
+    return channel ? add(base, channel) : base;
+  }
+  /// The offset of `pixels` pixels: channels last, C elements a pixel.
+  Value pixels(Value v) { return g.channels > 1 ? mul(v, g.channels) : v; }
   /// The window index that tap `k` of a window at `q` (an input row or
   /// column) belongs to, and whether there is one: q + pad - k must be a
   /// multiple of the stride in [0, stride * (outSize - 1)].
@@ -173,8 +194,8 @@ void PoolEmitter::emit(ValueRange args, Value i) {
 }
 
 void PoolEmitter::emitForward(Value x, Value y, Value o) {
-  auto [oy, ox, plane] = split(o, g.oh, g.ow);
-  Value base = mul(plane, g.h * g.w);
+  auto [oy, ox, plane, channel] = split(o, g.oh, g.ow);
+  Value base = planeBase(plane, channel, g.h * g.w);
   bool isMax = spec.poolMode == PoolMode::Max;
   // Taps outside the input exist only with padding (or a last window
   // past the edge): then each tap is checked and reads the plane's first
@@ -186,10 +207,10 @@ void PoolEmitter::emitForward(Value x, Value y, Value o) {
   Value colStart = mul(ox, g.sw);
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     Value iy = add(rowStart, c(kh - g.ph));
-    Value rowAt = add(base, mul(iy, g.w));
+    Value rowAt = add(base, mul(iy, g.w * g.channels));
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       Value ix = add(colStart, c(kw - g.pw));
-      Value at = add(rowAt, ix);
+      Value at = add(rowAt, pixels(ix));
       Value inside;
       if (checked) {
         Value rowInside = below(iy, g.h);
@@ -211,14 +232,14 @@ void PoolEmitter::emitForward(Value x, Value y, Value o) {
 }
 
 void PoolEmitter::emitTiledBackward(Value gy, Value x, Value gx, Value o) {
-  auto [oy, ox, plane] = split(o, g.oh, g.ow);
-  Value planeStart = mul(plane, g.h * g.w);
-  Value rowStart = add(planeStart, mul(oy, g.kh * g.w));
-  Value first = add(rowStart, mul(ox, g.kw));
+  auto [oy, ox, plane, channel] = split(o, g.oh, g.ow);
+  Value planeStart = planeBase(plane, channel, g.h * g.w);
+  Value rowStart = add(planeStart, mul(oy, g.kh * g.w * g.channels));
+  Value first = add(rowStart, mul(ox, g.kw * g.channels));
   SmallVector<Value> taps;
   for (int64_t kh = 0; kh < g.kh; ++kh)
     for (int64_t kw = 0; kw < g.kw; ++kw)
-      taps.push_back(add(first, c(kh * g.w + kw)));
+      taps.push_back(add(first, c((kh * g.w + kw) * g.channels)));
   // Max: the window's first maximum, as a tap number.
   Value at;
   if (spec.poolMode == PoolMode::Max) {
@@ -257,7 +278,7 @@ std::pair<Value, Value> PoolEmitter::emitMaximumTap(Value x, Value base,
   Value rowInside = below(iy, g.h);
   Value colInside = below(ix, g.w);
   Value inside = both(rowInside, colInside);
-  Value addr = select(inside, add(base, pos), base);
+  Value addr = select(inside, add(base, pixels(pos)), base);
   Value v = load(x, addr);
   Value none =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at, c(0));
@@ -300,12 +321,12 @@ Value PoolEmitter::emitFirstMaximum(Value x, Value base, Value oy, Value ox) {
 }
 
 void PoolEmitter::emitGatherBackward(Value gy, Value x, Value gx, Value i) {
-  auto [iy, ix, plane] = split(i, g.h, g.w);
-  Value outBase = mul(plane, g.oh * g.ow);
+  auto [iy, ix, plane, channel] = split(i, g.h, g.w);
+  Value outBase = planeBase(plane, channel, g.oh * g.ow);
   bool isMax = spec.poolMode == PoolMode::Max;
   Value inBase, me;
   if (isMax) {
-    inBase = mul(plane, g.h * g.w);
+    inBase = planeBase(plane, channel, g.h * g.w);
     me = add(mul(iy, g.w), ix);
   }
   // Max: gradients add to gx in window order; sum/avg: summed, then scaled.
@@ -315,7 +336,7 @@ void PoolEmitter::emitGatherBackward(Value gy, Value x, Value gx, Value i) {
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       auto [ox, colOk] = windowOf(ix, g.pw, kw, g.sw, g.ow);
       Value valid = both(rowOk, colOk);
-      Value window = add(outBase, add(mul(oy, g.ow), ox));
+      Value window = add(outBase, pixels(add(mul(oy, g.ow), ox)));
       Value at = select(valid, window, outBase);
       if (isMax) {
         Value first = emitFirstMaximum(x, inBase, oy, ox);

@@ -16,6 +16,7 @@
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
+#include "snn/Conversion/NeuronToGPU/TransposeKernels.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -473,7 +474,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return success();
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
-                   BatchNormOp, AddOp, ScaleOp, DropoutOp, TimeSliceOp,
+                   BatchNormOp, AddOp, ScaleOp, DropoutOp, TransposeOp,
+                   TimeSliceOp,
                    TimeStackOp, RecvOp, SendOp, AllReduceSumOp, TimeSumOp,
                    TimeBroadcastOp>(op);
   if (!known && (forwardPhase || op->getName().getDialectNamespace() != "snn"))
@@ -481,7 +483,8 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
            << "'" << op->getName()
            << "' is not supported by snn-compile: a compiled module runs "
               "the snn ops of docs/artifact-format.md (linear, conv2d, pools, "
-              "batch_norm, add, scale, dropout, flatten, neurons, param)";
+              "batch_norm, add, scale, dropout, flatten, transpose, neurons, "
+              "param)";
   return serializeGeneric(op, phase);
 }
 
@@ -627,7 +630,7 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     json = toLayerOp(std::move(json));
   } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                  SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,
-                 MaxPool2DBwdOp, TimeSumOp, TimeBroadcastOp>(op) ||
+                 MaxPool2DBwdOp, TimeSumOp, TimeBroadcastOp, TransposeOp>(op) ||
            (isa<DropoutOp>(op) && training))
     json = toKernelOp(std::move(json), nextOpIndex(phase));
   emit(phase, std::move(json));
@@ -682,7 +685,8 @@ static OpKernelSpec getPoolKernelSpec(const Object &op, StringRef kind,
                             toInts(*op.getArray("kernel")),
                             toInts(*op.getArray("stride")),
                             toInts(*op.getArray("padding")),
-                            op.getBoolean("accumulate").value_or(false));
+                            op.getBoolean("accumulate").value_or(false),
+                            op.getBoolean("channels_last").value_or(false));
 }
 
 Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
@@ -697,6 +701,9 @@ Object ManifestBuilder::toKernelOp(Object op, int64_t index) {
     spec = getPoolKernelSpec(op, kind, shape(in[0]), shape(out[0]));
   } else if (kind.ends_with("_pool2d_bwd")) {
     spec = getPoolKernelSpec(op, kind, shape(out[0]), shape(in[0]));
+  } else if (kind == "transpose") {
+    spec = makeTransposeKernelSpec(shape(in[0]),
+                                   toInts(*op.getArray("permutation")));
   } else if (kind == "time_sum" || kind == "time_broadcast") {
     // [L, ...] <-> [1, ...]: L steps of one step's elements.
     bool sum = kind == "time_sum";
@@ -741,7 +748,8 @@ static bool hasWindows(PoolOp p, const FusedPool &pool) {
   SmallVector<int64_t, 2> stride = p.getEffectiveStride();
   return kernel[0] == pool.kh && kernel[1] == pool.kw &&
          stride[0] == pool.kh && stride[1] == pool.kw &&
-         p.getPadding()[0] == 0 && p.getPadding()[1] == 0;
+         p.getPadding()[0] == 0 && p.getPadding()[1] == 0 &&
+         p.getChannelsLast() == pool.channelsLast;
 }
 
 /// Whether the gradient `grad` of a fused layer's spikes is the backward of
@@ -793,9 +801,9 @@ static FailureOr<Operation *> getFusedPoolOp(Operation *op) {
     return op->emitError()
            << "'" << kFusedPoolAttrName
            << "' must be {kind = \"avg\" | \"sum\", kernel = array<i64: KH, "
-              "KW>} and name the one tiling pooling that reads the spikes (in "
-              "training: whose backward alone gives the spikes' gradient); "
-              "let --snn-fuse set it";
+              "KW>[, channels_last]} and name the one tiling pooling that "
+              "reads the spikes (in training: whose backward alone gives the "
+              "spikes' gradient); let --snn-fuse set it";
   return user;
 }
 
@@ -880,9 +888,11 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (*fusedPool) {
     spikes = (*fusedPool)->getResult(0);
     std::optional<FusedPool> pool = getFusedPool(op);
-    record.attrs["pool"] =
-        Object{{"kind", pool->average ? "avg" : "sum"},
-               {"kernel", Array{pool->kh, pool->kw}}};
+    Object poolJson{{"kind", pool->average ? "avg" : "sum"},
+                    {"kernel", Array{pool->kh, pool->kw}}};
+    if (pool->channelsLast)
+      poolJson["channels_last"] = true;
+    record.attrs["pool"] = std::move(poolJson);
   }
   FailureOr<int64_t> s = addValueTensor(op, spikes, "activation",
                                         phase == Phase::Infer ? layer : "");

@@ -66,6 +66,7 @@ enum class OpKernelKind {
   // channels = the elements of one step):
   TimeSum,       ///< y[i] = scale * sum over t of x[t, i] (summed in f64)
   TimeBroadcast, ///< y[t, i] = scale * x[i]: time_sum's gradient
+  Transpose,     ///< y = x with its dims permuted (TransposeKernels.h)
 };
 
 /// What a loss kernel computes of m[b, c], the time mean (CE, MSE) or
@@ -83,13 +84,15 @@ struct LossGeometry {
 enum class PoolMode { Avg, Sum, Max };
 
 /// A pooling window over planes of H x W (every dim before the last two is
-/// a plane); OH = (H + 2 PH - KH) / SH + 1, likewise OW.
+/// a plane); OH = (H + 2 PH - KH) / SH + 1, likewise OW. Channels last
+/// (channels > 1): x[planes, H, W, channels], a plane per leading index.
 struct PoolGeometry {
   int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t channels = 1;
 
-  int64_t getInputElements() const { return planes * h * w; }
-  int64_t getOutputElements() const { return planes * oh * ow; }
+  int64_t getInputElements() const { return planes * h * w * channels; }
+  int64_t getOutputElements() const { return planes * oh * ow * channels; }
   /// The windows tile the input exactly (kernel = stride, no padding): the
   /// backward runs a thread per window instead of a thread per input.
   bool isTiling() const {
@@ -146,6 +149,18 @@ struct ConvColumnsGeometry {
   }
 };
 
+/// A permutation of x[shape]: y's dim i is x's dim permutation[i].
+struct TransposeGeometry {
+  SmallVector<int64_t, 6> shape, permutation;
+
+  int64_t getElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
 
@@ -189,6 +204,8 @@ struct OpKernelSpec {
   ChannelGeometry channelGeometry;
   // im2col, col2im (accumulate shared with scale)
   ConvColumnsGeometry columns;
+  // transpose
+  TransposeGeometry transpose;
 
   // pack_bits / unpack_bits: the spike tensor's elements; `sizes` holds the
   // words, ceil(packedElements / 32), and one thread handles one word.
@@ -203,7 +220,8 @@ struct OpKernelSpec {
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
   /// BatchNormKernels.h lists them; loss y, labels (i32), loss, gy (with
   /// lossGradient), correct; bias_add y, b; bias_grad gy, gb;
-  /// channels_first / channels_last in, out; im2col x, col; col2im col, gx.
+  /// channels_first / channels_last in, out; im2col x, col; col2im col, gx;
+  /// transpose x, y.
   unsigned getTensorsPerSegment() const;
   /// Elements of tensor `tensor` of segment `segment`: the segment's size,
   /// except for pooling, whose tensors have the input's or the output's
@@ -229,7 +247,8 @@ struct OpKernelSpec {
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",
   /// "loss_mse", "loss_ce_max" (and "..._eval" without gy), "bias_add",
-  /// "bias_grad", "channels_first", "channels_last", "im2col", "col2im".
+  /// "bias_grad", "channels_first", "channels_last", "im2col", "col2im",
+  /// "time_sum", "time_broadcast", "transpose".
   StringRef getKindName() const;
   /// Equal keys compute the same thing (one kernel serves both).
   std::string getKey() const;

@@ -16,14 +16,16 @@
 namespace mlir::snn {
 
 /// The spec of a pooling kernel (backward: its gradient) whose forward maps
-/// `input` [..., C, H, W] to `output` [..., C, OH, OW].
+/// `input` [..., C, H, W] to `output` [..., C, OH, OW] (channels last:
+/// [..., H, W, C] to [..., OH, OW, C]).
 OpKernelSpec makePoolKernelSpec(PoolMode mode, bool backward,
                                 ArrayRef<int64_t> input,
                                 ArrayRef<int64_t> output,
                                 ArrayRef<int64_t> kernel,
                                 ArrayRef<int64_t> stride,
                                 ArrayRef<int64_t> padding,
-                                bool accumulate = false);
+                                bool accumulate = false,
+                                bool channelsLast = false);
 
 /// Threads of a pooling kernel: one per output element, or, in a backward
 /// whose windows do not tile the input, one per input element.

@@ -11,11 +11,13 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 
 using namespace mlir;
@@ -52,6 +54,25 @@ static bool shapesAgree(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
 
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The shape of `v` in channels-first order: with `channelsLast`, its
+/// [..., H, W, C] (a weight: [O, KH, KW, I]) is viewed as [..., C, H, W]
+/// ([O, I, KH, KW]), so one check serves both layouts.
+static SmallVector<int64_t> channelsFirstShape(Value v, bool channelsLast) {
+  SmallVector<int64_t> shape(shapeOf(v));
+  if (channelsLast && shape.size() >= 3)
+    std::rotate(shape.end() - 3, shape.end() - 1, shape.end());
+  return shape;
+}
+
+/// The inverse of channelsFirstShape, for diagnostics.
+static SmallVector<int64_t> inLayout(ArrayRef<int64_t> channelsFirst,
+                                     bool channelsLast) {
+  SmallVector<int64_t> shape(channelsFirst);
+  if (channelsLast && shape.size() >= 3)
+    std::rotate(shape.end() - 3, shape.end() - 2, shape.end());
+  return shape;
 }
 
 //===----------------------------------------------------------------------===//
@@ -352,11 +373,15 @@ LogicalResult Conv2DOp::verify() {
 
 template <typename PoolOp>
 static LogicalResult verifyPool(PoolOp op) {
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getOutput());
+  bool last = op.getChannelsLast();
+  SmallVector<int64_t> inView = channelsFirstShape(op.getInput(), last),
+                       outView = channelsFirstShape(op.getOutput(), last);
+  ArrayRef<int64_t> in = inView, out = outView;
+  StringRef layout = last ? "[..., H, W, C]" : "[..., C, H, W]";
   if (in.size() < 4)
-    return op.emitOpError() << "expects an input [..., C, H, W] with at least "
-                               "one leading (batch) dim, got "
-                            << formatShape(in);
+    return op.emitOpError() << "expects an input " << layout
+                            << " with at least one leading (batch) dim, got "
+                            << formatShape(shapeOf(op.getInput()));
   ArrayRef<int64_t> kernel = op.getKernelSize(), pad = op.getPadding();
   SmallVector<int64_t, 2> stride = op.getEffectiveStride();
   if (failed(checkPositivePair(op, "kernel_size", kernel, false)) ||
@@ -375,12 +400,16 @@ static LogicalResult verifyPool(PoolOp op) {
     if (!o)
       return op.emitOpError() << "kernel_size " << formatShape(kernel)
                               << " is larger than the padded input "
-                              << formatShape(in.take_back(2));
+                              << formatShape(in.take_back(2)) << " (H, W)";
     expected.push_back(*o);
   }
   if (!shapesAgree(out, expected))
-    return op.emitOpError() << "result has shape " << formatShape(out)
-                            << " but pooling gives " << formatShape(expected);
+    return op.emitOpError() << "result has shape "
+                            << formatShape(shapeOf(op.getOutput()))
+                            << " but pooling gives "
+                            << formatShape(inLayout(expected, last))
+                            << (last ? " (channels_last: [..., OH, OW, C])"
+                                     : "");
   return success();
 }
 LogicalResult AvgPool2DOp::verify() { return verifyPool(*this); }
@@ -447,6 +476,75 @@ OpFoldResult FlattenOp::fold(FoldAdaptor) {
   if (getInput().getType() == getOutput().getType())
     return getInput();
   return {};
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (perm.size() != in.size() || out.size() != in.size())
+    return emitOpError() << "permutation " << formatShape(perm) << " of "
+                         << perm.size() << " dims for an input of rank "
+                         << in.size() << " and a result of rank " << out.size()
+                         << "; all three must agree";
+  SmallVector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)perm.size() || seen[p])
+      return emitOpError() << "permutation " << formatShape(perm)
+                           << " is not a permutation of 0.."
+                           << perm.size() - 1;
+    seen[p] = true;
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm)
+    expected.push_back(in[p]);
+  if (!shapesAgree(out, expected))
+    return emitOpError() << "result has shape " << formatShape(out)
+                         << " but permuting " << formatShape(in) << " by "
+                         << formatShape(perm) << " gives "
+                         << formatShape(expected);
+  if (getElementTypeOrSelf(getInput()) != getElementTypeOrSelf(getOutput()))
+    return emitOpError() << "changes the element type";
+  return success();
+}
+
+/// The permutation of transpose(transpose(x, inner), outer): result dim i
+/// is x's dim inner[outer[i]].
+static SmallVector<int64_t> composePermutations(ArrayRef<int64_t> inner,
+                                                ArrayRef<int64_t> outer) {
+  SmallVector<int64_t> composed;
+  for (int64_t p : outer)
+    composed.push_back(inner[p]);
+  return composed;
+}
+
+static bool isIdentityPermutation(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (p != (int64_t)i)
+      return false;
+  return true;
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (isIdentityPermutation(getPermutation()))
+    return getInput();
+  // A transpose back: the pair cancels.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>())
+    if (isIdentityPermutation(composePermutations(inner.getPermutation(),
+                                                  getPermutation())) &&
+        inner.getInput().getType() == getType())
+      return inner.getInput();
+  return {};
+}
+
+LogicalResult TransposeOp::canonicalize(TransposeOp op,
+                                        PatternRewriter &rewriter) {
+  auto inner = op.getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return failure();
+  rewriter.replaceOpWithNewOp<TransposeOp>(
+      op, op.getType(), inner.getInput(),
+      composePermutations(inner.getPermutation(), op.getPermutation()));
+  return success();
 }
 
 OpFoldResult ScaleOp::fold(FoldAdaptor) {

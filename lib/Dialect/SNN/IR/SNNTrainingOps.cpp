@@ -256,13 +256,21 @@ LogicalResult Conv2DBwdOp::verify() {
 
 template <typename PoolBwdOp>
 static LogicalResult verifyPoolBwd(PoolBwdOp op) {
-  ArrayRef<int64_t> gy = shapeOf(op.getGradOutput()),
-                    gx = shapeOf(op.getGradInput());
+  bool last = op.getChannelsLast();
+  SmallVector<int64_t> gyView(shapeOf(op.getGradOutput())),
+      gxView(shapeOf(op.getGradInput()));
+  // Channels last: [..., H, W, C] checked as [..., C, H, W].
+  for (SmallVector<int64_t> *shape : {&gyView, &gxView})
+    if (last && shape->size() >= 3)
+      std::rotate(shape->end() - 3, shape->end() - 1, shape->end());
+  ArrayRef<int64_t> gy = gyView, gx = gxView;
   if (gx.size() < 4 || gy.size() != gx.size() ||
       gy.drop_back(2) != gx.drop_back(2))
     return op.emitOpError() << "grad_output " << op.getGradOutput().getType()
                             << " and grad_input " << op.getGradInput().getType()
-                            << " must be [..., C, OH, OW] and [..., C, H, W]";
+                            << " must be "
+                            << (last ? "[..., OH, OW, C] and [..., H, W, C]"
+                                     : "[..., C, OH, OW] and [..., C, H, W]");
   ArrayRef<int64_t> kernel = op.getKernelSize(), pad = op.getPadding();
   SmallVector<int64_t, 2> stride = op.getEffectiveStride();
   for (int i = 0; i < 2; ++i) {

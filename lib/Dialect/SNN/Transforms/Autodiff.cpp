@@ -101,7 +101,8 @@ private:
       accumulate(pool.getInput(),
                  BwdOp::create(b, pool.getLoc(), pool.getInput().getType(), gy,
                                pool.getKernelSizeAttr(), pool.getStrideAttr(),
-                               pool.getPaddingAttr()));
+                               pool.getPaddingAttr(),
+                               pool.getChannelsLastAttr()));
     return success();
   }
 
@@ -248,7 +249,8 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
                                             gy, pool.getInput(),
                                             pool.getKernelSizeAttr(),
                                             pool.getStrideAttr(),
-                                            pool.getPaddingAttr()));
+                                            pool.getPaddingAttr(),
+                                            pool.getChannelsLastAttr()));
         return success();
       })
       .Case<BatchNormOp>([&](BatchNormOp bn) {
@@ -283,6 +285,19 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
                                                  int64_t(index)));
         return success();
       })
+      .Case<TransposeOp>([&](TransposeOp transpose) {
+        // gx = gy permuted back: gx dim perm[i] is gy dim i.
+        if (!needs(transpose.getInput()))
+          return success();
+        ArrayRef<int64_t> perm = transpose.getPermutation();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = i;
+        accumulate(transpose.getInput(),
+                   TransposeOp::create(b, loc, transpose.getInput().getType(),
+                                       gy, inverse));
+        return success();
+      })
       .Case<ReshapeOp>([&](ReshapeOp reshape) {
         if (needs(reshape.getInput()))
           accumulate(reshape.getInput(),
@@ -310,7 +325,8 @@ LogicalResult GradientBuilder::differentiate(Operation *op) {
         return other->emitError()
                << "--snn-autodiff cannot differentiate '" << other->getName()
                << "'; differentiable ops: the multi-step neuron ops, linear, "
-                  "conv2d, pools, batch_norm, flatten, reshape, add, scale, dropout, "
+                  "conv2d, pools, batch_norm, flatten, reshape, transpose, add, "
+                  "scale, dropout, "
                   "and in recurrent loops lif_step, if_step, li_step, "
                   "cuba_lif_step";
       });

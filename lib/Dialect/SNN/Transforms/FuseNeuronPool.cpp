@@ -12,7 +12,8 @@
 //
 // This pass selects those pairs and says, as a remark on each neuron layer
 // followed by a pooling, whether it is fused and why not. A fused layer
-// carries `snn.fused_pool = {kind = "avg" | "sum", kernel = [KH, KW]}`: the
+// carries `snn.fused_pool = {kind = "avg" | "sum", kernel = [KH, KW]}` (with
+// `channels_last` when the pooling reads [.., H, W, C] maps): the
 // IR keeps both ops (and, in training, the pooling's backward), so every
 // other pass reads it unchanged, and the module emitter writes the pair as
 // one manifest `neuron` op whose output is the pooled tensor and, in
@@ -62,8 +63,9 @@ std::string getTilingFailure(PoolOp pool) {
                          "stride {2}x{3})",
                          kernel[0], kernel[1], stride[0], stride[1]);
   auto type = cast<RankedTensorType>(pool.getInput().getType());
-  int64_t h = type.getDimSize(type.getRank() - 2);
-  int64_t w = type.getDimSize(type.getRank() - 1);
+  int64_t last = type.getRank() - (pool.getChannelsLast() ? 2 : 1);
+  int64_t h = type.getDimSize(last - 1);
+  int64_t w = type.getDimSize(last);
   if (ShapedType::isDynamic(h) || ShapedType::isDynamic(w) ||
       h % kernel[0] != 0 || w % kernel[1] != 0)
     return llvm::formatv("its {0}x{1} windows do not tile the {2}x{3} input",
@@ -112,7 +114,8 @@ std::string getBackwardFailure(NeuronBwdOp bwd, Operation *pool) {
   auto same = [&](auto p, auto g) {
     return p.getKernelSize() == g.getKernelSize() &&
            p.getEffectiveStride() == g.getEffectiveStride() &&
-           p.getPadding() == g.getPadding();
+           p.getPadding() == g.getPadding() &&
+           p.getChannelsLast() == g.getChannelsLast();
   };
   if (auto avg = dyn_cast<AvgPool2DOp>(pool))
     if (auto g = dyn_cast_or_null<AvgPool2DBwdOp>(grad))
@@ -128,16 +131,20 @@ std::string getBackwardFailure(NeuronBwdOp bwd, Operation *pool) {
   return "";
 }
 
-/// {kind = "avg" | "sum", kernel = [KH, KW]} of a tiling pooling.
+/// {kind = "avg" | "sum", kernel = [KH, KW]} of a tiling pooling, with
+/// `channels_last` when it pools [.., H, W, C] maps.
 DictionaryAttr getFusedPoolAttr(Operation *pool) {
   Builder b(pool->getContext());
   ArrayRef<int64_t> kernel =
       isa<AvgPool2DOp>(pool) ? cast<AvgPool2DOp>(pool).getKernelSize()
                              : cast<SumPool2DOp>(pool).getKernelSize();
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("kind",
-                      b.getStringAttr(isa<AvgPool2DOp>(pool) ? "avg" : "sum")),
-       b.getNamedAttr("kernel", b.getDenseI64ArrayAttr(kernel))});
+  SmallVector<NamedAttribute, 3> entries{
+      b.getNamedAttr("kind",
+                     b.getStringAttr(isa<AvgPool2DOp>(pool) ? "avg" : "sum")),
+      b.getNamedAttr("kernel", b.getDenseI64ArrayAttr(kernel))};
+  if (pool->hasAttr("channels_last"))
+    entries.push_back(b.getNamedAttr("channels_last", b.getUnitAttr()));
+  return b.getDictionaryAttr(entries);
 }
 
 struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {

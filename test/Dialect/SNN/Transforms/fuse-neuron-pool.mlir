@@ -131,3 +131,38 @@ func.func @other_cases(%x: tensor<4x2x3x8x8xf32>, %w: tensor<1xf32>)
   %e = snn.lif %x : tensor<4x2x3x8x8xf32>
   return %pa, %pb, %b, %pc, %pd, %e : tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x4x4xf32>, tensor<4x2x3x8x8xf32>
 }
+
+// -----
+
+// Channels-last pooling (--snn-channels-last) is fused too: the attribute
+// says so, and the windows tile the [H, W] of [.., H, W, C] (6x4 by 2x2
+// here, which would not tile a [.., 4, 3] map). A batch norm with
+// spatial_rank = 0 in front is fused as well.
+// CHECK-LABEL: func.func @channels_last
+// CHECK: snn.lif {{.*}}snn.fused_batch_norm = {{.*}}snn.fused_pool = {channels_last, kernel = array<i64: 2, 2>, kind = "avg"}
+// CHECK-NEXT: snn.avg_pool2d
+// CHECK: snn.if %{{.*}} {snn.fused_pool = {channels_last, kernel = array<i64: 2, 2>, kind = "sum"}}
+// CHECK-NEXT: snn.sum_pool2d
+func.func @channels_last(%x: tensor<4x2x6x4x3xf32>, %g: tensor<3xf32>) -> (tensor<4x2x3x2x3xf32>, tensor<4x2x3x2x3xf32>) {
+  %n = snn.batch_norm %x, %g, %g, %g, %g {spatial_rank = 0} : tensor<4x2x6x4x3xf32>, tensor<3xf32>
+  // expected-remark @+2 {{fused with the preceding snn.batch_norm}}
+  // expected-remark @+1 {{fused with the following snn.avg_pool2d}}
+  %s = snn.lif %n : tensor<4x2x6x4x3xf32>
+  %p = snn.avg_pool2d %s {channels_last, kernel_size = array<i64: 2, 2>} : tensor<4x2x6x4x3xf32> -> tensor<4x2x3x2x3xf32>
+  // expected-remark @+1 {{fused with the following snn.sum_pool2d}}
+  %s2 = snn.if %x : tensor<4x2x6x4x3xf32>
+  %q = snn.sum_pool2d %s2 {channels_last, kernel_size = array<i64: 2, 2>} : tensor<4x2x6x4x3xf32> -> tensor<4x2x3x2x3xf32>
+  return %p, %q : tensor<4x2x3x2x3xf32>, tensor<4x2x3x2x3xf32>
+}
+
+// -----
+
+// Channels last, the windows must tile [H, W], not the trailing [W, C].
+// CHECK-LABEL: func.func @channels_last_no_tiling
+// CHECK-NOT: snn.fused_pool
+func.func @channels_last_no_tiling(%x: tensor<4x2x6x6x4xf32>) -> tensor<4x2x1x1x4xf32> {
+  // expected-remark @+1 {{not fused with the following snn.avg_pool2d: its 4x4 windows do not tile the 6x6 input}}
+  %s = snn.lif %x : tensor<4x2x6x6x4xf32>
+  %p = snn.avg_pool2d %s {channels_last, kernel_size = array<i64: 4, 4>} : tensor<4x2x6x6x4xf32> -> tensor<4x2x1x1x4xf32>
+  return %p : tensor<4x2x1x1x4xf32>
+}

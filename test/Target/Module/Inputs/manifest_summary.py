@@ -79,10 +79,16 @@ def check_op(op, where, shape):
             fail(f"{where}: conv2d shapes x{x} w{w} y{y}")
     elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
         x, y = shape(ins[0]), shape(outs[0])
-        oh = conv_out(x[-2], op["kernel"][0], op["stride"][0], op["padding"][0])
-        ow = conv_out(x[-1], op["kernel"][1], op["stride"][1], op["padding"][1])
-        if y != x[:-2] + [oh, ow]:
+        last = 1 if op.get("channels_last", False) else 0  # [..., H, W, C]
+        h, w = x[-2 - last], x[-1 - last]
+        oh = conv_out(h, op["kernel"][0], op["stride"][0], op["padding"][0])
+        ow = conv_out(w, op["kernel"][1], op["stride"][1], op["padding"][1])
+        if y != x[:-2 - last] + [oh, ow] + x[len(x) - last:]:
             fail(f"{where}: {kind} shapes x{x} y{y}")
+    elif kind == "transpose":
+        x, y, perm = shape(ins[0]), shape(outs[0]), op["permutation"]
+        if sorted(perm) != list(range(len(x))) or y != [x[p] for p in perm]:
+            fail(f"{where}: transpose of x{x} by {perm} to y{y}")
     elif kind == "batch_norm":
         x = shape(ins[0])
         c = x[len(x) - 1 - op["spatial_rank"]]
@@ -169,7 +175,9 @@ def check_op(op, where, shape):
         y = list(x)
         if "pool" in op:  # fused with its pooling: s is pooled
             kh, kw = op["pool"]["kernel"]
-            y[-2:] = [x[-2] // kh, x[-1] // kw]
+            h = -3 if op["pool"].get("channels_last") else -2
+            y[h] //= kh
+            y[h + 1] //= kw
         if numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
         if "bn" in op and kind == "neuron_bwd":

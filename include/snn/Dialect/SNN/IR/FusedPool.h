@@ -1,9 +1,10 @@
 //===- FusedPool.h - the pooling fused into a neuron layer ------*- C++ -*-===//
 //
 // `--snn-fuse` marks a multi-step spiking layer whose spikes go only into a
-// tiling average or sum pooling with `snn.fused_pool = {kind, kernel}`. The
-// IR keeps both ops; the kernel generator and the module emitter read the
-// attribute to compute and write the pooled spikes in the neuron kernel.
+// tiling average or sum pooling with `snn.fused_pool = {kind, kernel}` (and
+// `channels_last` for a pooling of [.., H, W, C] maps). The IR keeps both
+// ops; the kernel generator and the module emitter read the attribute to
+// compute and write the pooled spikes in the neuron kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,8 @@ constexpr llvm::StringLiteral kFusedPoolAttrName = "snn.fused_pool";
 struct FusedPool {
   bool average; ///< avg (the window's spike count / (KH KW)) or sum
   int64_t kh, kw;
+  /// The maps are [.., H, W, C]: a window's neurons are C apart.
+  bool channelsLast = false;
 };
 
 /// The fused pooling of `op`, or std::nullopt when it has none or the
@@ -36,7 +39,8 @@ inline std::optional<FusedPool> getFusedPool(Operation *op) {
   if (!kind || !kernel || kernel.size() != 2 || kernel[0] <= 0 ||
       kernel[1] <= 0 || (kind.getValue() != "avg" && kind.getValue() != "sum"))
     return std::nullopt;
-  return FusedPool{kind.getValue() == "avg", kernel[0], kernel[1]};
+  return FusedPool{kind.getValue() == "avg", kernel[0], kernel[1],
+                   dict.contains("channels_last")};
 }
 
 } // namespace mlir::snn

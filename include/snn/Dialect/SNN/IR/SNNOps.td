@@ -283,14 +283,16 @@ def SNN_Conv2DOp : SNN_Op<"conv2d", [Pure]> {
 }
 
 class SNN_Pool2DOp<string mnemonic, string what> : SNN_Op<mnemonic, [Pure]> {
-  let summary = what # " pooling over the last two dims";
+  let summary = what # " pooling over the two spatial dims";
   let description = [{
-    `input : [..., C, H, W]` -> `[..., C, OH, OW]`, `OH = (H + 2 pad - K) / stride + 1`.
+    `input : [..., C, H, W]` -> `[..., C, OH, OW]`, `OH = (H + 2 pad - K) / stride + 1`;
+    with `channels_last`, `[..., H, W, C]` -> `[..., OH, OW, C]`.
     `stride` defaults to `kernel_size`; `padding` is at most half the kernel.
   }];
   let arguments = (ins SNN_FloatTensor:$input, SNN_Pair:$kernel_size,
                        OptionalAttr<SNN_Pair>:$stride,
-                       DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding);
+                       DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding,
+                       UnitAttr:$channels_last);
   let results = (outs SNN_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
@@ -341,6 +343,27 @@ def SNN_FlattenOp : SNN_Op<"flatten", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def SNN_TransposeOp : SNN_Op<"transpose", [Pure]> {
+  let summary = "permute the dims of a tensor";
+  let description = [{
+    Result dim `i` is input dim `permutation[i]`; the elements are copied
+    (`--snn-channels-last` moves activations between `[.., C, H, W]` and
+    `[.., H, W, C]` with it, and a convolution's weight from `[O, I, KH, KW]`
+    to `[O, KH, KW, I]`).
+
+    ```mlir
+    %y = snn.transpose %x {permutation = array<i64: 0, 1, 3, 4, 2>}
+        : tensor<4x8x3x32x32xf32> -> tensor<4x8x32x32x3xf32>
+    ```
+  }];
+  let arguments = (ins SNN_FloatTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs SNN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def SNN_AddOp : SNN_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {

@@ -249,12 +249,13 @@ class SNN_Pool2DBwdOp<string mnemonic, string what, dag extraArgs,
     : SNN_Op<mnemonic, !listconcat(traits, [Pure])> {
   let summary = "gradient of " # what # " pooling";
   let description = [{
-    Same window attributes as the forward pooling op; the result has the
-    type of the forward op's input.
+    Same window attributes (and layout, `channels_last`) as the forward
+    pooling op; the result has the type of the forward op's input.
   }];
   let arguments = !con((ins SNN_FloatTensor:$grad_output), extraArgs,
                        (ins SNN_Pair:$kernel_size, OptionalAttr<SNN_Pair>:$stride,
-                            DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding));
+                            DefaultValuedAttr<SNN_Pair, "{0, 0}">:$padding,
+                            UnitAttr:$channels_last));
   let results = (outs SNN_FloatTensor:$grad_input);
   let hasVerifier = 1;
   let extraClassDeclaration = [{

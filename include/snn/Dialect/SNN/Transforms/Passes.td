@@ -87,8 +87,12 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     generated kernel, a layer split in time, a non-f32 tensor, a spike
     gradient that is not the pooling's backward alone).
 
+    Channels-last poolings (`channels_last`, `[.., H, W, C]` maps) are
+    fused the same way: a thread per window of one channel.
+
     A fused layer gets `snn.fused_pool = {kind = "avg" | "sum",
-    kernel = array<i64: KH, KW>}`; the IR keeps both ops (and the pooling's
+    kernel = array<i64: KH, KW>}` (plus `channels_last` for a channels-last
+    pooling); the IR keeps both ops (and the pooling's
     backward), and `--snn-compile` writes the pair as one manifest `neuron`
     op with a `pool` attribute whose generated kernel writes the pooled
     spikes only (in training also the saved H or checkpoints), and the
@@ -152,6 +156,46 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Statistic<"numUnfusedBatchNormBackwards", "unfused-batch-norm-backwards",
               "Training layers with a fused batch norm whose backward "
               "cannot compute its sums">,
+  ];
+}
+
+def SNNChannelsLastPass : Pass<"snn-channels-last", "func::FuncOp"> {
+  let summary = "Run convolutions, batch norms, neurons and pools on "
+                "channels-last (NHWC) activations";
+  let description = [{
+    cuDNN runs a convolution (forward and both gradients) on `[N, H, W, C]`
+    activations and `[O, KH, KW, I]` filters markedly faster than on
+    `[N, C, H, W]`. This pass rewrites a function's forward ops to that
+    layout, before `--snn-autodiff` (the backward then inherits it):
+
+    * every `snn.conv2d` on `[.., C, H, W]` gets `channels_last`; its input
+      comes through a `snn.transpose` at the entry (`[.., C, H, W]` ->
+      `[.., H, W, C]`, e.g. of the image) and its weight through
+      `snn.transpose %w {permutation = [0, 2, 3, 1]}`: the parameter stays
+      `[O, I, KH, KW]`, so checkpoints, NIR and PyTorch weights are
+      unchanged;
+    * the ops that read a rewritten activation follow it: pools get
+      `channels_last`, `snn.batch_norm` becomes `spatial_rank = 0` (channels
+      last: statistics over `T*B*H*W`), neuron layers, `snn.add`,
+      `snn.scale` and `snn.dropout` are elementwise and change shape only;
+    * every other reader (`snn.flatten`, `snn.reshape`, linear layers,
+      losses, the function's results) gets a `snn.transpose` back to
+      `[.., C, H, W]` in front, so what it sees is unchanged.
+
+    A neuron layer with per-neuron parameters or a state chained by
+    `--snn-split-time` is left in `[.., C, H, W]` (with the transposes around
+    it). Transpose pairs that cancel are folded. Each function gets a remark:
+    how many ops were rewritten and how many transposes it has, or why
+    nothing was rewritten (no convolution; a function that already has
+    gradients or fused layers: the pass runs before `--snn-autodiff` and
+    `--snn-fuse`).
+  }];
+  let dependentDialects = ["::mlir::snn::SNNDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten-ops",
+              "Ops rewritten to channels-last activations">,
+    Statistic<"numTransposes", "transposes",
+              "snn.transpose ops in the rewritten functions">,
   ];
 }
 
