@@ -1,4 +1,4 @@
-// RUN: snn-opt %s --snn-fuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: snn-opt %s --snn-fuse="batch-norm-backward=true" --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: snn-opt %s --snn-fuse="batch-norm=false pool=false" --split-input-file | FileCheck %s --check-prefix=OFF
 // OFF-NOT: snn.fused_
 // RUN: snn-opt %s --snn-fuse="batch-norm-backward=false" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=OFFBWD

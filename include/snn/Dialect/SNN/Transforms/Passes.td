@@ -114,7 +114,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after), in training and inference.
 
-    Batch norm backward, in training: when the gradient that such a layer's
+    Batch norm backward, in training (opt-in, `batch-norm-backward=true`: on
+    an H100 it made the VGG-11 step slower, 2.99 -> 3.18 ms, see
+    bench/results/2026-11-27-H100-fuse-bn-nhwc.md): when the gradient that
+    such a layer's
     `snn.neuron_bwd` writes goes to its batch norm's `snn.batch_norm_bwd`
     alone, the attribute gets `backward = true`: the neuron backward also
     reads x and the saved statistics and sums gY and gY xhat per channel
@@ -125,8 +128,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     says fused or why not (other readers of the gradient; a backward
     thread's neurons spanning two channels, e.g. 7x7 maps).
 
-    `batch-norm=false`, `pool=false` or `batch-norm-backward=false` leaves
-    that fusion out (to measure each fusion alone).
+    `batch-norm=false` or `pool=false` leaves that fusion out (to measure
+    each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -135,7 +138,7 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Option<"fusePool", "pool", "bool", /*default=*/"true",
            "Fuse a spiking layer with the average/sum pooling after it">,
     Option<"fuseBatchNormBackward", "batch-norm-backward", "bool",
-           /*default=*/"true",
+           /*default=*/"false",
            "In training, compute the batch norm backward's sums in the "
            "neuron backward of a layer fused with its batch norm">,
   ];
