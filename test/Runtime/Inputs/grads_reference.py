@@ -217,8 +217,6 @@ if __name__ == "__main__":
     cmd, module, d = sys.argv[1:4]
     if cmd == "equal":
         sys.exit(equal(module, d))
-    if cmd == "close":
-        sys.exit(close(module, d, sys.argv[4]))
     if cmd == "update":
         sys.exit(update(module, d, int(sys.argv[4]), float(sys.argv[5])))
     if cmd == "close":
