@@ -10,7 +10,9 @@
 #       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
 #       pooling fusion alone, training and inference) and `fused`
 #       (--snn-fuse: batch norm + neuron + pooling, training and inference),
-#       and `nhwc`
+#       `bnbwd` (--snn-fuse="batch-norm-backward=true": `fused` plus the
+#       batch norm backward's sums in the neuron backward, opt-in), and
+#       `nhwc`
 #       (--snn-channels-last before --snn-autodiff, then --snn-fuse:
 #       channels-last convolutions, batch norms, neurons and pools, batch
 #       norm + neuron + pooling fused on the [.., H, W, C] maps);
@@ -24,16 +26,23 @@
 #   bench/gpu-fuse.sh run [check|bench]   (GPU machine) builds the runtime,
 #       then `check`: on cuda:0 the fused modules' inference outputs and
 #       one training step's gradients against the unfused ones (identical:
-#       the same arithmetic in the same order), nhwc's outputs and
-#       gradients against plain's (not identical: its convolutions sum in
-#       another order, and a random VGG-11 is chaotic under that), and
+#       the same arithmetic in the same order, except where the neuron
+#       backward sums a batch norm's backward, whose reduction order differs:
+#       within 1e-6 relative), the gradients of two runs of the fused
+#       modules bit for bit, nhwc's outputs and gradients against plain's
+#       (close, not identical: its convolutions sum in another order), and
 #       the small models against the float64 reference; `bench`: `snn-run
-#       bench` (step, forward, peak memory) of plain, pool, fused and
+#       bench` (step, forward, peak memory) of plain, pool, bnbwd, fused and
 #       nhwc alternating,
 #       3 rounds, a per-op profile of plain, fused and nhwc, and torch.compile
 #       once (bench/vgg11.py --only torch.compile) against the fused
 #       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
 #       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
+#   bench/gpu-fuse.sh run repeat   (GPU machine) each VGG-11 module's
+#       training gradients from 3 processes, cuDNN's algorithms timed per
+#       process (default) and chosen by its heuristics
+#       (SNNRT_CUDA_CUDNN_FIND=0): are runs bit-identical? And the fused
+#       step time under both. Result: $OUT/fuse-repeat.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 g="$root/.gpu/fuse"
@@ -54,12 +63,13 @@ if [ "$mode" = prepare ]; then
   vgg plain
   vgg pool --snn-fuse="batch-norm=false"
   vgg fused --snn-fuse
+  vgg bnbwd --snn-fuse="batch-norm-backward=true"
   # The layout pass runs before --snn-autodiff: the backward inherits it.
   "$opt" "$root/examples/vgg11.mlir" --snn-channels-last --snn-autodiff="$train" \
     --snn-fuse --snn-compile="output=$g/vgg11-nhwc.snnmod target=all" -o /dev/null \
     2> "$g/remarks-nhwc.txt"
   grep -h "channels-last" "$g/remarks-nhwc.txt" | sed 's/^.*remark: /nhwc: /' || true
-  for m in pool fused nhwc; do
+  for m in pool bnbwd fused nhwc; do
     echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
   done
   # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
@@ -106,8 +116,11 @@ part=${2:-all}
 out="${OUT:-/tmp/gpu-out}"; mkdir -p "$out"
 b=/tmp/snnrt-build  # shared with bench/gpu-train.sh
 . "$root/bench/gpu-ab.sh"
-gpu_build_runtime "$root/runtime" "$b"
-run="$b/snn-run"
+# SNN_RUN: a runtime built already (no build here).
+if [ -n "${SNN_RUN:-}" ]; then run=$SNN_RUN; else
+  gpu_build_runtime "$root/runtime" "$b"
+  run="$b/snn-run"
+fi
 export PYTHONPATH="$root/python"
 vgg_inputs() {
   [ -f "$g/vgg11/w.safetensors" ] && return
@@ -141,22 +154,59 @@ print(f"{label}: {diff} differences of {size} (max rel {rel:.1e}) "
 EOF
 }
 
+if [ "$part" = repeat ]; then
+{
+  # Run to run: each VGG-11 module's training gradients from 3 processes,
+  # with the convolution algorithms cuDNN timed in each process (the
+  # default) and with its heuristic choice (SNNRT_CUDA_CUDNN_FIND=0). Two
+  # deterministic algorithms may sum in different orders: a process that
+  # times them may pick another one than the last.
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  v="$g/vgg11"
+  for find in 1 0; do
+    echo "== SNNRT_CUDA_CUDNN_FIND=$find"
+    for m in "$g"/vgg11-*.snnmod; do
+      name=$(basename "$m" .snnmod)
+      for i in 1 2 3; do
+        SNNRT_CUDA_CUDNN_FIND=$find $run "$m" grads --device cuda:0 --data "$v/xt.npy" \
+          --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$name-$find-$i.safetensors" 2>&1 | tail -1
+      done
+      same "$v/$name-$find-1.safetensors" "$v/$name-$find-2.safetensors" "$name run 1 vs 2"
+      same "$v/$name-$find-1.safetensors" "$v/$name-$find-3.safetensors" "$name run 1 vs 3"
+    done
+    same "$v/vgg11-plain-$find-1.safetensors" "$v/vgg11-fused-$find-1.safetensors" "fused vs plain"
+  done
+  echo "== step time, cuDNN heuristic vs timed algorithms (TF32), 3 rounds"
+  for i in 1 2 3; do
+    for find in 1 0; do
+      echo "find=$find fused: $(SNNRT_CUDA_CUDNN_FIND=$find SNNRT_CUDA_TF32=1 $run "$g/vgg11-fused.snnmod" bench --device cuda:0 --iterations 50)"
+    done
+  done
+} 2>&1 | tee "$out/fuse-repeat.txt"
+fi
+
 if [ "$part" = all ] || [ "$part" = check ]; then
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   grep -h "remark: fused" "$g"/remarks-*.txt | sed 's/^.*remark: //' | sort | uniq -c
   v="$g/vgg11"
-  echo "== VGG-11 on cuda:0, fused vs plain (identical)"
-  for m in plain pool fused nhwc; do
+  echo "== VGG-11 on cuda:0, fused vs plain (identical; grads with the batch norm backward fused within 1e-6)"
+  for m in plain pool bnbwd fused nhwc; do
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$v/x.npy" \
       --weights "$v/w.safetensors" --output "$v/$m.npy" 2>&1 | head -1
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
       --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$m-grads.safetensors" 2>&1 | tail -1
   done
-  for m in pool fused; do
+  for m in pool bnbwd fused; do
     same "$v/plain.npy" "$v/$m.npy" "infer $m"
-    same "$v/plain-grads.safetensors" "$v/$m-grads.safetensors" "grads $m"
+    same "$v/plain-grads.safetensors" "$v/$m-grads.safetensors" "grads $m" \
+      $([ $m = bnbwd ] && echo 1e-6)
   done
+  # The batch norm backward's sums are per block in a fixed order: the
+  # same bits run to run.
+  SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-bnbwd.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
+    --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/bnbwd-grads2.safetensors" 2>&1 | tail -1
+  same "$v/bnbwd-grads.safetensors" "$v/bnbwd-grads2.safetensors" "grads bnbwd, run to run"
   echo "== VGG-11 nhwc vs plain (another summation order: a few differences, small max rel)"
   same "$v/plain.npy" "$v/nhwc.npy" "infer nhwc"
   same "$v/plain-grads.safetensors" "$v/nhwc-grads.safetensors" "grads nhwc"
@@ -207,7 +257,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
   for i in 1 2 3; do
-    for m in plain pool fused nhwc; do
+    for m in plain pool bnbwd fused nhwc; do
       echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
     done
   done
@@ -217,7 +267,7 @@ if [ "$part" = all ] || [ "$part" = bench ]; then
     --ours "$run $g/vgg11-fused.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
 } 2>&1 | tee "$out/fuse-bench.txt"
 {
-  for m in plain fused nhwc; do
+  for m in plain bnbwd fused nhwc; do
     echo "== per-op profile, $m"
     SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
   done

@@ -182,8 +182,7 @@ check)
   # cuDNN's heuristic algorithm choice: timing the candidates per shape
   # (the default) picks other algorithms for a rank's shapes than for one
   # device's, and over 1024 steps one rounding difference flips a spike.
-  export SNNRT_CUDA_CUDNN_FIND=${SNNRT_CUDA_CUDNN_FIND:-0}
-  echo "== $gpu x $gpus: split modules vs the unsplit module on $dev (SNNRT_CUDA_CUDNN_FIND=$SNNRT_CUDA_CUDNN_FIND)"
+  echo "== $gpu x $gpus: split modules vs the unsplit module on $dev (SNNRT_CUDA_CUDNN_FIND=${SNNRT_CUDA_CUDNN_FIND:-0})"
   for name in ${SPLIT_CHECK:-small-mlp small-conv mlp-T1024 conv-T1024}; do
     case $name in small-mlp) check_model $name 2 3;; small-conv) check_model $name 2;;
       *) check_model $name 2 4;; esac

@@ -141,12 +141,17 @@ template <typename Perf> const Perf *pick(const Perf *perf, int count) {
   return nullptr;
 }
 
-/// SNNRT_CUDA_CUDNN_FIND=0 keeps cuDNN's heuristic choice; by default each
-/// convolution shape times the candidates once (as torch.backends.cudnn
-/// .benchmark), when it is first planned.
+/// By default each convolution takes cuDNN's heuristic choice, a function of
+/// the shape, the GPU and the cuDNN version, so that every process runs the
+/// same algorithms and a run repeats itself bit for bit. SNNRT_CUDA_CUDNN_FIND=1
+/// times the candidates once per shape instead (as torch.backends.cudnn
+/// .benchmark): two deterministic algorithms sum in different orders, and
+/// on an H100 two processes timing them picked different ones (VGG-11
+/// gradients 2.4e-5 apart; with the heuristic choice the same bits, and a
+/// faster step, bench/results/2026-11-27-H100-cudnn-find-repeat.txt).
 bool findEnabled() {
   const char *v = std::getenv("SNNRT_CUDA_CUDNN_FIND");
-  return !v || std::string(v) != "0";
+  return v && std::string(v) == "1";
 }
 } // namespace
 

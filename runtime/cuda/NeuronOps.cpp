@@ -255,12 +255,6 @@ void runBackward(CudaDevice &device, OpCall &call) {
     args.push_back(call.in[2].ptr);
   }
   if (sums) {
-    // Two runs of such a module on an H100 gave gradients up to 4e-6 apart
-    // (the CPU kernels are deterministic): refuse rather than run it.
-    opError(call, "the batch norm backward's sums in the neuron backward "
-                  "(--snn-fuse=\"batch-norm-backward=true\") are not "
-                  "deterministic on the GPU yet; compile the module without "
-                  "that option to run it on a GPU");
     // x, saved_mean, saved_invstd, then the sums after gx (BatchNormSums.h).
     snnrt::BatchNormSumsTensors t;
     t.gx = gx.numel();

@@ -115,9 +115,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     fusions (batch norm before, pooling after), in training and inference.
 
     Batch norm backward, in training (opt-in, `batch-norm-backward=true`: on
-    an H100 it made the VGG-11 step slower, 2.99 -> 3.18 ms, and its GPU
-    sums were not the same bits run to run, so the CUDA runtime refuses it;
-    see bench/results/2026-11-27-H100-fuse-bn-nhwc.md): when the gradient that
+    an H100 it made the VGG-11 step slower, 2.99 -> 3.18 ms; see
+    bench/results/2026-11-27-H100-fuse-bn-nhwc.md): when the gradient that
     such a layer's
     `snn.neuron_bwd` writes goes to its batch norm's `snn.batch_norm_bwd`
     alone, the attribute gets `backward = true`: the neuron backward also
