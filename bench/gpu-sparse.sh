@@ -55,6 +55,21 @@
 #       sparse-crossover-table.txt (the calibration tables, then the fwd and
 #       step times before -> after), sparse-crossover-bench.txt (raw),
 #       shd128-dispatch.calibration.json, shd128-bwd-dispatch.calibration.json.
+#   bench/gpu-sparse.sh profile SNN_RUN [OUT]
+#       GPU machine: where the SHD step's time goes: `snn-run bench` (CUDA
+#       graphs) and a per-op `--profile` run (eager, 30 iterations) of the
+#       dense, event-driven and sparse-backward modules at calibrated
+#       activity 1% and 5%. File: sparse-profile.txt.
+#   bench/gpu-sparse.sh layers SNN_RUN [OUT]
+#       GPU machine: per layer size N = 1024, 2048, 4096 (spike input
+#       [T*B = 4096, N], W [N, N]) the forward, the weight gradient and the
+#       input gradient, event-driven vs our dense path, at densities
+#       0.5..50% (`snn-run calibrate` of the layertrain modules: CUDA
+#       graphs; the backward at that density of the banded output
+#       gradient), with dense torch and torch.sparse (CSR) on the same
+#       shapes. Files: sparse-layers-raw.txt, layertrainN.calibration.json,
+#       sparse-torch.json, sparse-layers.csv, sparse-layers.md,
+#       sparse-layers.png.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%; and the sparse backward's
@@ -88,6 +103,25 @@ func.func @forward(%x: tensor<32x128x$1xf32>) -> tensor<32x128x$1xf32> {
 MLIR
 }
 
+layer_train_model() { # N: two equal N x N layers; fc1's backward is its
+  # weight gradient alone (its input is the network's), fc2's is the input
+  # and the weight gradient (bench/sparse_layers.py takes the difference).
+  cat <<MLIR
+func.func @forward(%x: tensor<32x128x$1xf32>) -> tensor<32x128x10xf32> {
+  %w1 = snn.param "fc1.weight" {init = #snn.init<kaiming_uniform>} : tensor<$1x$1xf32>
+  %h1 = snn.linear %x, %w1 : tensor<32x128x$1xf32>, tensor<$1x$1xf32> -> tensor<32x128x$1xf32>
+  %s1 = snn.lif %h1 {k = 0.05, c = 1.0, snn.name = "lif1"} : tensor<32x128x$1xf32>
+  %w2 = snn.param "fc2.weight" {init = #snn.init<kaiming_uniform>} : tensor<$1x$1xf32>
+  %h2 = snn.linear %s1, %w2 : tensor<32x128x$1xf32>, tensor<$1x$1xf32> -> tensor<32x128x$1xf32>
+  %s2 = snn.lif %h2 {k = 0.05, c = 1.0, snn.name = "lif2"} : tensor<32x128x$1xf32>
+  %w3 = snn.param "fc3.weight" {init = #snn.init<kaiming_uniform>} : tensor<10x$1xf32>
+  %h3 = snn.linear %s2, %w3 : tensor<32x128x$1xf32>, tensor<10x$1xf32> -> tensor<32x128x10xf32>
+  %y = snn.li %h3 {k = 0.05, c = 1.0, snn.name = "out"} : tensor<32x128x10xf32>
+  return %y : tensor<32x128x10xf32>
+}
+MLIR
+}
+
 shd_model() { # batch
   local B=$1
   cat <<MLIR
@@ -106,6 +140,15 @@ func.func @forward(%x: tensor<100x${B}x700xf32>) -> tensor<100x${B}x20xf32> {
 MLIR
 }
 
+# shd_bench LABEL VARIANT DENSITY ITERATIONS [--profile]: `snn-run bench` of
+# shd128-VARIANT on the calibrated weights in $act/w.safetensors, appended
+# to $raw under "== [LABEL ]shd128act-VARIANT density=DENSITY".
+shd_bench() {
+  echo "== ${1:+$1 }shd128act-$2 density=$3" >>"$raw"
+  "$run" "$g/shd128-$2.snnmod" bench --device cuda:0 --density "$3" --iterations "$4" \
+    --weights "$act/w.safetensors" ${5:-} >>"$raw" 2>&1
+}
+
 case "$mode" in
 prepare)
   set -e
@@ -118,6 +161,14 @@ prepare)
       --snn-compile="output=$g/layer$n-event.snnmod target=all" -o /dev/null
     "$opt" "$g/layer$n.mlir" --snn-sparsify="input-is-spikes target=cuda" \
       --snn-compile="output=$g/layer$n-dispatch.snnmod target=all" -o /dev/null
+  done
+  # The layers' backward (`layers`): both paths in the module (crossover
+  # 0.5) so that `snn-run calibrate` times each.
+  for n in 1024 2048 4096; do
+    layer_train_model $n >"$g/layertrain$n.mlir"
+    "$opt" "$g/layertrain$n.mlir" "--snn-autodiff=optimizer=sgd loss=ce_rate grad-threshold=$grad_band" \
+      --snn-sparsify="input-is-spikes crossover=0.5" \
+      --snn-compile="output=$g/layertrain$n.snnmod target=cuda" -o /dev/null 2>/dev/null
   done
   for b in 128 16; do
     shd_model $b >"$g/shd$b.mlir"
@@ -229,15 +280,11 @@ gpu-bwd)
     PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
       "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
     for v in bwd-dense bwd-event bwd-dispatch; do
-      echo "== graphs shd128act-$v density=$d" >>"$raw"
-      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
-        --weights "$act/w.safetensors" >>"$raw" 2>&1
+      shd_bench graphs $v "$d" 20
     done
     if [ "$d" = 0.05 ]; then # the per-op split of the sparse backward
       for v in bwd-dense bwd-event; do
-        echo "== shd128act-$v density=$d" >>"$raw"
-        "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 5 \
-          --weights "$act/w.safetensors" --profile >>"$raw" 2>&1
+        shd_bench "" $v "$d" 5 --profile
       done
     fi
   done
@@ -286,6 +333,45 @@ PY
   grep -E "^crossover|^wrote|^== |density=" "$table"
   exit $status
   ;;
+profile)
+  # Where an SHD training step's time goes: per-op eager timings (--profile,
+  # 30 iterations so that the first call's setup is a small share) of the
+  # dense, the always event-driven and the sparse-backward modules at
+  # calibrated activity 1% and 5%, next to their CUDA-graph step times.
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-profile.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  for d in 0.01 0.05; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    for v in dense event bwd-dense bwd-event; do
+      shd_bench graphs $v "$d" 20
+      shd_bench profile $v "$d" 30 --profile
+    done
+  done
+  rm -rf "$act"
+  ;;
+layers)
+  # Per layer size N: the forward, the weight gradient and the input
+  # gradient, event-driven vs dense, against input (forward) or output
+  # gradient (backward) density: `snn-run calibrate` of the layertrain
+  # modules (CUDA graphs, best of 3 alternating rounds), next to dense
+  # torch and torch.sparse on the same shapes (bench/sparse_torch.py).
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-layers-raw.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  for n in 1024 2048 4096; do
+    m="$g/layertrain$n.snnmod"
+    rm -f "$m/calibration.json"
+    echo "== calibrate layertrain$n" >>"$raw"
+    "$run" "$m" calibrate --device cuda:0 --iterations 20 \
+      --densities "$(echo $densities | tr ' ' ,)" >>"$raw" 2>&1 || exit 1
+    cp "$m/calibration.json" "$out/layertrain$n.calibration.json"
+  done
+  python3 "$root/bench/sparse_torch.py" "$densities" >"$out/sparse-torch.json" 2>>"$raw"
+  python3 "$root/bench/sparse_layers.py" "$out" "$out/sparse-torch.json" "$out" || exit 1
+  ;;
 cpu)
   run=$2; out=${3:-${OUT:-.}}; b=${4:-16}
   raw="$out/sparse-cpu-raw.txt"; : >"$raw"
@@ -310,7 +396,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | profile SNN_RUN [OUT] | layers SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac
