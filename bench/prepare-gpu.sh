@@ -90,6 +90,8 @@ opk_case conv-momentum "$gc/conv.mlir" "optimizer=sgd momentum=0.9 weight-decay=
 opk_case conv-nesterov "$gc/conv.mlir" "optimizer=sgd momentum=0.8 nesterov=true weight-decay=0.001"
 opk_case conv-adamw "$gc/conv.mlir" "optimizer=adamw weight-decay=0.05 beta1=0.8 beta2=0.95"
 opk_case pools "$root/test/Runtime/Inputs/pools.mlir" "optimizer=sgd momentum=0.9"
+# Batch norm on channels-last maps (coalesced statistics kernels, C = 6, 8).
+opk_case bn-nhwc "$root/test/Runtime/Inputs/batch-norms-nhwc.mlir" "optimizer=sgd momentum=0.9"
 # Every loss kind (generated loss kernels, one block; odd classes, batch 1).
 ri="$root/test/Runtime/Inputs"
 opk_case loss-ce-rate "$ri/loss-rates.mlir" "loss=ce_rate optimizer=sgd momentum=0.9"

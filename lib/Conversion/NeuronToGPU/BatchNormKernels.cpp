@@ -12,6 +12,12 @@
 // normalize is x * scale + shift in f32, the gradient gx = A gy + B xhat +
 // D in f64 (A, B, D per channel), rounded once.
 //
+// Channels-last maps (S = 1, x is [rows, C]) have their own statistics
+// blocks: a block covers a part's rows and all channels, consecutive
+// threads on consecutive channels (4 at a time when C % 4 == 0), so reads
+// are coalesced; the threads of a channel are then added in a fixed order,
+// and the scratch layout (and finish, apply) is the one of the other maps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
@@ -19,6 +25,7 @@
 #include "BlockSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,6 +38,22 @@ using namespace mlir::snn;
 /// about 8K per block and at least ~2048 blocks when the channels allow.
 static constexpr int64_t kElementsPerPart = 8192;
 static constexpr int64_t kMinStatsBlocks = 2048;
+/// Channels-last statistics: about 2K elements per block at least (small
+/// maps still fill a GPU) and at most 512 parts (finish reads them all).
+static constexpr int64_t kChannelsLastElementsPerPart = 2048;
+static constexpr int64_t kMaxChannelsLastParts = 512;
+
+/// Channels a thread of a channels-last statistics block reads at once.
+static int64_t getChannelWidth(const BatchNormGeometry &g) {
+  return g.channels % 4 == 0 ? 4 : 1;
+}
+
+/// Whether the statistics blocks cover all channels of a part's rows: the
+/// channels are contiguous and one block's threads span them.
+static bool isChannelsLast(const BatchNormGeometry &g) {
+  return g.spatial == 1 &&
+         g.channels / getChannelWidth(g) <= kOpKernelBlockSize;
+}
 
 SmallVector<OpKernelSpec, 3>
 mlir::snn::makeBatchNormKernelSpecs(ArrayRef<int64_t> input,
@@ -50,9 +73,14 @@ mlir::snn::makeBatchNormKernelSpecs(ArrayRef<int64_t> input,
     g.rows *= d;
   g.eps = eps;
   g.momentum = momentum;
-  int64_t want = std::max<int64_t>(
-      1, std::min(llvm::divideCeilSigned(g.getCount(), kElementsPerPart),
-                  llvm::divideCeilSigned(kMinStatsBlocks, g.channels)));
+  int64_t want =
+      isChannelsLast(g)
+          ? std::min(llvm::divideCeilSigned(g.getElements(),
+                                            kChannelsLastElementsPerPart),
+                     kMaxChannelsLastParts)
+          : std::min(llvm::divideCeilSigned(g.getCount(), kElementsPerPart),
+                     llvm::divideCeilSigned(kMinStatsBlocks, g.channels));
+  want = std::max<int64_t>(1, want);
   g.rowsPerPart = llvm::divideCeilSigned(g.rows, want);
   g.parts = llvm::divideCeilSigned(g.rows, g.rowsPerPart);
   g.width = g.spatial % 4 == 0 ? 4 : 1;
@@ -159,7 +187,7 @@ static int64_t getThreadCount(const OpKernelSpec &spec, int64_t width) {
 int64_t mlir::snn::getBatchNormGridSize(const OpKernelSpec &spec) {
   const BatchNormGeometry &g = spec.batchNorm;
   if (isStats(spec))
-    return g.channels * g.parts;
+    return isChannelsLast(g) ? g.parts : g.channels * g.parts;
   return llvm::divideCeilSigned(getThreadCount(spec, g.width),
                                 kOpKernelBlockSize);
 }
@@ -170,7 +198,10 @@ MemRefType mlir::snn::getBatchNormSharedType(const OpKernelSpec &spec,
     return nullptr;
   auto workgroup = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  return MemRefType::get({2 * kOpKernelBlockSize}, Float64Type::get(ctx),
+  // Two sums per thread, of each of its channels on channels-last maps.
+  const BatchNormGeometry &g = spec.batchNorm;
+  int64_t sums = 2 * (isChannelsLast(g) ? getChannelWidth(g) : 1);
+  return MemRefType::get({sums * kOpKernelBlockSize}, Float64Type::get(ctx),
                          MemRefLayoutAttrInterface(), workgroup);
 }
 
@@ -197,6 +228,12 @@ public:
 private:
   /// Block `block` of a statistics kernel as thread `lane` of `threads`.
   void emitStatsBlock(Value block, Value lane, int64_t threads);
+  /// Block `part` of a channels-last statistics kernel (GPU only): the
+  /// part's rows, all channels.
+  void emitChannelsLastStatsBlock(Value part, Value lane);
+  /// Writes `sum1`, `sum2` of block (channel, part) `block` to the scratch
+  /// as f32 (high, low) pairs.
+  void emitPartSums(Value block, Value sum1, Value sum2);
   /// The block's totals of each thread's two sums (the host: the sums).
   std::pair<Value, Value> emitBlockSums(Value first, Value second,
                                         Value lane);
@@ -366,21 +403,107 @@ void BatchNormEmitter::emitStatsBlock(Value block, Value lane,
       });
   auto [total1, total2] =
       emitBlockSums(loop.getResult(0), loop.getResult(1), lane);
-  auto write = [&] {
-    // Each sum as f32 high and low parts.
-    Value base = muli(block, cst(4));
-    int64_t k = 0;
-    for (Value sum : {total1, total2}) {
-      Value high = narrow(sum);
-      Value low = narrow(sub(sum, wide(high)));
-      put(high, scratch(), addi(base, cst(k++)));
-      put(low, scratch(), addi(base, cst(k++)));
-    }
-  };
+  auto write = [&] { emitPartSums(block, total1, total2); };
   if (!gpu)
     return write();
   when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cst(0)),
        write);
+}
+
+void BatchNormEmitter::emitPartSums(Value block, Value sum1, Value sum2) {
+  Value base = muli(block, cst(4));
+  int64_t k = 0;
+  for (Value sum : {sum1, sum2}) {
+    Value high = narrow(sum);
+    Value low = narrow(sub(sum, wide(high)));
+    put(high, scratch(), addi(base, cst(k++)));
+    put(low, scratch(), addi(base, cst(k++)));
+  }
+}
+
+void BatchNormEmitter::emitChannelsLastStatsBlock(Value part, Value lane) {
+  bool forward = spec.kind == OpKernelKind::BatchNormStats;
+  // Thread `lane` takes channels [group W, (group + 1) W) of rows slot,
+  // slot + slots, ... of the part: a warp reads consecutive channels.
+  width = getChannelWidth(g);
+  int64_t threads = kOpKernelBlockSize, groups = g.channels / width;
+  int64_t slots = threads / groups;
+  Value group = remi(lane, groups);
+  Value slot = divi(lane, groups);
+  Value c0 = muli(group, cst(width));
+  Value firstRow = muli(part, cst(g.rowsPerPart));
+  Value rowsLeft = arith::SubIOp::create(b, loc, cst(g.rows), firstRow);
+  Value rows = arith::MinUIOp::create(b, loc, rowsLeft, cst(g.rowsPerPart));
+  // Threads past slots * groups have an empty loop.
+  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       lane, cst(slots * groups));
+  Value end = arith::SelectOp::create(b, loc, active, rows, cst(0));
+  // Per channel: the shift K (forward), mean and invstd (backward).
+  SmallVector<Value, 4> shift, mean, invstd;
+  for (int64_t l = 0; l < width; ++l) {
+    Value c = addi(c0, cst(l));
+    if (forward) {
+      shift.push_back(wide(at(args[0], c)));
+    } else {
+      mean.push_back(wide(at(args[2], c)));
+      invstd.push_back(wide(at(args[3], c)));
+    }
+  }
+  // Sums: the first of each channel, then the second of each.
+  SmallVector<Value, 8> zeros(2 * width, f64(0.0));
+  auto loop = scf::ForOp::create(
+      b, loc, toIndex(slot), toIndex(end),
+      arith::ConstantIndexOp::create(b, loc, slots), zeros,
+      [&](OpBuilder &, Location, Value j, ValueRange sums) {
+        Value row = addi(firstRow, toIt(j));
+        Value e = addi(muli(row, cst(g.channels)), c0);
+        SmallVector<Value, 8> next(sums);
+        if (forward) {
+          SmallVector<Value, 4> xs = loadLanes(args[0], e);
+          for (int64_t l = 0; l < width; ++l) {
+            Value d = sub(wide(xs[l]), shift[l]);
+            next[l] = add(next[l], d);
+            next[width + l] = add(next[width + l], mul(d, d));
+          }
+        } else {
+          SmallVector<Value, 4> gys = loadLanes(args[0], e);
+          SmallVector<Value, 4> xs = loadLanes(args[1], e);
+          for (int64_t l = 0; l < width; ++l) {
+            Value gy = wide(gys[l]);
+            Value xhat = mul(sub(wide(xs[l]), mean[l]), invstd[l]);
+            next[l] = add(next[l], gy);
+            next[width + l] = add(next[width + l], mul(gy, xhat));
+          }
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  // Sum k of thread t at shared[k threads + t]; the threads of a group
+  // are added slot by slot (a fixed order) by the group's first thread.
+  for (int64_t k = 0; k < 2 * width; ++k)
+    store(loop.getResult(k), shared, toIndex(addi(cst(k * threads), lane)));
+  gpu::BarrierOp::create(b, loc);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      lane, cst(groups));
+  when(first, [&] {
+    SmallVector<Value, 8> totals;
+    for (int64_t k = 0; k < 2 * width; ++k) {
+      auto sum = scf::ForOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+          arith::ConstantIndexOp::create(b, loc, slots),
+          arith::ConstantIndexOp::create(b, loc, 1), ValueRange{f64(0.0)},
+          [&](OpBuilder &, Location, Value s, ValueRange acc) {
+            Value t = addi(muli(toIt(s), cst(groups)), lane);
+            Value v = load(shared, toIndex(addi(cst(k * threads), t)));
+            scf::YieldOp::create(b, loc, ValueRange{add(acc[0], v)});
+          });
+      totals.push_back(sum.getResult(0));
+    }
+    for (int64_t l = 0; l < width; ++l) {
+      Value c = addi(c0, cst(l));
+      Value block = addi(muli(c, cst(g.parts)), part);
+      emitPartSums(block, totals[l], totals[width + l]);
+    }
+  });
 }
 
 std::pair<Value, Value> BatchNormEmitter::emitBlockSums(Value first,
@@ -540,6 +663,8 @@ void BatchNormEmitter::emitThread(Value i) {
 void BatchNormEmitter::emitGPU(Value sharedMemory, Value block, Value lane) {
   shared = sharedMemory;
   Value blockIt = toIt(block), laneIt = toIt(lane);
+  if (isStats(spec) && isChannelsLast(g))
+    return emitChannelsLastStatsBlock(blockIt, laneIt);
   if (isStats(spec))
     return emitStatsBlock(blockIt, laneIt, kOpKernelBlockSize);
   Value i = addi(muli(blockIt, cst(kOpKernelBlockSize)), laneIt);
