@@ -29,8 +29,9 @@
 #       the same arithmetic in the same order, except where the neuron
 #       backward sums a batch norm's backward, whose reduction order differs:
 #       within 1e-6 relative), the gradients of two runs of the fused
-#       modules bit for bit, nhwc's outputs and gradients against plain's
-#       (close, not identical: its convolutions sum in another order), and
+#       modules and of nhwc bit for bit (nhwc against plain proves nothing:
+#       its convolutions sum in another order and a random VGG-11 is
+#       chaotic), and
 #       the small models against the float64 reference; `bench`: `snn-run
 #       bench` (step, forward, peak memory) of plain, pool, bnbwd, fused and
 #       nhwc alternating,
@@ -104,8 +105,9 @@ if [ "$mode" = prepare ]; then
     --snn-compile="output=$g/nhwc-pools/pools.snnmod target=all" -o /dev/null
   PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$g/nhwc-pools/pools.snnmod" "$g/nhwc-pools"
   # The training step of the pooling fusions (test/Runtime/fuse-pool-train.test,
-  # fuse-bn-train.test, fuse-pool-nhwc.test).
-  for m in vgg-small fuse-pool/train-net fuse-bn/train-net fuse-pool/train-nhwc; do
+  # fuse-bn-train.test, fuse-pool-nhwc.test; channels-last batch norms,
+  # batch-norm-kernels.test).
+  for m in vgg-small fuse-pool/train-net fuse-bn/train-net fuse-pool/train-nhwc batch-norms-nhwc; do
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
   exit 0
@@ -207,9 +209,14 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-bnbwd.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
     --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/bnbwd-grads2.safetensors" 2>&1 | tail -1
   same "$v/bnbwd-grads.safetensors" "$v/bnbwd-grads2.safetensors" "grads bnbwd, run to run"
-  echo "== VGG-11 nhwc vs plain (another summation order: a few differences, small max rel)"
-  same "$v/plain.npy" "$v/nhwc.npy" "infer nhwc"
-  same "$v/plain-grads.safetensors" "$v/nhwc-grads.safetensors" "grads nhwc"
+  # nhwc against plain proves nothing on a random VGG-11: the convolutions
+  # sum in another order and this net is chaotic (plain's own float32
+  # gradients are far from its float64 reference); the small channels-last
+  # models below are checked against the reference instead. Here: nhwc's
+  # gradients run to run.
+  SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-nhwc.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
+    --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/nhwc-grads2.safetensors" 2>&1 | tail -1
+  same "$v/nhwc-grads.safetensors" "$v/nhwc-grads2.safetensors" "grads nhwc, run to run"
   echo "== channels-last pools and transposes on cuda:0 vs the float64 reference"
   d="$g/nhwc-pools"
   SNNRT_MEMORY_PLAN=poison $run "$d/pools.snnmod" grads --device cuda:0 --data "$d/x.npy" \
