@@ -600,7 +600,7 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
   SmallVector<Value> sums = e.chunkLoop(
       layout, init, [&](Value chunkStart, ValueRange acc) {
         lists.compact(gyT, rowStart, events, chunkStart);
-        return lists.fold(acc, [&](Value r, ValueRange acc) {
+        return lists.fold(acc, [&](Value r, ValueRange sums) {
           Value gv = e.load(gyT, e.addI(rowStart, r));
           Value first = e.mulI(r, e.idx(k));
           SmallVector<Value> next;
@@ -610,10 +610,11 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
             if (valid[c])
               set = arith::AndIOp::create(b, loc, set, valid[c]);
             Value term = spec.xValues ? e.valueAtSetBit(gv, x, bit, set) : gv;
-            auto [t, lost] = e.kahanAdd(acc[2 * c], acc[2 * c + 1], term);
-            next.push_back(arith::SelectOp::create(b, loc, set, t, acc[2 * c]));
+            auto [t, lost] = e.kahanAdd(sums[2 * c], sums[2 * c + 1], term);
+            // An unset bit leaves both the sum and its compensation.
+            next.push_back(arith::SelectOp::create(b, loc, set, t, sums[2 * c]));
             next.push_back(
-                arith::SelectOp::create(b, loc, set, lost, acc[2 * c + 1]));
+                arith::SelectOp::create(b, loc, set, lost, sums[2 * c + 1]));
           }
           return next;
         });
