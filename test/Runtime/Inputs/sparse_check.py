@@ -27,7 +27,8 @@ with what `snn-run infer` reports for the layer.
 The backward modes train the same model with a surrogate band B
 (`grad-threshold`) and --snn-sparsify after --snn-autodiff, so that both
 linear_bwd ops are event-driven: per band, the loss and every gradient of the
-dispatch and always-event-driven modules within 1e-6 of the dense module's,
+dispatch and always-event-driven modules within 1e-6 of the dense module's
+(or of float64, where the GEMM's own rounding is larger),
 the event-driven module's against the float64 reference within 1e-4, and the
 density of each event-driven backward's output gradient printed, and how
 many of the event-driven weight gradients read their input as bits
@@ -235,12 +236,6 @@ def compare_backward(snn_run, d, bands, device):
                 "--labels", f"{case}/y.npy", "--output", f"{case}/{name}.grads.safetensors")
             grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
         problems = []
-        for name in ("dispatch", "event"):
-            worst = max(rel(grads[name][k], grads["dense"][k]) if np.any(grads["dense"][k])
-                        else float(np.abs(grads[name][k]).max())
-                        for k in grads["dense"])
-            if not worst <= 1e-6:
-                problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
         # The float64 reference runs the event-driven module's manifest.
         weights = read_safetensors(f"{case}/w.safetensors")[0]
         mod = Module(f"{case}/event.snnmod")
@@ -249,6 +244,23 @@ def compare_backward(snn_run, d, bands, device):
         mod.set("labels", np.load(f"{case}/y.npy"))
         mod.run("train_forward")
         mod.run("backward")
+
+        def off_dense(name, k):
+            """How far a gradient is from the dense module's; 0 when it is
+            within 1e-6 of float64 itself (the event-driven weight
+            gradients sum with compensation: over long sums the GEMM's
+            float32 rounding is what differs)."""
+            if not np.any(grads["dense"][k]):
+                return float(np.abs(grads[name][k]).max())
+            off = rel(grads[name][k], grads["dense"][k])
+            if off > 1e-6 and k.startswith("grad:") and \
+                    rel(grads[name][k], mod.get(k)) <= 1e-6:
+                return 0.0
+            return off
+        for name in ("dispatch", "event"):
+            worst = max(off_dense(name, k) for k in grads["dense"])
+            if not worst <= 1e-6:
+                problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
         ref_worst = max([rel(grads["event"][t["name"]], mod.get(t["name"]))
                          for t in mod.m["tensors"]
                          if t["name"].startswith("grad:") and "grad_of" in t
