@@ -78,7 +78,9 @@
 # trained with grad-threshold=$SNN_GRAD_BAND (default 0.003) and
 # --snn-sparsify after --snn-autodiff, so that the linear backwards run
 # event-driven too; `gpu-bwd` times them, `check` compares the gradients of
-# such modules with the dense backward's (sparse_check.py *-backward).
+# such modules with the dense backward's (sparse_check.py *-backward), their
+# weight gradients reading x as bits (spikes; the network input's occupancy
+# and values: *-backward-input).
 # Input density is forced on the input (snn-run bench --density); hidden
 # layers fire at whatever rate the initial weights give.
 set -uo pipefail
@@ -190,7 +192,8 @@ prepare)
       --snn-compile="output=$g/shd$b-bwd-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
   done
   rm -f "$g"/*.mlir
-  mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2"
+  mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
+    "$g/checkbwd3" "$g/checkbwdin" "$g/checkbwdin2"
   # Event-driven backwards: small and odd sizes, batch 1, and 12800 rows
   # (gw's event_linear then takes its 12800-event rows in chunks, with
   # compensated sums: the list does not fit in shared memory at once).
@@ -200,6 +203,16 @@ prepare)
     "$opt" "$g/checkbwd1" 5 1 37 13 0.3 inf
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
     "$opt" "$g/checkbwd2" 100 128 70 60 0.05 0.3 inf
+  # The weight gradients read x as bits (event_weight_grad_bits): K = 1100
+  # (two columns per thread), spikes at 0 and 97%; and fc1 on the network
+  # input (occupancy bits and values 1, 2, 0.5), also over 12800 events in
+  # chunks.
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd3" 10 16 1100 1100 0.05 inf 1@0 1@0.97
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward-input \
+    "$opt" "$g/checkbwdin" 8 5 67 41 0.1@0 0.1@0.02 0.3 1@1 inf
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward-input \
+    "$opt" "$g/checkbwdin2" 100 128 70 1100 0.05@0.02 0.3@0.05 inf@0.05
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
     "$g/check" 4 3 67 29 0 0.001 0.01 0.1 0.5 1
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
@@ -224,7 +237,13 @@ check)
   f=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd2" cuda:0 0.05 0.3 inf
   h=$?
-  [ $a = 0 ] && [ $c = 0 ] && [ $e = 0 ] && [ $f = 0 ] && [ $h = 0 ]
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd3" cuda:0 0.05 inf 1@0 1@0.97
+  i=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwdin" cuda:0 0.1@0 0.1@0.02 0.3 1@1 inf
+  j=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwdin2" cuda:0 0.05@0.02 0.3@0.05 inf@0.05
+  l=$?
+  [ $a = 0 ] && [ $c = 0 ] && [ $e = 0 ] && [ $f = 0 ] && [ $h = 0 ] && [ $i = 0 ] && [ $j = 0 ] && [ $l = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}

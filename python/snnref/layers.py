@@ -240,11 +240,12 @@ def dropout_bwd(gy, mask, p):
     return gy * mask / (1.0 - p)
 
 
-def pack_bits(spikes):
+def pack_bits(spikes, occupancy=False):
     """Spikes (0/1) -> u32 words: element 32 w + j of the flattened tensor is
-    bit j of word w (docs/artifact-format.md, bit-packed saved spikes)."""
+    bit j of word w (docs/artifact-format.md, bit-packed saved spikes).
+    `occupancy`: any values, bit = (value != 0)."""
     flat = np.asarray(spikes, dtype=np.float64).reshape(-1)
-    if not np.all((flat == 0) | (flat == 1)):
+    if not occupancy and not np.all((flat == 0) | (flat == 1)):
         raise RefError("pack_bits packs spikes; its input holds values other "
                        "than 0 and 1")
     words = -(-flat.size // 32)
@@ -252,6 +253,15 @@ def pack_bits(spikes):
     bits[:flat.size] = flat != 0
     weights = np.uint64(1) << np.arange(32, dtype=np.uint64)
     return (bits.reshape(words, 32) * weights).sum(axis=1).astype(np.float64)
+
+
+def event_weight_grad_bits(gy_t, words, k, x=None):
+    """gw [N, K] = gy_t [N, M] @ x [M, K], x read where its bits (M K of
+    `words`, pack_bits' layout) are set: 1 there, or x's value when given."""
+    m = gy_t.shape[1]
+    bits = unpack_bits(words, m * k).reshape(m, k)
+    values = bits if x is None else np.where(bits != 0, x.reshape(m, k), 0.0)
+    return gy_t @ values
 
 
 def unpack_bits(words, count):

@@ -454,7 +454,18 @@ def _run_op(mod, op, lr, smooth):
                                       float(op.get("p", 0.5))), grad=True)
         elif kind == "pack_bits":
             ins = _ids(op, "in", 1, 1, "input (spikes)")
-            put(0, layers.pack_bits(mod.get(ins[0])))
+            put(0, layers.pack_bits(mod.get(ins[0]),
+                                    bool(op.get("occupancy", False))))
+        elif kind == "event_weight_grad_bits":
+            # gw = gyᵀ x with x's bits (and, with x_values, x itself).
+            values = bool(op.get("x_values", False))
+            n = 4 if values else 3
+            ins = _ids(op, "in", n, n, "inputs (gy^T, words, x?, decision)")
+            gy_t = mod.get(ins[0])
+            gy_t = gy_t.reshape(-1, gy_t.shape[-1])
+            k = mod.numel(out[0]) // gy_t.shape[0]
+            x = mod.get(ins[2]) if values else None
+            put(0, layers.event_weight_grad_bits(gy_t, mod.get(ins[1]), k, x))
         elif kind == "unpack_bits":
             ins = _ids(op, "in", 1, 1, "input (words)")
             put(0, layers.unpack_bits(mod.get(ins[0]), mod.numel(out[0])))

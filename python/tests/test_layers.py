@@ -196,3 +196,19 @@ def test_pack_bits_layout():
 def test_pack_bits_refuses_non_spikes():
     with pytest.raises(RefError, match="values other than 0 and 1"):
         layers.pack_bits(np.array([0.0, 0.5, 1.0]))
+
+
+def test_pack_bits_occupancy():
+    words = layers.pack_bits(np.array([0.0, 0.5, 2.0, 0.0, -1.0]), occupancy=True)
+    assert list(words) == [float(0b10110)]
+
+
+@pytest.mark.parametrize("values", [False, True])
+def test_event_weight_grad_bits(values, rng):
+    # gw = gy^T x over rows that are not word aligned (K = 37).
+    m, k, n = 9, 37, 5
+    x = (rng.random((m, k)) < 0.2) * (rng.choice([0.5, 2.0], (m, k)) if values else 1.0)
+    gy_t = rng.normal(size=(n, m)) * (rng.random((n, m)) < 0.5)
+    words = layers.pack_bits(x, occupancy=values)
+    gw = layers.event_weight_grad_bits(gy_t, words, k, x if values else None)
+    np.testing.assert_allclose(gw, gy_t @ x, rtol=1e-12, atol=1e-12)

@@ -55,6 +55,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 3;
   case OpKernelKind::EventLinear:
     return hasBias ? 5 : 4;
+  case OpKernelKind::EventLinearBits:
+    return xValues ? 5 : 4;
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
@@ -129,6 +131,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "transpose_weight";
   case OpKernelKind::EventLinear:
     return "event_linear";
+  case OpKernelKind::EventLinearBits:
+    return "event_weight_grad_bits";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -192,8 +196,8 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3}", rows, inFeatures, outFeatures,
-                         hasBias)
+    key += llvm::formatv(";{0},{1},{2},{3},{4}", rows, inFeatures,
+                         outFeatures, hasBias, xValues)
                .str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {
@@ -568,6 +572,7 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::SpikeDensity:
   case OpKernelKind::TransposeWeight:
   case OpKernelKind::EventLinear:
+  case OpKernelKind::EventLinearBits:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:

@@ -27,6 +27,10 @@ using namespace mlir::snn;
 
 /// Both forms of transpose_weight go in square tiles of this side.
 static constexpr int64_t kTransposeTile = 32;
+/// Bits of x per u32 word (event_weight_grad_bits; pack_bits' layout).
+static constexpr int64_t kBitsPerWord = 32;
+/// Threads of an event row's block at most.
+static constexpr int64_t kMaxRowThreads = 1024;
 
 int64_t mlir::snn::getEventPathLimit(double crossover, int64_t elements) {
   return static_cast<int64_t>(std::floor(crossover * double(elements)));
@@ -52,6 +56,19 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     types.push_back(tensor(m * n));
     return types;
   }
+  case OpKernelKind::EventLinearBits: {
+    // gy^T [N, M], x [M, K] as words (and values), gw [N, K].
+    int64_t events = spec.inFeatures, cols = spec.outFeatures;
+    int64_t words = llvm::divideCeilSigned(events * cols, kBitsPerWord);
+    SmallVector<Type> types{
+        tensor(m * events),
+        MemRefType::get({words}, IntegerType::get(ctx, 32))};
+    if (spec.xValues)
+      types.push_back(tensor(events * cols));
+    types.push_back(decision);
+    types.push_back(tensor(m * cols));
+    return types;
+  }
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -73,9 +90,18 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
   // blocks per SM's worth of other state.
   constexpr int64_t kMaxListBytes = 40 * 1024;
   EventRowLayout layout;
-  layout.width = spec.outFeatures % 4 == 0 ? 4 : 1;
-  int64_t groups = spec.outFeatures / layout.width;
-  layout.threads = std::clamp<int64_t>(llvm::alignTo(groups, 32), 64, 1024);
+  int64_t groups;
+  if (spec.kind == OpKernelKind::EventLinearBits) {
+    // A thread per output column, several when K > 1024: every block's
+    // event list is shared by all of its columns.
+    layout.columns = llvm::divideCeilSigned(spec.outFeatures, kMaxRowThreads);
+    groups = llvm::divideCeilSigned(spec.outFeatures, layout.columns);
+  } else {
+    layout.width = spec.outFeatures % 4 == 0 ? 4 : 1;
+    groups = spec.outFeatures / layout.width;
+  }
+  layout.threads =
+      std::clamp<int64_t>(llvm::alignTo(groups, 32), 64, kMaxRowThreads);
   layout.segment = llvm::alignTo(
       llvm::divideCeilSigned(spec.inFeatures, layout.warps()), 32);
   if ((layout.listWords() + layout.warps()) * 4 <= kMaxListBytes)
@@ -98,6 +124,7 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
     return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile) *
            llvm::divideCeilSigned(spec.outFeatures, kTransposeTile);
   case OpKernelKind::EventLinear:
+  case OpKernelKind::EventLinearBits:
     if (getEventRowLayout(spec))
       return spec.rows;
     return spec.rows *
@@ -108,7 +135,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
 }
 
 int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
-  if (spec.kind == OpKernelKind::EventLinear)
+  if (spec.kind == OpKernelKind::EventLinear ||
+      spec.kind == OpKernelKind::EventLinearBits)
     if (std::optional<EventRowLayout> layout = getEventRowLayout(spec))
       return layout->threads;
   return kOpKernelBlockSize;
@@ -240,6 +268,57 @@ public:
     scf::YieldOp::create(b, loc, ValueRange{bits.getResult(1)});
     return chunks.getResult(0);
   }
+  /// One compensated (Kahan) step: {sum + term, the part of it lost}.
+  std::pair<Value, Value> kahanAdd(Value sum, Value lost, Value term) {
+    Value y = arith::SubFOp::create(b, loc, term, lost);
+    Value t = arith::AddFOp::create(b, loc, sum, y);
+    Value l = arith::SubFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, t, sum), y);
+    return {t, l};
+  }
+  /// Whether bit `bit` (index) of the u32 words is set (i1).
+  Value bitIsSet(Value words, Value bit) {
+    Type i32Type = b.getI32Type();
+    Value word = load(words, arith::DivUIOp::create(b, loc, bit,
+                                                     idx(kBitsPerWord)));
+    Value shift = arith::IndexCastUIOp::create(
+        b, loc, i32Type,
+        arith::RemUIOp::create(b, loc, bit, idx(kBitsPerWord)));
+    Value one = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, word, shift), i32(1));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, one,
+                                 i32(0));
+  }
+  /// g * x[bit] where `set`, else g (x read only at set bits).
+  Value valueAtSetBit(Value g, Value x, Value bit, Value set) {
+    auto read = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, set,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(read.thenBlock());
+    scf::YieldOp::create(
+        b, loc, ValueRange{arith::MulFOp::create(b, loc, g, load(x, bit))});
+    b.setInsertionPointToStart(read.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{g});
+    return read.getResult(0);
+  }
+  /// The chunks of a compacted GPU row in turn (EventRowLayout), `body`
+  /// folding the sums over one, a barrier after each (every thread is done
+  /// with the list before the next chunk's overwrites it).
+  SmallVector<Value>
+  chunkLoop(const EventRowLayout &layout, ValueRange init,
+            function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    int64_t chunkInputs = layout.listWords();
+    auto loop = scf::ForOp::create(b, loc, idx(0),
+                                   idx(layout.chunks * chunkInputs),
+                                   idx(chunkInputs), init);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> sums =
+        body(loop.getInductionVar(), loop.getRegionIterArgs());
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, sums);
+    return llvm::to_vector_of<Value>(loop.getResults());
+  }
   /// y[row, col] = acc (+ b[col]).
   void storeOutput(Value acc, ValueRange args, Value row, Value col) {
     if (spec.hasBias)
@@ -296,48 +375,33 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
   e.storeDecision(atomicAdd(e.i32(0), 0), limit, decision);
 }
 
-/// event_linear on the GPU, compacted form (EventRowLayout): block = row.
-/// Each warp compacts the nonzero inputs of its segment of the row (ballot,
-/// then each active lane's rank = popcount of the lower lanes' bits) into a
-/// shared index list, in input order; after a barrier each thread sums the
-/// transposed weight rows of the listed inputs for `width` adjacent output
-/// features (one 16-byte load per input when width = 4), the segments in
-/// order: the same order as the host form and the per-tile form. A long
-/// row repeats this per chunk, a barrier before the list is overwritten,
-/// and sums with compensation.
-static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
-                                        const EventRowLayout &layout,
-                                        Value list, Value counts, Value row,
-                                        Value lane) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
-  const OpKernelSpec &spec = e.spec;
-  int64_t k = spec.inFeatures, n = spec.outFeatures;
-  Type i32Type = b.getI32Type(), indexType = b.getIndexType();
-  Value x = args[0], wt = args[1], decision = args[args.size() - 2];
-  OpBuilder::InsertionGuard g(b);
-  // The decision is the same for the whole block: the barriers below are
-  // reached by every thread or by none.
-  e.openIf(e.eventPathChosen(decision));
-  Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
-  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
-  Value rowStart = e.mulI(row, e.idx(k));
-  Value listBase = e.mulI(warp, e.idx(layout.segment));
-  Value lowerLanes = arith::SubIOp::create(
-      b, loc,
-      arith::ShLIOp::create(
-          b, loc, e.i32(1),
-          arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
-      e.i32(1));
-  auto popcount = [&](Value v) {
-    return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
-  };
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, loc, indexType, v).getResult();
-  };
-  // Each warp lists the nonzero inputs of its segment of the chunk that
-  // starts at `chunkStart`, then the barrier.
-  auto compact = [&](Value chunkStart) {
+namespace {
+/// The event lists of the compacted GPU forms (EventRowLayout): each warp
+/// lists the nonzero inputs of its segment of a row's chunk in shared
+/// memory (ballot, then each active lane's rank = popcount of the lower
+/// lanes' bits), in input order; the block then folds over the lists,
+/// segments in order.
+class RowCompactor {
+public:
+  RowCompactor(EventEmitter &e, const EventRowLayout &layout, Value list,
+               Value counts, Value lane)
+      : e(e), b(e.b), loc(e.loc), layout(layout), list(list), counts(counts) {
+    Type i32Type = b.getI32Type();
+    warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
+    laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+    listBase = e.mulI(warp, e.idx(layout.segment));
+    lowerLanes = arith::SubIOp::create(
+        b, loc,
+        arith::ShLIOp::create(
+            b, loc, e.i32(1),
+            arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
+        e.i32(1));
+  }
+
+  /// Lists the nonzero x[rowStart + i] for i in the warp's segment of the
+  /// chunk that starts at `chunkStart` (i < length), then the barrier.
+  void compact(Value x, Value rowStart, int64_t length, Value chunkStart) {
+    Type i32Type = b.getI32Type();
     Value segStart = e.addI(chunkStart, listBase);
     auto chunks = scf::ForOp::create(
         b, loc, segStart, e.addI(segStart, e.idx(layout.segment)), e.idx(32),
@@ -347,8 +411,9 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
       b.setInsertionPointToStart(chunks.getBody());
       Value found = chunks.getRegionIterArg(0);
       Value j = e.addI(chunks.getInductionVar(), laneInWarp);
-      Value inRange = e.ult(j, e.idx(k));
-      Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
+      Value inRange = e.ult(j, e.idx(length));
+      Value jc =
+          arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
       Value xv = e.load(x, e.addI(rowStart, jc));
       Value active = arith::AndIOp::create(
           b, loc, inRange,
@@ -374,7 +439,71 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
       e.store(chunks.getResult(0), counts, warp);
     }
     gpu::BarrierOp::create(b, loc);
-  };
+  }
+
+  /// Folds `body(j, values)` over the listed inputs j, segments in order.
+  SmallVector<Value>
+  fold(ValueRange init,
+       function_ref<SmallVector<Value>(Value j, ValueRange values)> body) {
+    auto segments = scf::ForOp::create(b, loc, e.idx(0),
+                                       e.idx(layout.warps()), e.idx(1), init);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(segments.getBody());
+    Value w = segments.getInductionVar();
+    Value base = e.mulI(w, e.idx(layout.segment));
+    auto inputs = scf::ForOp::create(b, loc, e.idx(0),
+                                     toIndex(e.load(counts, w)), e.idx(1),
+                                     segments.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard loopBody(b);
+      b.setInsertionPointToStart(inputs.getBody());
+      Value j = toIndex(e.load(list, e.addI(base, inputs.getInductionVar())));
+      scf::YieldOp::create(b, loc, body(j, inputs.getRegionIterArgs()));
+    }
+    scf::YieldOp::create(b, loc, inputs.getResults());
+    return llvm::to_vector_of<Value>(segments.getResults());
+  }
+
+private:
+  Value popcount(Value v) {
+    return LLVM::CtPopOp::create(b, loc, b.getI32Type(), v).getResult();
+  }
+  Value toIndex(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  }
+
+  EventEmitter &e;
+  OpBuilder &b;
+  Location loc;
+  const EventRowLayout &layout;
+  Value list, counts, warp, laneInWarp, listBase, lowerLanes;
+};
+} // namespace
+
+/// event_linear on the GPU, compacted form (EventRowLayout): block = row.
+/// Each warp compacts the nonzero inputs of its segment of the row into a
+/// shared index list (RowCompactor); after a barrier each thread sums the
+/// transposed weight rows of the listed inputs for `width` adjacent output
+/// features (one 16-byte load per input when width = 4), the segments in
+/// order: the same order as the host form and the per-tile form. A long
+/// row repeats this per chunk, a barrier before the list is overwritten,
+/// and sums with compensation.
+static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
+                                        const EventRowLayout &layout,
+                                        Value list, Value counts, Value row,
+                                        Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
+  Value x = args[0], wt = args[1], decision = args[args.size() - 2];
+  OpBuilder::InsertionGuard g(b);
+  // The decision is the same for the whole block: the barriers below are
+  // reached by every thread or by none.
+  e.openIf(e.eventPathChosen(decision));
+  RowCompactor lists(e, layout, list, counts, lane);
+  Value rowStart = e.mulI(row, e.idx(k));
 
   auto vecType = VectorType::get({layout.width}, b.getF32Type());
   llvm::MaybeAlign align(layout.width * 4);
@@ -389,38 +518,16 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   // summation's rounding grows with the count; compensated (Kahan) sums
   // stay as close to the exact sum as the dense GEMM's.
   auto accumulate = [&](ValueRange sums, Value col) {
-    auto segments = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.warps()),
-                                       e.idx(1), sums);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(segments.getBody());
-    Value w = segments.getInductionVar();
-    Value base = e.mulI(w, e.idx(layout.segment));
-    auto inputs = scf::ForOp::create(b, loc, e.idx(0),
-                                     toIndex(e.load(counts, w)), e.idx(1),
-                                     segments.getRegionIterArgs());
-    {
-      OpBuilder::InsertionGuard body(b);
-      b.setInsertionPointToStart(inputs.getBody());
-      Value j = toIndex(e.load(list, e.addI(base, inputs.getInductionVar())));
+    return lists.fold(sums, [&](Value j, ValueRange acc) -> SmallVector<Value> {
       Value xv = vector::BroadcastOp::create(
           b, loc, vecType, e.load(x, e.addI(rowStart, j)));
       Value wv = loadVec(wt, e.addI(e.mulI(j, e.idx(n)), col));
       Value term = arith::MulFOp::create(b, loc, xv, wv);
-      Value sum = inputs.getRegionIterArg(0);
-      if (sums.size() == 1) {
-        scf::YieldOp::create(
-            b, loc, ValueRange{arith::AddFOp::create(b, loc, sum, term)});
-      } else {
-        Value y = arith::SubFOp::create(b, loc, term,
-                                        inputs.getRegionIterArg(1));
-        Value t = arith::AddFOp::create(b, loc, sum, y);
-        Value lost = arith::SubFOp::create(
-            b, loc, arith::SubFOp::create(b, loc, t, sum), y);
-        scf::YieldOp::create(b, loc, ValueRange{t, lost});
-      }
-    }
-    scf::YieldOp::create(b, loc, inputs.getResults());
-    return segments.getResults();
+      if (acc.size() == 1)
+        return {arith::AddFOp::create(b, loc, acc[0], term)};
+      auto [t, lost] = e.kahanAdd(acc[0], acc[1], term);
+      return {t, lost};
+    });
   };
   auto storeRow = [&](Value acc, Value col) {
     if (spec.hasBias)
@@ -433,7 +540,7 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
       b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
   int64_t groups = n / layout.width;
   if (layout.chunks == 1) {
-    compact(e.idx(0));
+    lists.compact(x, rowStart, k, e.idx(0));
     auto columns = scf::ForOp::create(b, loc, lane, e.idx(groups),
                                       e.idx(layout.threads));
     b.setInsertionPointToStart(columns.getBody());
@@ -446,22 +553,79 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   Value inRange = e.ult(lane, e.idx(groups));
   Value col = arith::SelectOp::create(
       b, loc, inRange, e.mulI(lane, e.idx(layout.width)), e.idx(0));
-  int64_t chunkInputs = layout.listWords();
-  auto chunkLoop = scf::ForOp::create(b, loc, e.idx(0),
-                                      e.idx(layout.chunks * chunkInputs),
-                                      e.idx(chunkInputs),
-                                      ValueRange{zero, zero});
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(chunkLoop.getBody());
-    compact(chunkLoop.getInductionVar());
-    ValueRange sums = accumulate(chunkLoop.getRegionIterArgs(), col);
-    // Every thread is done with the list before the next chunk's.
-    gpu::BarrierOp::create(b, loc);
-    scf::YieldOp::create(b, loc, sums);
-  }
+  SmallVector<Value> sums = e.chunkLoop(
+      layout, ValueRange{zero, zero}, [&](Value chunkStart, ValueRange acc) {
+        lists.compact(x, rowStart, k, chunkStart);
+        return accumulate(acc, col);
+      });
   e.openIf(inRange);
-  storeRow(chunkLoop.getResult(0), col);
+  storeRow(sums[0], col);
+}
+
+/// event_weight_grad_bits on the GPU: block = output row j of gw, its
+/// events (the nonzero gy^T[j, r]) listed by RowCompactor in chunks; thread
+/// t owns the columns t, t + threads, ... of gw[j, :]. Per listed event r a
+/// thread reads the word holding bit (r, k) of each of its columns: the 32
+/// lanes of a warp read consecutive bits, one or two words (a broadcast),
+/// instead of a float each. Sums in event order, compensated, a set bit
+/// at a time (x's value at it too when x is not binary).
+static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
+                                       const EventRowLayout &layout,
+                                       Value list, Value counts, Value row,
+                                       Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t events = spec.inFeatures, k = spec.outFeatures;
+  Value gyT = args[0], words = args[1], decision = args[args.size() - 2];
+  Value x = spec.xValues ? args[2] : Value();
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(e.eventPathChosen(decision));
+  RowCompactor lists(e, layout, list, counts, lane);
+  Value rowStart = e.mulI(row, e.idx(events));
+  // The thread's columns; only the last may run past K (then clamped to
+  // column 0, its bits never counted).
+  SmallVector<Value> cols, valid;
+  for (int64_t c = 0; c < layout.columns; ++c) {
+    Value col = e.addI(lane, e.idx(c * layout.threads));
+    Value inRange;
+    if ((c + 1) * layout.threads > k) {
+      inRange = e.ult(col, e.idx(k));
+      col = arith::SelectOp::create(b, loc, inRange, col, e.idx(0));
+    }
+    cols.push_back(col);
+    valid.push_back(inRange);
+  }
+  SmallVector<Value> init(2 * layout.columns, e.f32(0.0));
+  SmallVector<Value> sums = e.chunkLoop(
+      layout, init, [&](Value chunkStart, ValueRange acc) {
+        lists.compact(gyT, rowStart, events, chunkStart);
+        return lists.fold(acc, [&](Value r, ValueRange sums) {
+          Value gv = e.load(gyT, e.addI(rowStart, r));
+          Value first = e.mulI(r, e.idx(k));
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < layout.columns; ++c) {
+            Value bit = e.addI(first, cols[c]);
+            Value set = e.bitIsSet(words, bit);
+            if (valid[c])
+              set = arith::AndIOp::create(b, loc, set, valid[c]);
+            Value term = spec.xValues ? e.valueAtSetBit(gv, x, bit, set) : gv;
+            auto [t, lost] = e.kahanAdd(sums[2 * c], sums[2 * c + 1], term);
+            // An unset bit leaves both the sum and its compensation.
+            next.push_back(arith::SelectOp::create(b, loc, set, t, sums[2 * c]));
+            next.push_back(
+                arith::SelectOp::create(b, loc, set, lost, sums[2 * c + 1]));
+          }
+          return next;
+        });
+      });
+  Value gw = args.back();
+  for (int64_t c = 0; c < layout.columns; ++c) {
+    OpBuilder::InsertionGuard store(b);
+    if (valid[c])
+      e.openIf(valid[c]);
+    e.store(sums[2 * c], gw, e.addI(e.mulI(row, e.idx(k)), cols[c]));
+  }
 }
 
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
@@ -472,7 +636,8 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                       b.getUnitAttr());
   std::optional<EventRowLayout> layout;
-  if (spec.kind == OpKernelKind::EventLinear)
+  if (spec.kind == OpKernelKind::EventLinear ||
+      spec.kind == OpKernelKind::EventLinearBits)
     layout = getEventRowLayout(spec);
   BlockArgument list, counts, tile;
   auto shared = gpu::AddressSpaceAttr::get(
@@ -548,6 +713,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     });
     break;
   }
+  case OpKernelKind::EventLinearBits:
+    emitEventWeightGradBitsGPU(e, args, *layout, list, counts, block, lane);
+    break;
   case OpKernelKind::EventLinear: {
     if (layout) {
       emitCompactedEventLinearGPU(e, args, *layout, list, counts, block, lane);
@@ -591,14 +759,122 @@ static int64_t getEventHostItems(const OpKernelSpec &spec) {
   }
 }
 
+/// Columns of gw a host row takes at once: their compensations live on the
+/// stack.
+static constexpr int64_t kHostBitsTile = 4096;
+
+/// event_weight_grad_bits on the CPU: per row j of gw (a work item) and
+/// tile of columns, the events r (nonzero gy^T[j, r]) in order; per event
+/// the words of x's bits (r, tile), masked to the tile, and a compensated
+/// add of g (times x's value) for each set bit (ctz, then clear it).
+static void emitEventWeightGradBitsHost(EventEmitter &e, func::FuncOp fn,
+                                        ValueRange args) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t events = spec.inFeatures, k = spec.outFeatures;
+  int64_t tile = std::min(k, kHostBitsTile);
+  Type i32Type = b.getI32Type(), i64Type = b.getI64Type();
+  Value gyT = args[0], words = args[1], decision = args[args.size() - 2];
+  Value x = spec.xValues ? args[2] : Value(), gw = args.back();
+  OpBuilder::InsertionGuard g(b);
+  Value lost = memref::AllocaOp::create(
+      b, loc, MemRefType::get({tile}, b.getF32Type()));
+  e.openIf(e.eventPathChosen(decision));
+  auto loop = [&](Value first, Value end) {
+    auto op = scf::ForOp::create(b, loc, first, end, e.idx(1));
+    b.setInsertionPoint(op.getBody()->getTerminator());
+    return op.getInductionVar();
+  };
+  auto toI64 = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, i64Type, v).getResult();
+  };
+  Value row = createHostRangeLoop(b, loc, fn, 0, spec.rows).getInductionVar();
+  Value outStart = e.mulI(row, e.idx(k));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    Value o = loop(e.idx(0), e.idx(k));
+    e.store(e.f32(0.0), gw, e.addI(outStart, o));
+  }
+  auto tiles = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(tile));
+  b.setInsertionPoint(tiles.getBody()->getTerminator());
+  Value c0 = tiles.getInductionVar();
+  Value c1 = arith::MinUIOp::create(b, loc, e.addI(c0, e.idx(tile)), e.idx(k));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    Value i = loop(e.idx(0), e.idx(tile));
+    e.store(e.f32(0.0), lost, i);
+  }
+  Value r = loop(e.idx(0), e.idx(events));
+  Value gv = e.load(gyT, e.addI(e.mulI(row, e.idx(events)), r));
+  e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, gv,
+                                 e.f32(0.0)));
+  Value rowBits = e.mulI(r, e.idx(k));
+  Value first = e.addI(rowBits, c0), last = e.addI(rowBits, c1);
+  Value word32 = e.idx(kBitsPerWord);
+  Value w = loop(
+      arith::DivUIOp::create(b, loc, first, word32),
+      e.addI(arith::DivUIOp::create(
+                 b, loc, arith::SubIOp::create(b, loc, last, e.idx(1)), word32),
+             e.idx(1)));
+  // The word's bits in [first, last): ((1 << hi) - 1) & ~((1 << lo) - 1),
+  // in 64 bits so that hi = 32 shifts in range.
+  Value wordStart = e.mulI(w, word32);
+  Value lo = toI64(arith::SubIOp::create(
+      b, loc, arith::MaxUIOp::create(b, loc, first, wordStart), wordStart));
+  Value hi = toI64(arith::SubIOp::create(
+      b, loc,
+      arith::MinUIOp::create(b, loc, last, e.addI(wordStart, word32)),
+      wordStart));
+  auto lowBits = [&](Value n) {
+    Value one = arith::ConstantIntOp::create(b, loc, i64Type, 1);
+    return arith::SubIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, one, n), one);
+  };
+  Value mask = arith::TruncIOp::create(
+      b, loc, i32Type,
+      arith::XOrIOp::create(b, loc, lowBits(hi), lowBits(lo)));
+  Value bits = arith::AndIOp::create(b, loc, e.load(words, w), mask);
+  scf::WhileOp::create(
+      b, loc, TypeRange{i32Type}, ValueRange{bits},
+      [&](OpBuilder &nb, Location l, ValueRange state) {
+        Value more = arith::CmpIOp::create(
+            nb, l, arith::CmpIPredicate::ne, state[0],
+            arith::ConstantIntOp::create(nb, l, i32Type, 0));
+        scf::ConditionOp::create(nb, l, more, state);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange state) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(nb.getInsertionBlock());
+        Value set = state[0];
+        Value at = e.addI(
+            wordStart,
+            arith::IndexCastUIOp::create(
+                b, loc, b.getIndexType(),
+                LLVM::CountTrailingZerosOp::create(b, loc, i32Type, set,
+                                                   /*is_zero_poison=*/true)));
+        Value col = arith::SubIOp::create(b, loc, at, rowBits);
+        Value term = x ? arith::MulFOp::create(b, loc, gv, e.load(x, at))
+                       : gv;
+        Value out = e.addI(outStart, col);
+        Value slot = arith::SubIOp::create(b, loc, col, c0);
+        auto [t, l2] = e.kahanAdd(e.load(gw, out), e.load(lost, slot), term);
+        e.store(t, gw, out);
+        e.store(l2, lost, slot);
+        Value rest = arith::AndIOp::create(
+            b, loc, set, arith::SubIOp::create(b, loc, set, e.i32(1)));
+        scf::YieldOp::create(b, loc, ValueRange{rest});
+      });
+}
+
 func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
                                              StringRef name,
                                              const OpKernelSpec &spec) {
   // A row writes and reads its N outputs at least once: rows of ~16k
   // outputs are worth a thread of their own.
-  int64_t grain = spec.kind == OpKernelKind::EventLinear
-                      ? llvm::divideCeilSigned(16384, spec.outFeatures)
-                      : 1;
+  bool rows = spec.kind == OpKernelKind::EventLinear ||
+              spec.kind == OpKernelKind::EventLinearBits;
+  int64_t grain = rows ? llvm::divideCeilSigned(16384, spec.outFeatures) : 1;
   func::FuncOp fn = createRangedHostFunc(
       b, loc, name, getEventKernelArgTypes(spec, b.getContext()),
       getEventHostItems(spec), grain);
@@ -626,6 +902,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
         .getInductionVar();
   };
   switch (spec.kind) {
+  case OpKernelKind::EventLinearBits:
+    emitEventWeightGradBitsHost(e, fn, args);
+    break;
   case OpKernelKind::SpikeDensity: {
     Value x = args[0], limit = args[1], decision = args[2];
     OpBuilder::InsertionGuard g(b);

@@ -8,7 +8,9 @@
 //                       w[j, :] already contiguous (no transpose);
 //   gw [N, K] = gyᵀ x:  gy transposed, then event_linear over its rows
 //                       (per output feature j, the rows where gy[:, j] != 0)
-//                       with x [M, K] as the "weight".
+//                       with x [M, K] as the "weight"; or, when x is a
+//                       spiking layer's output or the network input,
+//                       event_weight_grad_bits reading x's bits.
 // One density kernel decides for both; the dense linear_bwd after them
 // skips its GEMMs when the event-driven path ran and always writes gb.
 // Every sum runs in index order: no atomics, reproducible on both devices.
@@ -30,10 +32,13 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   FailureOr<int64_t> w = lookup(bwd, bwd.getWeight());
   if (failed(gy) || failed(xValue) || failed(w))
     return failure();
-  int64_t x = unpackSpikesFor(bwd, bwd.getInput(), *xValue);
-  for (int64_t id : {*gy, x, *w})
+  int64_t x = *xValue;
+  auto save = [&](int64_t id) {
     if (forwardActivations.contains(id))
       tensor(id)["role"] = "saved";
+  };
+  save(*gy);
+  save(*w);
   FailureOr<Array> results = addResultTensors(bwd, "grad");
   if (failed(results))
     return failure();
@@ -63,6 +68,14 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   // The dense path; with crossover = 1 it only writes gb (when the layer
   // has a bias), so it is left out when there is none.
   bool denseOp = getEventPathLimit(crossover, elements) < elements || hasBias;
+  // The dense GEMM reads x as floats: a module with a dense path keeps
+  // them (a spiking layer's are then saved next to its bits; with
+  // spike-bits, unpacked). The CUDA runtime runs that GEMM whenever it does
+  // not capture a graph, so its input cannot depend on the decision.
+  if (denseOp) {
+    x = unpackSpikesFor(bwd, bwd.getInput(), *xValue);
+    save(x);
+  }
 
   int64_t decision = addTensor(Object{
       {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
@@ -96,7 +109,29 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
        makeKernelOp(makeSpec(OpKernelKind::TransposeWeight, 0, n, m),
                     Array{decision, *gy, gyT}, Array{decision, *gy},
                     Array{gyT}, Array{std::move(transpose)}));
-  emitEventLinear(n, m, k, gyT, x, gw);
+  // gw reads x as bits where it can (a spiking layer's spikes; the network
+  // input's occupancy, then its values at the set bits): ceil(K / 32)
+  // words per event instead of K floats.
+  bool xValues = false;
+  if (std::optional<int64_t> words = getEventGradBits(bwd.getInput(), xValues)) {
+    OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBits, n, m, k);
+    spec.xValues = xValues;
+    Array in{gyT, *words};
+    if (xValues)
+      in.push_back(*xValue);
+    in.push_back(decision);
+    Array args(in);
+    args.push_back(gw);
+    Object event{{"op", "event_weight_grad_bits"},
+                 {"in", Array(in)},
+                 {"out", Array{gw}},
+                 {"x_values", xValues}};
+    emit(Phase::Backward, makeKernelOp(spec, std::move(args), std::move(in),
+                                       Array{gw}, Array{std::move(event)}));
+  } else {
+    save(x);
+    emitEventLinear(n, m, k, gyT, x, gw);
+  }
 
   if (!denseOp)
     return success();

@@ -275,6 +275,8 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   savedState.clear();
   forwardActivations.clear();
   packedSpikes.clear();
+  bitsOnlySpikes.clear();
+  occupancyBits.clear();
   layerCounters.clear();
   savedStepH.clear();
   StringRef what = training ? "@train_step" : "@forward";
@@ -961,8 +963,9 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     json["kernel"] = std::move(ref);
   }
   emit(phase, std::move(json));
-  if (phase == Phase::TrainForward && savesSpikesAsBits(op))
-    emitPackSpikes(*s);
+  if (phase == Phase::TrainForward &&
+      (savesSpikesAsBits(op) || feedsEventWeightGrad(op)))
+    emitPackSpikes(*s, savesSpikesAsBits(op));
   if (phase == Phase::TrainForward && model != "li") {
     auto bits = packedSpikes.find(*s);
     trainSpikes[layer] = {*s, bits == packedSpikes.end() ? -1 : bits->second};

@@ -209,12 +209,26 @@ private:
   /// Training keeps the spikes of `neuron` only for weight gradients (the
   /// x of linear_bwd/conv2d_bwd): they can be saved as bits.
   bool savesSpikesAsBits(Operation *neuron) const;
+  /// Training reads the spikes of `neuron` as the x of an event-driven
+  /// linear_bwd, whose weight gradient reads them as bits (whatever
+  /// spike-bits says).
+  bool feedsEventWeightGrad(Operation *neuron) const;
   /// After the forward op that wrote `spikes` (train_forward): packs them
-  /// into a new `saved` u32 tensor.
-  void emitPackSpikes(int64_t spikes);
+  /// into a new `saved` u32 tensor; `dropFloats`: the backward reads only
+  /// the bits (spike-bits), other readers an unpacked copy.
+  void emitPackSpikes(int64_t spikes, bool dropFloats);
+  /// A pack_bits kernel of `x` in `phase` into a new u32 tensor of `role`
+  /// (its id); `occupancy`: x may hold any value, bit = (x != 0).
+  int64_t emitPackBits(int64_t x, Phase phase, llvm::StringRef role,
+                       bool occupancy);
+  /// The words an event-driven weight gradient reads for its input `x`:
+  /// a spiking layer's packed spikes (`values` false) or the occupancy bits
+  /// of the network input, packed in the backward (`values` true: the
+  /// kernel also reads x at the set bits); none for other inputs.
+  std::optional<int64_t> getEventGradBits(Value x, bool &values);
   /// The tensor that the backward op `op` reads for its spike input `x`
   /// (tensor `xId`): a scratch copy unpacked right before `op` when x's
-  /// spikes were saved as bits, else `xId` itself.
+  /// spikes were saved as bits only, else `xId` itself.
   int64_t unpackSpikesFor(Operation *op, Value x, int64_t xId);
 
   int64_t batch;
@@ -230,6 +244,10 @@ private:
   bool spikeBits;
   /// Spike tensor -> its packed words.
   llvm::DenseMap<int64_t, int64_t> packedSpikes;
+  /// Spike tensors whose floats the backward does not read (spike-bits).
+  llvm::DenseSet<int64_t> bitsOnlySpikes;
+  /// Network input -> its occupancy bits (packed in the backward).
+  llvm::DenseMap<int64_t, int64_t> occupancyBits;
   /// Layer name -> its train_forward spikes and their packed words (-1:
   /// none), for spike_layers' train_tensor / train_bits.
   llvm::StringMap<std::pair<int64_t, int64_t>> trainSpikes;

@@ -9,6 +9,9 @@
 // that lives only until that op, so one arena slot serves every layer in
 // turn (the runtime's memory plan). Spikes are 0/1: the gradients are those
 // of the float module, bit for bit.
+// The event-driven weight gradient (EventLinearBackward.cpp) reads such
+// bits directly: the spikes it reads are packed whatever spike-bits says,
+// and an event-driven network input gets occupancy bits in the backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,40 +65,107 @@ bool ManifestBuilder::savesSpikesAsBits(Operation *neuron) const {
          weightGrads > 0;
 }
 
-void ManifestBuilder::emitPackSpikes(int64_t spikes) {
-  Object &s = tensor(spikes);
+/// `value` or the value it is a flatten view of.
+static Value stripFlatten(Value value) {
+  while (auto flatten = value.getDefiningOp<FlattenOp>())
+    value = flatten.getInput();
+  return value;
+}
+
+/// Whether a use of `value` (or of its flatten views) is the input x of an
+/// event-driven linear_bwd (`backward`) or linear (forward).
+static bool readByEventLinear(Value value, bool backward) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto flatten = dyn_cast<FlattenOp>(user)) {
+      if (readByEventLinear(flatten.getResult(), backward))
+        return true;
+      continue;
+    }
+    if (backward) {
+      auto bwd = dyn_cast<LinearBwdOp>(user);
+      if (bwd && bwd.getEventDriven() && use.getOperandNumber() == 1)
+        return true;
+    } else if (auto linear = dyn_cast<LinearOp>(user)) {
+      if (linear.getEventDriven() && use.getOperandNumber() == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
+bool ManifestBuilder::feedsEventWeightGrad(Operation *neuron) const {
+  auto iface = dyn_cast<NeuronOpInterface>(neuron);
+  if (!iface || iface.isStepForm() || isa<LIOp>(neuron))
+    return false;
+  return readByEventLinear(neuron->getResult(0), /*backward=*/true);
+}
+
+int64_t ManifestBuilder::emitPackBits(int64_t x, Phase phase, StringRef role,
+                                      bool occupancy) {
+  Object &s = tensor(x);
   int64_t elements = 1;
   for (const llvm::json::Value &d : *s.getArray("shape"))
     elements *= *d.getAsInteger();
   int64_t words = llvm::divideCeilSigned(elements, kSpikesPerWord);
   std::string name = s.getString("name") ? s.getString("name")->str()
-                                          : "%" + std::to_string(spikes);
+                                          : "%" + std::to_string(x);
   int64_t bits = addTensor(Object{{"name", name + ".bits"},
                                   {"shape", Array{words}},
-                                  {"role", "saved"},
+                                  {"role", role},
                                   {"dtype", "u32"}});
-  packedSpikes[spikes] = bits;
   OpKernelSpec spec;
   spec.kind = OpKernelKind::PackBits;
   spec.sizes = {words};
   spec.packedElements = elements;
-  Array of{Object{{"op", "pack_bits"}, {"in", Array{spikes}}, {"out", Array{bits}}}};
-  emit(Phase::TrainForward, makeKernelOp(spec, Array{spikes, bits},
-                                         Array{spikes}, Array{bits},
-                                         std::move(of)));
+  Object pack{{"op", "pack_bits"}, {"in", Array{x}}, {"out", Array{bits}}};
+  if (occupancy)
+    pack["occupancy"] = true;
+  Array of{std::move(pack)};
+  emit(phase, makeKernelOp(spec, Array{x, bits}, Array{x}, Array{bits},
+                           std::move(of)));
+  return bits;
+}
+
+void ManifestBuilder::emitPackSpikes(int64_t spikes, bool dropFloats) {
+  packedSpikes[spikes] =
+      emitPackBits(spikes, Phase::TrainForward, "saved", /*occupancy=*/false);
+  if (dropFloats)
+    bitsOnlySpikes.insert(spikes);
+}
+
+std::optional<int64_t> ManifestBuilder::getEventGradBits(Value x,
+                                                         bool &values) {
+  values = false;
+  Value source = stripFlatten(x);
+  auto found = ids.find(source);
+  if (found == ids.end())
+    return std::nullopt;
+  int64_t id = found->second;
+  if (auto packed = packedSpikes.find(id); packed != packedSpikes.end())
+    return packed->second;
+  // The network input, when the forward layer on it is event-driven (its
+  // input is sparse: input-is-spikes). Only a promise: the bits say where
+  // x is nonzero and the kernel reads the values there.
+  auto arg = dyn_cast<BlockArgument>(source);
+  if (!arg || arg.getArgNumber() != 0 ||
+      !isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+      !readByEventLinear(source, /*backward=*/false))
+    return std::nullopt;
+  values = true;
+  auto [it, added] = occupancyBits.try_emplace(id, 0);
+  if (added)
+    it->second = emitPackBits(id, Phase::Backward, "activation",
+                              /*occupancy=*/true);
+  return it->second;
 }
 
 int64_t ManifestBuilder::unpackSpikesFor(Operation *op, Value x, int64_t xId) {
   // x is the neuron's spikes or a flatten view of them.
-  Value source = x;
-  while (auto flatten = source.getDefiningOp<FlattenOp>())
-    source = flatten.getInput();
-  auto found = ids.find(source);
-  if (found == ids.end())
+  auto found = ids.find(stripFlatten(x));
+  if (found == ids.end() || !bitsOnlySpikes.contains(found->second))
     return xId;
   auto packed = packedSpikes.find(found->second);
-  if (packed == packedSpikes.end())
-    return xId;
   int64_t words = packed->second;
   Object &view = tensor(xId);
   int64_t elements = 1;

@@ -42,6 +42,7 @@ enum class OpKernelKind {
   SpikeDensity,    ///< counts an input's nonzeros, decides the path
   TransposeWeight, ///< wt[K,N] = w[N,K]^T when the event-driven path runs
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
+  EventLinearBits, ///< gw = gy^T x over gy's nonzeros, x read as bits
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -106,7 +107,8 @@ struct PoolGeometry {
 inline bool isEventKernel(OpKernelKind kind) {
   return kind == OpKernelKind::SpikeDensity ||
          kind == OpKernelKind::TransposeWeight ||
-         kind == OpKernelKind::EventLinear;
+         kind == OpKernelKind::EventLinear ||
+         kind == OpKernelKind::EventLinearBits;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -199,6 +201,9 @@ struct OpKernelSpec {
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
   bool hasBias = false;
+  /// event_weight_grad_bits (rows = N, inFeatures = M events, outFeatures =
+  /// K): it also reads x's values at the set bits (x is not binary).
+  bool xValues = false;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
   ChannelGeometry channelGeometry;
@@ -214,7 +219,8 @@ struct OpKernelSpec {
   /// Tensors per segment, in ABI order: add a, b, y; scale x, y; sgd param,
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
   /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
-  /// w, wt; event_linear x, wt, b (has_bias), flag, y; pool x, y;
+  /// w, wt; event_linear x, wt, b (has_bias), flag, y;
+  /// event_weight_grad_bits gy^T, x's words, x (xValues), flag, gw; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
@@ -242,7 +248,8 @@ struct OpKernelSpec {
   }
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
-  /// "spike_density", "transpose_weight", "event_linear", "pack_bits",
+  /// "spike_density", "transpose_weight", "event_linear",
+  /// "event_weight_grad_bits", "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",

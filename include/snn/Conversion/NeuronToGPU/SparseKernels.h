@@ -28,7 +28,8 @@ namespace mlir::snn {
 int64_t getEventPathLimit(double crossover, int64_t elements);
 
 /// Argument types in ABI order (OpKernelSpec::getTensorsPerSegment); the
-/// decision is `memref<2xi32>`, every other tensor a static 1-d f32 memref.
+/// decision is `memref<2xi32>`, x's words (event_weight_grad_bits) an i32
+/// memref of ceil(M K / 32), every other tensor a static 1-d f32 memref.
 SmallVector<Type> getEventKernelArgTypes(const OpKernelSpec &spec,
                                          MLIRContext *ctx);
 
@@ -51,6 +52,9 @@ int64_t getEventKernelBlockSize(const OpKernelSpec &spec);
 struct EventRowLayout {
   int64_t threads = 0; ///< per block
   int64_t width = 1;   ///< output features per thread and load (1 or 4)
+  /// event_weight_grad_bits: the output columns of a thread, `threads`
+  /// apart (consecutive lanes read consecutive bits of one word).
+  int64_t columns = 1;
   int64_t segment = 0; ///< inputs per warp and chunk, a multiple of 32
   int64_t chunks = 1;  ///< passes over the row
   int64_t warps() const { return threads / 32; }
@@ -58,14 +62,17 @@ struct EventRowLayout {
 };
 /// The compacted form's layout, or nothing when its index list does not fit
 /// in shared memory and a thread has several groups of output features
-/// (very wide outputs: the per-(row, tile) form runs).
+/// (very wide outputs: the per-(row, tile) form runs). event_weight_grad_bits
+/// always has one: its threads hold up to ceil(K / 1024) columns each.
 std::optional<EventRowLayout> getEventRowLayout(const OpKernelSpec &spec);
 
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 
 /// The CPU form: a row at a time, adding the contiguous transposed weight
-/// row of each nonzero input to the output row (vectorized by LLVM).
+/// row of each nonzero input to the output row (vectorized by LLVM);
+/// event_weight_grad_bits visits the set bits of each event's words (ctz)
+/// and sums with compensation, in tiles of up to 4096 columns.
 func::FuncOp buildEventHostKernel(OpBuilder &b, Location loc, StringRef name,
                                   const OpKernelSpec &spec);
 
