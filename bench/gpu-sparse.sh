@@ -55,6 +55,13 @@
 #       sparse-crossover-table.txt (the calibration tables, then the fwd and
 #       step times before -> after), sparse-crossover-bench.txt (raw),
 #       shd128-dispatch.calibration.json, shd128-bwd-dispatch.calibration.json.
+#   bench/gpu-sparse.sh profile SNN_RUN [OUT]
+#       GPU machine: the sparse backward's SHD modules at calibrated 1% and
+#       5% activity with the event layers' input counts in separate
+#       spike_density kernels (shd128-bwd-dispatch, -bwd-event) and in the
+#       neuron kernels (--snn-fuse: shd128-bwd-fused, -bwd-event-fused):
+#       step times under CUDA graphs and one --profile run each. File:
+#       sparse-profile.txt.
 #   bench/gpu-sparse.sh cpu SNN_RUN [OUT] [BATCH-SUFFIX]
 #       the network's training step on the CPU, dense vs event-driven, at
 #       input densities 1, 5, 10, 20, 50%; and the sparse backward's
@@ -137,6 +144,12 @@ prepare)
       --snn-compile="output=$g/shd$b-bwd-event.snnmod target=all" -o /dev/null 2>/dev/null
     "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes target=$([ $b = 16 ] && echo cpu || echo cuda)" \
       --snn-compile="output=$g/shd$b-bwd-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
+    # The same with the event layers' input counts in the neuron kernels
+    # (--snn-fuse: no spike_density launches; `profile` compares the two).
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes target=$([ $b = 16 ] && echo cpu || echo cuda)" \
+      --snn-fuse --snn-compile="output=$g/shd$b-bwd-fused.snnmod target=all" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" \
+      --snn-fuse --snn-compile="output=$g/shd$b-bwd-event-fused.snnmod target=all" -o /dev/null 2>/dev/null
   done
   rm -f "$g"/*.mlir
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2"
@@ -159,6 +172,33 @@ calibrate)
   PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" calibrate \
     "${SNN_RUN:-$root/build/runtime/snn-run}" "$g/shd16-dense.snnmod" "0.01 0.05 0.1 0.2 0.5" \
     "$root/bench/inputs/shd-activity.json"
+  ;;
+profile)
+  # The sparse-backward SHD modules at calibrated 1% activity: the counts
+  # in separate spike_density kernels (bwd-dispatch, bwd-event) vs in the
+  # neuron kernels (bwd-fused, bwd-event-fused). Per module: step time under
+  # CUDA graphs, then one eager --profile run (the per-op split: the fused
+  # modules have no spike_density rows). File: sparse-profile.txt.
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-profile.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  status=0
+  for d in 0.01 0.05; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || { status=1; break; }
+    for v in bwd-dispatch bwd-fused bwd-event bwd-event-fused; do
+      echo "== graphs shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+        --weights "$act/w.safetensors" >>"$raw" 2>&1 || status=1
+      echo "== profile shd128act-$v density=$d" >>"$raw"
+      "$run" "$g/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 5 \
+        --weights "$act/w.safetensors" --profile >>"$raw" 2>&1 || status=1
+    done
+  done
+  rm -rf "$act"
+  grep -E '^== graphs|"step_ms"|spike_density|neuron' "$raw" | head -200
+  exit $status
   ;;
 check)
   run=$2
@@ -310,7 +350,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | profile SNN_RUN [OUT] | crossover SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac
