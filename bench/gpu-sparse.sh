@@ -59,7 +59,9 @@
 #       GPU machine: where the SHD step's time goes: `snn-run bench` (CUDA
 #       graphs) and a per-op `--profile` run (eager, 30 iterations) of the
 #       dense, event-driven and sparse-backward modules at calibrated
-#       activity 1% and 5%. File: sparse-profile.txt.
+#       activity 1% and 5%, the latter also with the event layers' input
+#       counts in the neuron kernels (--snn-fuse: shd128-bwd-fused,
+#       -bwd-event-fused). File: sparse-profile.txt.
 #   bench/gpu-sparse.sh layers SNN_RUN [OUT]
 #       GPU machine: per layer size N = 1024, 2048, 4096 (spike input
 #       [T*B = 4096, N], W [N, N]) the forward, the weight gradient and the
@@ -190,6 +192,12 @@ prepare)
       --snn-compile="output=$g/shd$b-bwd-event.snnmod target=all" -o /dev/null 2>/dev/null
     "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes target=$([ $b = 16 ] && echo cpu || echo cuda)" \
       --snn-compile="output=$g/shd$b-bwd-dispatch.snnmod target=all" -o /dev/null 2>/dev/null
+    # The same with the event layers' input counts in the neuron kernels
+    # (--snn-fuse: no spike_density launches; `profile` compares the two).
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes target=$([ $b = 16 ] && echo cpu || echo cuda)" \
+      --snn-fuse --snn-compile="output=$g/shd$b-bwd-fused.snnmod target=all" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" \
+      --snn-fuse --snn-compile="output=$g/shd$b-bwd-event-fused.snnmod target=all" -o /dev/null 2>/dev/null
   done
   rm -f "$g"/*.mlir
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
@@ -356,7 +364,10 @@ profile)
   # Where an SHD training step's time goes: per-op eager timings (--profile,
   # 30 iterations so that the first call's setup is a small share) of the
   # dense, the always event-driven and the sparse-backward modules at
-  # calibrated activity 1% and 5%, next to their CUDA-graph step times.
+  # calibrated activity 1% and 5%, next to their CUDA-graph step times; the
+  # sparse-backward modules with the event layers' input counts in separate
+  # spike_density kernels (bwd-dispatch, bwd-event) and in the neuron
+  # kernels (--snn-fuse: bwd-fused, bwd-event-fused).
   run=$2; out=${3:-${OUT:-.}}
   raw="$out/sparse-profile.txt"; : >"$raw"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
@@ -364,7 +375,7 @@ profile)
   for d in 0.01 0.05; do
     PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
       "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
-    for v in dense event bwd-dense bwd-event; do
+    for v in dense event bwd-dense bwd-dispatch bwd-fused bwd-event bwd-event-fused; do
       shd_bench graphs $v "$d" 20
       shd_bench profile $v "$d" 30 --profile
     done

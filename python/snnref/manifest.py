@@ -333,6 +333,17 @@ def _window_attrs(op):
 
 def _run_op(mod, op, lr, smooth):
     kind = op.get("op")
+    count = op.get("spike_count") if kind in ("neuron", "neuron_bwd") else None
+    if count is not None:
+        # The layer counts its output for an event-driven layer: the same
+        # function as the op without the count, then its density op.
+        limit, decision = int(count["limit"]), int(count["decision"])
+        plain = {k: v for k, v in op.items() if k != "spike_count"}
+        plain["in"] = [i for i in op.get("in", []) if int(i) != limit]
+        plain["out"] = [i for i in op.get("out", []) if int(i) != decision]
+        _run_op(mod, plain, lr, smooth)
+        _run_op(mod, count["density"], lr, smooth)
+        return
     if kind == "kernel":
         # A generated kernel: what it computes is the list of ops `of`.
         of = op.get("of")

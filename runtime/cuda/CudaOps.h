@@ -44,6 +44,9 @@ struct OpCall {
   std::string where;
   /// Set by the generated-kernel launches: which kernel ran (for --verbose).
   std::string *kernelUsed = nullptr;
+  /// Arguments a neuron kernel takes after the documented ones: the limit
+  /// and decision of a fused count ("spike_count").
+  std::vector<CUdeviceptr> tail = {};
 };
 
 /// Runs `call` on `device`; throws snnrt::Error naming `call.where` for an

@@ -9,6 +9,7 @@
 
 #include "CudaOps.h"
 #include "snnrt/BatchNormSums.h"
+#include "snnrt/Manifest.h"
 
 #include <algorithm>
 
@@ -81,6 +82,7 @@ void launch(CudaDevice &device, OpCall &call, const char *which,
     opError(call, "'kernel' needs block in 1..1024 and grid > 0");
   for (size_t i = firstParam; i < call.in.size(); ++i)
     args.push_back(call.in[i].ptr);
+  args.insert(args.end(), call.tail.begin(), call.tail.end());
   std::vector<void *> params;
   for (CUdeviceptr &p : args)
     params.push_back(&p);
@@ -329,8 +331,33 @@ void runStepBackward(CudaDevice &device, OpCall &call) {
 }
 } // namespace
 
+/// A neuron op that counts its output for an event-driven layer
+/// ("spike_count"): its limit and decision leave `in` and `out` for the
+/// kernel's last arguments, and the decision, which the kernel's blocks add
+/// into, is zeroed first (in stream order).
+static void takeFusedCount(CudaDevice &device, OpCall &call) {
+  std::vector<int> in = call.op.value("in", std::vector<int>{});
+  std::vector<int> out = call.op.value("out", std::vector<int>{});
+  snnrt::FusedCount count = snnrt::readFusedCount(call.op, in, out, call.where);
+  if (!count)
+    return;
+  if (in.size() != call.in.size() || out.size() != call.out.size())
+    opError(call, "the op's tensors do not match its 'in' and 'out'");
+  size_t l = std::find(in.begin(), in.end(), count.limit) - in.begin();
+  size_t d = std::find(out.begin(), out.end(), count.decision) - out.begin();
+  if (call.in[l].numel() != 1 || call.out[d].numel() != 2)
+    opError(call, "'spike_count' needs a one-word limit and a two-word "
+                  "decision");
+  device.zero(call.out[d].ptr, 2 * sizeof(int32_t), call.where);
+  call.tail = {call.in[l].ptr, call.out[d].ptr};
+  call.in.erase(call.in.begin() + l);
+  call.out.erase(call.out.begin() + d);
+}
+
 bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
   std::string kind = call.op.value("op", "");
+  if (kind == "neuron" || kind == "neuron_bwd")
+    takeFusedCount(device, call);
   if (kind == "neuron")
     runForward(device, call);
   else if (kind == "neuron_bwd")

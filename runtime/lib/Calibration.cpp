@@ -225,10 +225,14 @@ json addCalibrationPrograms(json manifest, const std::string &dir) {
     if (site.opIndex < 0 || !site.denseFallback || programs.contains(name))
       continue;
     // The density op and every later op of its program that reads the
-    // decision: the layer's kernels and its dense op.
+    // decision: the layer's kernels and its dense op. A count that the
+    // neuron op does (spike_count) runs as its own density op: the neuron
+    // op would overwrite the random input.
     const json &source = programs[site.program];
     const std::vector<Op> &ops = m.program(site.program);
-    json layerOps = json::array({source[site.opIndex]});
+    json layerOps = json::array(
+        {site.fusedDensity.is_null() ? source[site.opIndex]
+                                     : site.fusedDensity});
     for (size_t i = site.opIndex + 1; i < ops.size(); ++i)
       if (std::find(ops[i].in.begin(), ops[i].in.end(), site.decision) !=
           ops[i].in.end())

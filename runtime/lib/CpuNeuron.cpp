@@ -70,6 +70,7 @@ void callKernel(const Ctx &c, HostKernel fn, std::vector<void *> args,
                 size_t firstParam) {
   for (size_t i = firstParam; i < c.op.in.size(); ++i)
     args.push_back(c.inPtr(i));
+  args.insert(args.end(), c.tail.begin(), c.tail.end());
   fn(args.data());
 }
 
@@ -169,6 +170,7 @@ void callChained(const Ctx &c, HostKernel fn, std::vector<void *> args,
     args.push_back(c.outPtr(firstOut + i));
   for (size_t i = lead; i < firstIn; ++i)
     args.push_back(c.inPtr(i));
+  args.insert(args.end(), c.tail.begin(), c.tail.end());
   fn(args.data());
 }
 
@@ -345,6 +347,30 @@ void runNeuronStepBackward(const Ctx &c) {
   for (size_t i = 0; i < outs; ++i)
     args.push_back(c.outPtr(i));
   callKernel(c, neuronKernel(c, "bwd"), std::move(args), grads + 1);
+}
+
+void runCountingNeuron(const Ctx &c) {
+  FusedCount count =
+      readFusedCount(c.op.attrs, c.op.in, c.op.out,
+                     c.m.dir + ": " + c.op.describe(c.index));
+  const TensorInfo &limit = c.m.tensor(count.limit);
+  const TensorInfo &decision = c.m.tensor(count.decision);
+  if (limit.dtype != DType::I32 || limit.numel() != 1 ||
+      decision.dtype != DType::I32 || decision.numel() != 2)
+    c.fail("'spike_count' needs a one-word i32 limit and a two-word i32 "
+           "decision");
+  // The kernel's ranges add their counts and tickets into the decision.
+  std::fill_n(reinterpret_cast<int32_t *>(c.get(count.decision)), 2, 0);
+  Op op = c.op;
+  op.in.erase(std::find(op.in.begin(), op.in.end(), count.limit));
+  op.out.erase(std::find(op.out.begin(), op.out.end(), count.decision));
+  op.attrs.erase("spike_count");
+  Ctx inner{c.m, op, c.index, c.get, c.run,
+            {c.get(count.limit), c.get(count.decision)}};
+  if (op.kind == "neuron")
+    runNeuron(inner);
+  else
+    runNeuronBackward(inner);
 }
 
 } // namespace cpu

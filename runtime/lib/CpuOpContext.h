@@ -44,6 +44,9 @@ struct Ctx {
   size_t index;
   const TensorLookup &get;
   const RunContext &run;
+  /// Arguments a neuron kernel takes after the documented ones: the limit
+  /// and decision of a fused count (runCountingNeuron).
+  std::vector<void *> tail;
 
   [[noreturn]] void fail(const std::string &what) const {
     throw Error(m.dir + ": " + op.describe(index) + ": " + what);
@@ -134,6 +137,10 @@ void runTimeStack(const Ctx &c);
 /// A recurrent time loop: runs the body's ops once per step.
 void runTimeLoop(const Ctx &c);
 void runNeuronBackward(const Ctx &c);
+/// A neuron or neuron_bwd op that counts its output for an event-driven
+/// layer ("spike_count"): zeroes the decision and runs the op with the
+/// limit and decision as its kernel's last arguments.
+void runCountingNeuron(const Ctx &c);
 void runLayerBackward(const Ctx &c); // linear/conv
 
 /// A counter-based uniform [0, 1) (the rate encoder's; the generated

@@ -325,8 +325,10 @@ void runOpLaunches(const Ctx &c) {
 void runCpuOp(const Module &module, const Op &op, size_t index,
               const TensorLookup &tensor, const RunContext &run) {
   using namespace cpu;
-  Ctx c{module, op, index, tensor, run};
+  Ctx c{module, op, index, tensor, run, {}};
   const std::string &k = op.kind;
+  if ((k == "neuron" || k == "neuron_bwd") && op.attrs.contains("spike_count"))
+    return runCountingNeuron(c);
   if (k == "linear")
     return linear(c);
   if (k == "conv2d")

@@ -3,6 +3,7 @@
 #include "snnrt/Manifest.h"
 #include "snnrt/Error.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -137,8 +138,30 @@ json Module::selectRank(json j, const std::string &dir, int rank, int ranks) {
   }
 }
 
-/// The spike_density ops of `ops` (and of time loop bodies in it). The host
-/// reads their decisions after the program (snn-run's event path report).
+FusedCount readFusedCount(const json &attrs, const std::vector<int> &in,
+                          const std::vector<int> &out,
+                          const std::string &where) {
+  FusedCount count;
+  auto it = attrs.find("spike_count");
+  if (it == attrs.end())
+    return count;
+  const json &c = *it;
+  if (!c.is_object() || !c.contains("limit") || !c.contains("decision") ||
+      !c["limit"].is_number_integer() || !c["decision"].is_number_integer())
+    throw Error(where + ": 'spike_count' must be {\"limit\": id, "
+                        "\"decision\": id, \"density\": op}");
+  count.limit = c["limit"].get<int>();
+  count.decision = c["decision"].get<int>();
+  if (std::find(in.begin(), in.end(), count.limit) == in.end() ||
+      std::find(out.begin(), out.end(), count.decision) == out.end())
+    throw Error(where + ": the 'spike_count' limit must be an input and its "
+                        "decision an output of the op");
+  return count;
+}
+
+/// The spike_density ops of `ops` (and of time loop bodies in it), and the
+/// neuron ops that count for an event layer in their place. The host reads
+/// their decisions after the program (snn-run's event path report).
 static void collectEventSites(const std::vector<Op> &ops,
                               const std::string &program, bool topLevel,
                               Module &m, const std::string &path) {
@@ -146,26 +169,53 @@ static void collectEventSites(const std::vector<Op> &ops,
     const Op &op = ops[i];
     if (op.kind == "time_loop")
       collectEventSites(op.body, program, false, m, path);
-    if (op.kind != "kernel" || !op.attrs.contains("of"))
+    const json *fused = nullptr;
+    if ((op.kind == "neuron" || op.kind == "neuron_bwd") &&
+        readFusedCount(op.attrs, op.in, op.out,
+                       path + ": program '" + program + "' " +
+                           op.describe(i))) {
+      fused = &op.attrs["spike_count"];
+      if (!fused->contains("density") || !(*fused)["density"].is_object())
+        throw Error(path + ": program '" + program + "' " + op.describe(i) +
+                    ": 'spike_count' needs its \"density\" op");
+    }
+    if (!fused && (op.kind != "kernel" || !op.attrs.contains("of")))
       continue;
-    for (const json &of : op.attrs.at("of")) {
+    // The density op: the kernel op itself, or the one a neuron op does.
+    Op density;
+    if (fused) {
+      const json &d = (*fused)["density"];
+      density.kind = d.value("op", "");
+      density.in = d.value("in", std::vector<int>{});
+      density.out = d.value("out", std::vector<int>{});
+      density.attrs = d;
+    }
+    const Op &source = fused ? density : op;
+    if (!source.attrs.contains("of") || !source.attrs["of"].is_array())
+      throw Error(path + ": program '" + program + "' " + op.describe(i) +
+                  ": the fused count's density op needs \"of\"");
+    for (const json &of : source.attrs.at("of")) {
       if (of.value("op", "") != "spike_density")
         continue;
       EventSite site;
       site.program = program;
       site.opIndex = topLevel ? static_cast<int>(i) : -1;
-      if (op.in.size() != 2 || op.out.size() != 1 ||
-          m.tensor(op.in[1]).dtype != DType::I32 ||
-          m.tensor(op.in[1]).numel() != 1)
+      if (source.in.size() != 2 || source.out.size() != 1 ||
+          m.tensor(source.in[1]).dtype != DType::I32 ||
+          m.tensor(source.in[1]).numel() != 1 ||
+          (fused && (source.in[1] != op.attrs["spike_count"]["limit"] ||
+                     source.out[0] != op.attrs["spike_count"]["decision"])))
         throw Error(path + ": program '" + program + "' " + op.describe(i) +
                     ": spike_density needs the inputs (x, limit: one i32) "
-                    "and the output decision; recompile the module with "
-                    "this snn-opt");
+                    "and the output decision (a fused count: those of "
+                    "'spike_count'); recompile the module with this snn-opt");
+      if (fused)
+        site.fusedDensity = (*fused)["density"];
       site.layer = of.at("layer").get<std::string>();
       site.direction = of.at("direction").get<std::string>();
-      site.input = op.in[0];
-      site.limit = op.in[1];
-      site.decision = op.out[0];
+      site.input = source.in[0];
+      site.limit = source.in[1];
+      site.decision = source.out[0];
       site.elements = static_cast<int64_t>(m.tensor(site.input).numel());
       site.crossover = of.at("crossover").get<double>();
       site.denseFallback = of.value("dense_fallback", true);

@@ -86,6 +86,10 @@ public:
       int h = addTensor("record:" + l.name + ".h", shape);
       int v = addTensor("record:" + l.name + ".v", shape);
       op["out"] = json::array({s, h, v});
+      // A layer that counts its spikes for an event layer keeps writing
+      // the decision (its record kernel counts too).
+      if (op.contains("spike_count") && op["spike_count"].is_object())
+        op["out"].push_back(op["spike_count"].value("decision", -1));
     }
     return op["out"].at(q == 'h' ? 1 : 2).get<int>();
   }

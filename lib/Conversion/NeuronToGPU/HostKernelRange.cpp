@@ -25,9 +25,9 @@ ValueRange mlir::snn::getHostTensorArgs(func::FuncOp fn) {
   return fn.getArguments().drop_back(2);
 }
 
-scf::ForOp mlir::snn::createHostRangeLoop(OpBuilder &b, Location loc,
-                                          func::FuncOp fn, int64_t offset,
-                                          int64_t count) {
+std::pair<Value, Value>
+mlir::snn::getHostRangeBounds(OpBuilder &b, Location loc, func::FuncOp fn,
+                              int64_t offset, int64_t count) {
   auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   Value zero = idx(0), n = idx(count);
   // clamp(x - offset, 0, count): the part of [begin, end) in this segment.
@@ -38,9 +38,16 @@ scf::ForOp mlir::snn::createHostRangeLoop(OpBuilder &b, Location loc,
     return arith::MinSIOp::create(b, loc, low, n);
   };
   unsigned numArgs = fn.getNumArguments();
-  Value first = local(fn.getArgument(numArgs - 2));
-  Value last = local(fn.getArgument(numArgs - 1));
-  auto loop = scf::ForOp::create(b, loc, first, last, idx(1));
+  return {local(fn.getArgument(numArgs - 2)),
+          local(fn.getArgument(numArgs - 1))};
+}
+
+scf::ForOp mlir::snn::createHostRangeLoop(OpBuilder &b, Location loc,
+                                          func::FuncOp fn, int64_t offset,
+                                          int64_t count) {
+  auto [first, last] = getHostRangeBounds(b, loc, fn, offset, count);
+  auto loop = scf::ForOp::create(
+      b, loc, first, last, arith::ConstantIndexOp::create(b, loc, 1));
   b.setInsertionPoint(loop.getBody()->getTerminator());
   return loop;
 }

@@ -23,6 +23,7 @@
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -142,7 +143,30 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.front());
   // The grid's threads [begin, end), one after the other.
-  {
+  if (spec.countsOutput(kind)) {
+    // The range's count, then the decision (its last two arguments).
+    ValueRange args = getHostTensorArgs(fn);
+    auto [first, last] = getHostRangeBounds(b, loc, fn, 0, threads);
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    auto loop = scf::ForOp::create(
+        b, loc, first, last, arith::ConstantIndexOp::create(b, loc, 1),
+        ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value count;
+      buildNeuronThread(b, loc, spec, kind, loop.getInductionVar(),
+                        args.drop_back(2), &count);
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddIOp::create(b, loc, loop.getRegionIterArg(0),
+                                           count)});
+    }
+    Value items = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, last, first));
+    emitHostCountDecision(b, loc, loop.getResult(0), items, threads,
+                          args[args.size() - 2], args.back());
+  } else {
     OpBuilder::InsertionGuard inner(b);
     scf::ForOp loop = createHostRangeLoop(b, loc, fn, 0, threads);
     buildNeuronThread(b, loc, spec, kind, loop.getInductionVar(),

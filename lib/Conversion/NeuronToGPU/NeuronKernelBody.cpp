@@ -354,8 +354,29 @@ void ThreadEmitter::addWeightGrad(Value gk, Value gw) {
   }
 }
 
+Value ThreadEmitter::zeroCounts() {
+  auto type = VectorType::get({width}, b.getI32Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, APInt(32, 0)));
+}
+
+Value ThreadEmitter::addCounts(Value counts, Value nonzero) {
+  auto type = VectorType::get({width}, b.getI32Type());
+  return arith::AddIOp::create(
+      b, loc, counts, arith::ExtUIOp::create(b, loc, type, nonzero));
+}
+
+Value ThreadEmitter::sumCounts(Value counts) {
+  Value sum = vector::ExtractOp::create(b, loc, counts, ArrayRef<int64_t>{0});
+  for (int64_t l = 1; l < width; ++l)
+    sum = arith::AddIOp::create(
+        b, loc, sum,
+        vector::ExtractOp::create(b, loc, counts, ArrayRef<int64_t>{l}));
+  return sum;
+}
+
 Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
-                                    Value gv, ValueRange args) {
+                                    Value gv, ValueRange args, Value &counts) {
   Value gs = args[0], x = args[1], gx = args[3];
   SmallVector<Value> ts, ats, hs;
   for (int64_t i = 0; i < len; ++i) {
@@ -370,7 +391,10 @@ Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
   Value decay = sub(splat(1.0), param(spec.k));
   for (int64_t i = len - 1; i >= 0; --i) {
     Value gh = gradH(outputGrad(gs, ts[i], ats[i]), gv, hs[i]);
-    store(mul(param(spec.c), gh), gx, ats[i]);
+    Value gin = mul(param(spec.c), gh);
+    store(gin, gx, ats[i]);
+    if (counting)
+      counts = addCounts(counts, nonzeroLanes(gin));
     gv = mul(gh, decay);
   }
   return gv;
@@ -402,19 +426,31 @@ void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
   };
   // The last chunk (possibly shorter), then the full ones in reverse.
   int64_t lastFirst = (chunks - 1) * chunk;
+  Value counts = counting ? zeroCounts() : Value();
   Value gv = recomputeChunk(index(lastFirst), spec.numSteps - lastFirst,
-                            chunkStart(index(chunks - 1)), splat(0.0), args);
-  if (chunks == 1)
-    return;
-  scf::ForOp::create(
-      b, loc, index(0), index(chunks - 1), index(1), ValueRange{gv},
-      [&](OpBuilder &, Location, Value r, ValueRange grads) {
-        Value j = arith::SubIOp::create(b, loc, index(chunks - 2), r);
-        Value first = arith::MulIOp::create(b, loc, j, index(chunk));
-        Value next =
-            recomputeChunk(first, chunk, chunkStart(j), grads[0], args);
-        scf::YieldOp::create(b, loc, next);
-      });
+                            chunkStart(index(chunks - 1)), splat(0.0), args,
+                            counts);
+  if (chunks > 1) {
+    SmallVector<Value> init{gv};
+    if (counting)
+      init.push_back(counts);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(chunks - 1), index(1), init,
+        [&](OpBuilder &, Location, Value r, ValueRange grads) {
+          Value j = arith::SubIOp::create(b, loc, index(chunks - 2), r);
+          Value first = arith::MulIOp::create(b, loc, j, index(chunk));
+          Value chunkCounts = counting ? grads[1] : Value();
+          SmallVector<Value> next{recomputeChunk(first, chunk, chunkStart(j),
+                                                 grads[0], args, chunkCounts)};
+          if (counting)
+            next.push_back(chunkCounts);
+          scf::YieldOp::create(b, loc, next);
+        });
+    if (counting)
+      counts = loop.getResult(1);
+  }
+  if (counting)
+    count = sumCounts(counts);
 }
 
 void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
@@ -439,18 +475,30 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
           ? loadState(stateArgs.take_front(spec.getNumStateTensors()))
           : initialState();
   if (!spec.packsSpikes()) {
+    // The spikes counted per lane, after the state.
+    if (counting)
+      init.push_back(zeroCounts());
     auto loop = scf::ForOp::create(
         b, loc, index(0), index(spec.numSteps), index(1), init,
         [&](OpBuilder &, Location, Value t, ValueRange state) {
           SmallVector<Value> next;
-          forwardStep(t, state, x, s, h, iSaved, ckpt, next, vOut);
+          Value spike =
+              forwardStep(t, counting ? state.drop_back() : state, x, s, h,
+                          iSaved, ckpt, next, vOut);
+          if (counting)
+            next.push_back(addCounts(state.back(), spike));
           scf::YieldOp::create(b, loc, next);
         });
+    ValueRange results = loop.getResults();
+    if (counting) {
+      count = sumCounts(results.back());
+      results = results.drop_back();
+    }
     if (spec.chainsState)
-      storeState(loop.getResults(),
-                 stateArgs.drop_front(spec.getNumStateTensors()));
+      storeState(results, stateArgs.drop_front(spec.getNumStateTensors()));
     return;
   }
+  assert(!counting && "packed spikes are not counted");
 
   // Packed spikes: an outer loop over words, an inner one over the steps of
   // a word that ORs each step's spike into bit j of the lanes' word.
@@ -537,6 +585,10 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
     Value zeroWide = widen(zero);
     init.append({zeroWide, zeroWide});
   }
+  // The nonzero gx lanes, last.
+  size_t countAt = init.size();
+  if (counting)
+    init.push_back(zeroCounts());
   Value last = index(spec.numSteps - 1);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(1), init,
@@ -572,8 +624,12 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
           next.push_back(add(grads[bnSums], gy));
           next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
         }
+        if (counting)
+          next.push_back(addCounts(grads[countAt], nonzeroLanes(gin)));
         scf::YieldOp::create(b, loc, next);
       });
+  if (counting)
+    count = sumCounts(loop.getResults()[countAt]);
   if (gw)
     addWeightGrad(loop.getResults()[bnSums - 1], gw);
   // What the scan carries past step 0 is the initial state's gradient.
@@ -715,35 +771,35 @@ SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
                                                    const NeuronSpec &spec,
                                                    KernelKind kind,
                                                    Value thread,
-                                                   ValueRange args) {
+                                                   ValueRange args,
+                                                   Value *count) {
   if (spec.pool)
     return buildPooledNeuronThread(b, loc, spec, kind, thread, args);
   Value base = arith::MulIOp::create(
       b, loc, thread, arith::ConstantIndexOp::create(b, loc, spec.getWidth()));
   ThreadEmitter emitter(b, loc, spec, base);
+  bool counting = count && spec.countsOutput(kind);
+  if (counting)
+    emitter.countOutputs();
+  SmallVector<Value, 2> sums;
   if (spec.step) {
     assert(kind != KernelKind::ForwardRecord && "steps are not recorded");
     if (kind == KernelKind::Backward)
       emitter.emitStepBackward(args);
     else
       emitter.emitStep(args, kind == KernelKind::ForwardSaveH);
-    return {};
+  } else if (kind == KernelKind::Backward) {
+    if (spec.recomputes())
+      emitter.emitBackwardRecompute(args);
+    else
+      sums = emitter.emitBackward(args);
+  } else {
+    emitter.emitForward(args, kind == KernelKind::ForwardSaveH,
+                        kind == KernelKind::ForwardRecord);
   }
-  switch (kind) {
-  case KernelKind::Forward:
-  case KernelKind::ForwardSaveH:
-    emitter.emitForward(args, kind == KernelKind::ForwardSaveH);
-    return {};
-  case KernelKind::ForwardRecord:
-    emitter.emitForward(args, /*saveH=*/false, /*record=*/true);
-    return {};
-  case KernelKind::Backward:
-    if (!spec.recomputes())
-      return emitter.emitBackward(args);
-    emitter.emitBackwardRecompute(args);
-    return {};
-  }
-  llvm_unreachable("unknown kernel kind");
+  if (counting)
+    *count = emitter.getCount();
+  return sums;
 }
 
 LogicalResult kernelgen::expandBF16Conversions(Operation *root) {

@@ -112,6 +112,15 @@ struct NeuronSpec {
   /// parts = bnParts reads it).
   int64_t bnPlaneSlots = 0, bnSegment = 0, bnParts = 0, bnBwdScratchSize = 0;
   bool fusesBatchNormBackward() const { return bn && bn->backward; }
+  /// The forward kernels count the spikes they write, the backward kernel
+  /// the nonzeros of gx, for an event-driven layer that reads them
+  /// (snn.fused_spike_count, snn.fused_grad_count): two more arguments
+  /// last, the layer's limit (i32 [1]) and decision (i32 [2], zeroed by
+  /// the caller), which the kernel writes as spike_density does.
+  bool countsSpikes = false, countsGrad = false;
+  bool countsOutput(KernelKind kind) const {
+    return kind == KernelKind::Backward ? countsGrad : countsSpikes;
+  }
   /// Threads of a channel plane, and the backward's thread slots.
   int64_t getPlaneThreads() const { return bnSpatial / getWidth(); }
   int64_t getNumBatchNormSlots() const {
@@ -230,10 +239,13 @@ struct IndexMath {
 /// the thread's batch norm backward sums (f64 sum(gY), sum(gY xhat)) of a
 /// backward with spec.fusesBatchNormBackward(), which the caller adds up
 /// over bnSegment threads and stores (storeBatchNormPartials); else none.
+/// With spec.countsOutput(kind), `count` gets the number of nonzeros the
+/// thread wrote (i32); `args` then lacks the limit and decision.
 SmallVector<Value, 2> buildNeuronThread(OpBuilder &b, Location loc,
                                         const NeuronSpec &spec,
                                         KernelKind kind, Value thread,
-                                        ValueRange args);
+                                        ValueRange args,
+                                        Value *count = nullptr);
 
 /// The work of thread slot `slot` of a backward kernel that sums its batch
 /// norm's backward (spec.fusesBatchNormBackward()): the thread of the slot

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NeuronKernelBuilder.h"
+#include "snn/Dialect/SNN/IR/FusedCount.h"
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 
@@ -221,6 +222,17 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
       spec.bnBwdScratchSize = getBatchNormScratchElements(g);
     }
   }
+  spec.countsSpikes = op->hasAttr(kFusedSpikeCountAttrName);
+  spec.countsGrad = op->hasAttr(kFusedGradCountAttrName);
+  if ((spec.countsSpikes || spec.countsGrad) &&
+      (step || !spec.spikes() || spec.pool || spec.chainsState ||
+       (spec.countsGrad && spec.fusesBatchNormBackward()))) {
+    why = "its snn.fused_spike_count or snn.fused_grad_count is on a layer "
+          "whose kernels do not write per-neuron spikes and gradients (a "
+          "readout, a pooled layer, a layer split in time, a backward that "
+          "sums its batch norm's gradient; rerun --snn-fuse)";
+    return std::nullopt;
+  }
   return spec;
 }
 
@@ -354,6 +366,10 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.learnsLeak())
     types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
   types.append(spec.getTensorParams().size(), param);
+  if (spec.countsOutput(kind)) {
+    types.push_back(MemRefType::get({1}, IntegerType::get(ctx, 32)));
+    types.push_back(MemRefType::get({2}, IntegerType::get(ctx, 32)));
+  }
   return types;
 }
 

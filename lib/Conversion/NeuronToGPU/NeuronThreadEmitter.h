@@ -29,6 +29,11 @@ public:
       : b(b), loc(loc), spec(spec), width(spec.getWidth()),
         vecType(VectorType::get({width}, b.getF32Type())), base(base) {}
 
+  /// The emit* functions below also count the nonzeros the thread writes
+  /// (its spikes, the backward's gx); getCount() is then that count (i32).
+  void countOutputs() { counting = true; }
+  Value getCount() const { return count; }
+
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
   /// Returns the batch norm backward's sums of the thread (f64 sum(gY),
@@ -194,9 +199,21 @@ private:
   Value gradH(Value gOut, Value gv, Value hv);
   /// Recomputes steps [first, first + len) from the membrane `v` (reading X),
   /// then runs their backward in reverse from `gv`; returns the gradient of
-  /// the membrane before `first`.
+  /// the membrane before `first`. When counting, adds the chunk's nonzero
+  /// gx lanes to `counts`.
   Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
-                       ValueRange args);
+                       ValueRange args, Value &counts);
+
+  /// Per-lane counts (vector of W i32) while counting: zeros, plus one
+  /// where `nonzero` (vector of W i1), and their sum over the lanes.
+  Value zeroCounts();
+  Value addCounts(Value counts, Value nonzero);
+  Value sumCounts(Value counts);
+  /// The lanes of `v` that are not zero (as spike_density counts them).
+  Value nonzeroLanes(Value v) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                 splat(0.0));
+  }
   /// plif: dH/dk of the step that charged `hv` from the membrane `vPrev`.
   Value leakGrad(Value hv, Value vPrev);
   /// plif: adds dL/dw = gk k (1 - k) of the thread's lanes into `gw`.
@@ -249,6 +266,9 @@ private:
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;
+  /// Whether to count the written nonzeros, and the thread's count.
+  bool counting = false;
+  Value count;
   /// A step's second input tensor (spec.stepAddend), else null.
   Value addend;
   /// plif's weight lanes (null for other models).

@@ -10,6 +10,7 @@
 
 #include "BlockSum.h"
 #include "NeuronKernelBuilder.h"
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "snn/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -41,6 +42,9 @@ unsigned kernelgen::forEachKernelOp(
     if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why)) {
       // A step keeps its H and spikes in f32 tensors of one step.
       spec->storage = step ? NeuronStorage() : storage;
+      // Packed spikes (--snn-neuron-to-gpu only) are not counted.
+      if (spec->packsSpikes())
+        spec->countsSpikes = false;
       unsigned at = step ? stepIndex : index;
       if (step) {
         std::string key;
@@ -91,6 +95,41 @@ static void buildBatchNormBackwardThread(OpBuilder &b, Location loc,
   storeBatchNormPartials(b, loc, spec, args, run, totals);
 }
 
+/// A kernel that counts the nonzeros it writes for an event-driven layer
+/// (spec.countsOutput): the threads past the layer count zero, then every
+/// thread of the block takes part in the count's warp sums and the last
+/// block writes the decision (its last two arguments).
+static void buildCountingThread(OpBuilder &b, Location loc,
+                                const NeuronSpec &spec, KernelKind kind,
+                                int64_t blockSize, Value thread, Value lane,
+                                ValueRange args) {
+  ValueRange tensors = args.drop_back(2);
+  Value count;
+  if (spec.getNumThreads() % blockSize == 0) {
+    buildNeuronThread(b, loc, spec, kind, thread, tensors, &count);
+  } else {
+    Value inRange = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, thread,
+        arith::ConstantIndexOp::create(b, loc, spec.getNumThreads()));
+    auto guardIf = scf::IfOp::create(b, loc, TypeRange{b.getI32Type()},
+                                     inRange, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guardIf.thenBlock());
+      Value inside;
+      buildNeuronThread(b, loc, spec, kind, thread, tensors, &inside);
+      scf::YieldOp::create(b, loc, inside);
+      b.setInsertionPointToStart(guardIf.elseBlock());
+      scf::YieldOp::create(
+          b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)});
+    }
+    count = guardIf.getResult(0);
+  }
+  emitGPUCountDecision(b, loc, count, lane,
+                       llvm::divideCeilSigned(spec.getNumThreads(), blockSize),
+                       args[args.size() - 2], args.back());
+}
+
 static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
                                   const NeuronSpec &spec, KernelKind kind,
                                   int64_t blockSize) {
@@ -129,7 +168,9 @@ static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
     gpu::ReturnOp::create(b, loc);
     return kernel;
   }
-  if (spec.getNumThreads() % blockSize == 0) {
+  if (spec.countsOutput(kind)) {
+    buildCountingThread(b, loc, spec, kind, blockSize, thread, lane, args);
+  } else if (spec.getNumThreads() % blockSize == 0) {
     buildNeuronThread(b, loc, spec, kind, thread, args);
   } else {
     Value inRange = arith::CmpIOp::create(

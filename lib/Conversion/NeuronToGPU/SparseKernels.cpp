@@ -173,6 +173,15 @@ public:
                                      f32(0.0));
     return arith::ExtUIOp::create(b, loc, b.getI32Type(), ne);
   }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+  /// Adds the i32 `v` to word `word` of `memref` atomically; the old value.
+  Value atomicAdd(Value v, Value memref, int64_t word) {
+    return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, v,
+                                       memref, ValueRange{idx(word)})
+        .getResult();
+  }
   /// Whether the decision says "event-driven path".
   Value eventPathChosen(Value decision) {
     Value word = load(decision, idx(1));
@@ -332,6 +341,50 @@ public:
 };
 } // namespace
 
+void mlir::snn::emitGPUCountDecision(OpBuilder &b, Location loc, Value count,
+                                     Value lane, int64_t grid, Value limit,
+                                     Value decision) {
+  OpKernelSpec none;
+  EventEmitter e(b, loc, none);
+  Value warpSum = NVVM::ReduxOp::create(b, loc, b.getI32Type(), count,
+                                        NVVM::ReduxKind::ADD, e.i32(-1));
+  {
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eq(arith::RemUIOp::create(b, loc, lane, e.idx(32)), e.idx(0)));
+    e.atomicAdd(warpSum, decision, 0);
+    // Release the count before the block's ticket below.
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  }
+  gpu::BarrierOp::create(b, loc);
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(e.eq(lane, e.idx(0)));
+  // The barrier and this fence order the block's counts before its ticket;
+  // the last block's fence orders everyone's before its read of the total.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  Value ticket = e.atomicAdd(e.i32(1), decision, 1);
+  e.openIf(e.eq(ticket, e.i32(grid - 1)));
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  e.storeDecision(e.atomicAdd(e.i32(0), decision, 0), limit, decision);
+}
+
+void mlir::snn::emitHostCountDecision(OpBuilder &b, Location loc, Value count,
+                                      Value rangeItems, int64_t items,
+                                      Value limit, Value decision) {
+  OpKernelSpec none;
+  EventEmitter e(b, loc, none);
+  OpBuilder::InsertionGuard g(b);
+  // An empty range (past the items) takes no ticket.
+  e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                 rangeItems, e.i32(0)));
+  e.atomicAdd(count, decision, 0);
+  // Sequentially consistent atomics: every range's count is in word 0
+  // before its items are in the ticket.
+  Value before = e.atomicAdd(rangeItems, decision, 1);
+  e.openIf(e.eq(arith::AddIOp::create(b, loc, before, rangeItems),
+                e.i32(items)));
+  e.storeDecision(e.atomicAdd(e.i32(0), decision, 0), limit, decision);
+}
+
 /// spike_density on the GPU: a grid of blocks over the input, each thread
 /// counting a strided (coalesced) share; one warp reduction and one atomic
 /// add per warp into word 0, which the op zeroes before the launch. The
@@ -339,40 +392,12 @@ public:
 /// decision. Integer sums: the count does not depend on the order.
 static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
                            Value lane) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
   Value x = args[0], limit = args[1], decision = args[2];
   int64_t grid = getDensityGridSize(e.spec);
   Value first = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize)), lane);
   Value count =
       e.countNonzeros(x, first, e.idx(grid * kOpKernelBlockSize));
-  Value warpSum = NVVM::ReduxOp::create(b, loc, b.getI32Type(), count,
-                                        NVVM::ReduxKind::ADD, e.i32(-1));
-  auto atomicAdd = [&](Value v, int64_t word) {
-    return memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, v,
-                                       decision, ValueRange{e.idx(word)})
-        .getResult();
-  };
-  auto eq = [&](Value v, Value w) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v, w);
-  };
-  {
-    OpBuilder::InsertionGuard g(b);
-    e.openIf(eq(arith::RemUIOp::create(b, loc, lane, e.idx(32)), e.idx(0)));
-    atomicAdd(warpSum, 0);
-    // Release the count before the block's ticket below.
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  }
-  gpu::BarrierOp::create(b, loc);
-  OpBuilder::InsertionGuard g(b);
-  e.openIf(eq(lane, e.idx(0)));
-  // The barrier and this fence order the block's counts before its ticket;
-  // the last block's fence orders everyone's before its read of the total.
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  Value ticket = atomicAdd(e.i32(1), 1);
-  e.openIf(eq(ticket, e.i32(grid - 1)));
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  e.storeDecision(atomicAdd(e.i32(0), 0), limit, decision);
+  emitGPUCountDecision(e.b, e.loc, count, lane, grid, limit, decision);
 }
 
 namespace {

@@ -48,17 +48,19 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
 
   // The decision: word 0 the input's nonzero count, word 1 the path
   // (1: event-driven); the weight transposed so that the weights of one
-  // input are a contiguous row.
-  int64_t decision = addTensor(Object{
-      {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
+  // input are a contiguous row. A neuron kernel that wrote the input may
+  // have counted it already (snn.fused_spike_count).
+  bool counted = countedDecisions.count(linear);
+  int64_t decision = getDecision(linear);
   int64_t wt = addTensor(Object{{"shape", Array{spec.inFeatures, spec.outFeatures}},
                                 {"role", "activation"}});
 
   std::string layer = getEventLayerName(linear, linear.getWeight(), *w);
   if (phase == Phase::Infer) // snn-run reports how often each path ran
     eventLayers.push_back(Object{{"name", layer}, {"decision", decision}});
-  emitSpikeDensity(phase, layer, "forward", crossover, *x, decision, spec.rows,
-                   spec.inFeatures, denseFallback);
+  if (!counted)
+    emitSpikeDensity(phase, layer, "forward", crossover, *x, decision,
+                     spec.rows, spec.inFeatures, denseFallback);
 
   spec.kind = OpKernelKind::TransposeWeight;
   Object transpose{{"op", "transpose_weight"},
@@ -115,11 +117,95 @@ std::string ManifestBuilder::getEventLayerName(Operation *op, Value weight,
   return weightName.str();
 }
 
+int64_t ManifestBuilder::getDecision(Operation *eventOp) {
+  if (auto it = countedDecisions.find(eventOp); it != countedDecisions.end())
+    return it->second;
+  return addTensor(Object{
+      {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
+}
+
+FailureOr<std::string> ManifestBuilder::getEventLayerName(Operation *op,
+                                                         Value weight) {
+  if (auto it = ids.find(weight); it != ids.end())
+    return getEventLayerName(op, weight, it->second);
+  // The layer's weight comes after the neuron layer that counts its input.
+  auto param = weight.getDefiningOp<ParamOp>();
+  if (!param)
+    return op->emitError() << "an event-driven layer whose input a neuron "
+                              "kernel counts needs a parameter as its weight";
+  FailureOr<int64_t> id = addParam(param);
+  if (failed(id))
+    return failure();
+  ids[weight] = *id;
+  paramOfValue[weight] = *id;
+  return getEventLayerName(op, weight, *id);
+}
+
+LogicalResult ManifestBuilder::addFusedCount(Operation *layerOp,
+                                             Operation *eventOp, Phase phase,
+                                             int64_t counted, Array &in,
+                                             Array &out, Object &json) {
+  int64_t elements = 1;
+  for (const llvm::json::Value &d : *tensor(counted).getArray("shape"))
+    elements *= *d.getAsInteger();
+  Value weight;
+  double crossover;
+  int64_t features;
+  bool denseFallback;
+  StringRef direction;
+  if (auto linear = dyn_cast<LinearOp>(eventOp)) {
+    weight = linear.getWeight();
+    crossover = linear.getEventDriven()->convertToDouble();
+    features = cast<RankedTensorType>(weight.getType()).getDimSize(1);
+    denseFallback = getEventPathLimit(crossover, elements) < elements;
+    direction = "forward";
+  } else {
+    auto bwd = cast<LinearBwdOp>(eventOp);
+    weight = bwd.getWeight();
+    crossover = bwd.getEventDriven()->convertToDouble();
+    features = cast<RankedTensorType>(weight.getType()).getDimSize(0);
+    // As serializeEventLinearBackward: its dense op also writes gb.
+    denseFallback =
+        getEventPathLimit(crossover, elements) < elements || bwd.getHasBias();
+    direction = "backward";
+  }
+  if (features <= 0 || elements % features != 0)
+    return layerOp->emitError()
+           << "the tensor this layer counts does not have the event-driven "
+              "layer's "
+           << features << " features per row";
+  FailureOr<std::string> layer = getEventLayerName(eventOp, weight);
+  if (failed(layer))
+    return failure();
+  int64_t decision = getDecision(eventOp);
+  Object density =
+      makeSpikeDensity(phase, *layer, direction, crossover, counted, decision,
+                       elements / features, features, denseFallback);
+  int64_t limit = *(*density.getArray("in"))[1].getAsInteger();
+  in.push_back(limit);
+  out.push_back(decision);
+  json["spike_count"] = Object{{"limit", limit},
+                               {"decision", decision},
+                               {"density", std::move(density)}};
+  countedDecisions[eventOp] = decision;
+  return success();
+}
+
 void ManifestBuilder::emitSpikeDensity(Phase phase, StringRef layer,
                                        StringRef direction, double crossover,
                                        int64_t x, int64_t decision,
                                        int64_t rows, int64_t features,
                                        bool denseFallback) {
+  emit(phase, makeSpikeDensity(phase, layer, direction, crossover, x,
+                               decision, rows, features, denseFallback));
+}
+
+Object ManifestBuilder::makeSpikeDensity(Phase phase, StringRef layer,
+                                         StringRef direction,
+                                         double crossover, int64_t x,
+                                         int64_t decision, int64_t rows,
+                                         int64_t features,
+                                         bool denseFallback) {
   static const char *programNames[] = {"infer", "train_forward", "backward",
                                        "update"};
   int64_t limit = getEventPathLimit(crossover, rows * features);
@@ -148,5 +234,5 @@ void ManifestBuilder::emitSpikeDensity(Phase phase, StringRef layer,
                    Array{decision}, Array{std::move(density)});
   // The GPU kernel's blocks add their counts into the decision.
   densityOp["zero_outputs"] = true;
-  emit(phase, std::move(densityOp));
+  return densityOp;
 }

@@ -77,11 +77,14 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     save(x);
   }
 
-  int64_t decision = addTensor(Object{
-      {"shape", Array{2}}, {"role", "activation"}, {"dtype", "i32"}});
-  emitSpikeDensity(Phase::Backward,
-                   getEventLayerName(bwd, bwd.getWeight(), *w), "backward",
-                   crossover, *gy, decision, m, n, denseOp);
+  // The neuron backward that wrote gy may have counted it already
+  // (snn.fused_grad_count).
+  bool counted = countedDecisions.count(bwd);
+  int64_t decision = getDecision(bwd);
+  if (!counted)
+    emitSpikeDensity(Phase::Backward,
+                     getEventLayerName(bwd, bwd.getWeight(), *w), "backward",
+                     crossover, *gy, decision, m, n, denseOp);
 
   auto emitEventLinear = [&](int64_t rows, int64_t in, int64_t outFeatures,
                              int64_t sparse, int64_t dense, int64_t result) {

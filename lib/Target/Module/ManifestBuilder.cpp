@@ -13,6 +13,7 @@
 #include "ManifestBuilder.h"
 #include "NeuronSerialization.h"
 #include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
+#include "snn/Dialect/SNN/IR/FusedCount.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
@@ -940,7 +941,23 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (phase == Phase::Infer && model != "li" && ratesSpikes)
     spikeLayers.push_back(Object{{"name", layer}, {"tensor", *s}});
 
+  // The layer's kernels count its spikes for the event-driven linear that
+  // reads them (--snn-fuse): no spike_density op re-reads them.
+  Object countJson;
+  if (op->hasAttr(kFusedSpikeCountAttrName)) {
+    SmallVector<LinearOp> readers = getEventLinearReaders(op->getResult(0));
+    if (readers.size() != 1)
+      return op->emitError()
+             << "'" << kFusedSpikeCountAttrName
+             << "' needs one event-driven snn.linear reading the spikes; "
+                "run --snn-fuse after --snn-sparsify";
+    if (failed(addFusedCount(op, readers.front(), phase, *s, in, out,
+                             countJson)))
+      return failure();
+  }
   Object json{{"op", "neuron"}, {"in", std::move(in)}, {"out", std::move(out)}};
+  for (const auto &kv : countJson)
+    json[kv.first] = kv.second;
   for (const auto &kv : record.attrs)
     json[kv.first] = kv.second;
   for (const auto &kv : bnJson)

@@ -151,6 +151,27 @@ private:
   void emitSpikeDensity(Phase phase, StringRef layer, StringRef direction,
                         double crossover, int64_t x, int64_t decision,
                         int64_t rows, int64_t features, bool denseFallback);
+  /// The spike_density kernel op that emitSpikeDensity emits (its limit
+  /// tensor added), not emitted.
+  llvm::json::Object makeSpikeDensity(Phase phase, StringRef layer,
+                                      StringRef direction, double crossover,
+                                      int64_t x, int64_t decision,
+                                      int64_t rows, int64_t features,
+                                      bool denseFallback);
+  /// A neuron op (`neuron` or `neuron_bwd` of `layerOp`) whose kernel
+  /// counts its output `counted` for the event-driven `eventOp` (a linear,
+  /// or a linear_bwd; snn.fused_spike_count / snn.fused_grad_count): adds
+  /// the limit to `in`, the decision to `out` and "spike_count" to `json`
+  /// (EventLinear.cpp, docs/artifact-format.md).
+  LogicalResult addFusedCount(Operation *layerOp, Operation *eventOp,
+                              Phase phase, int64_t counted,
+                              llvm::json::Array &in, llvm::json::Array &out,
+                              llvm::json::Object &json);
+  /// The decision tensor ([2] i32) of an event-driven linear or linear
+  /// backward: the one a neuron kernel writes for it, else a new one.
+  int64_t getDecision(Operation *eventOp);
+  /// The layer name of an event op whose weight may have no tensor yet.
+  FailureOr<std::string> getEventLayerName(Operation *op, Value weight);
   LogicalResult serializeLoss(Operation *op);
   /// The input of a split function: its rank's steps of the whole input.
   FailureOr<int64_t> addLocalInput(func::FuncOp func, BlockArgument arg,
@@ -281,6 +302,9 @@ private:
 
   // Per function.
   llvm::DenseMap<Value, int64_t> ids;
+  /// The decisions that neuron kernels write for event-driven linear ops
+  /// and linear backwards (their spike_density is fused), by that op.
+  llvm::DenseMap<Operation *, int64_t> countedDecisions;
   llvm::DenseMap<Value, int64_t> paramOfValue;
   llvm::DenseMap<Operation *, NeuronRecord> neurons;
   /// What training batch norm (mean, invstd) and dropout (mask) save.

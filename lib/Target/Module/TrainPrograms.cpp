@@ -10,6 +10,8 @@
 
 #include "ManifestBuilder.h"
 
+#include "snn/Dialect/SNN/IR/FusedCount.h"
+
 using namespace mlir;
 using namespace mlir::snn;
 using llvm::json::Array;
@@ -180,6 +182,21 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   for (llvm::json::Value &id : sumsOut)
     out->push_back(std::move(id));
   Object json{{"op", "neuron_bwd"}};
+  // The backward kernel counts gx for the event-driven linear backward
+  // that reads it (--snn-fuse).
+  if (record->op->hasAttr(kFusedGradCountAttrName)) {
+    SmallVector<LinearBwdOp> readers =
+        getEventLinearBwdReaders(op->getResult(0));
+    if (readers.size() != 1 || !isa<NeuronBwdOp>(op))
+      return op->emitError()
+             << "'" << kFusedGradCountAttrName
+             << "' on its layer needs one event-driven snn.linear_bwd "
+                "reading the input gradient; run --snn-fuse after "
+                "--snn-sparsify";
+    if (failed(addFusedCount(op, readers.front(), Phase::Backward,
+                             *(*out)[0].getAsInteger(), in, *out, json)))
+      return failure();
+  }
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;
   for (const auto &kv : sumsJson)

@@ -60,12 +60,30 @@ struct TimeSplit {
 /// Where an event-driven linear layer (forward) or linear backward decides
 /// between its paths: a `spike_density` kernel op (docs/artifact-format.md,
 /// "Event-driven linear layers").
+/// A neuron op that counts its output for an event-driven layer (the
+/// "spike_count" of `neuron` / `neuron_bwd`; docs/artifact-format.md):
+/// its limit (in) and decision (out) tensors, which its kernel takes last.
+struct FusedCount {
+  int limit = -1, decision = -1;
+  explicit operator bool() const { return decision >= 0; }
+};
+/// The fused count of `op` (none when it has no "spike_count"); throws
+/// snnrt::Error, prefixed by `where`, when the attribute does not name an
+/// input limit and an output decision of the op.
+FusedCount readFusedCount(const nlohmann::json &attrs,
+                          const std::vector<int> &in,
+                          const std::vector<int> &out,
+                          const std::string &where);
+
 struct EventSite {
   std::string layer;     ///< the layer's name, the key of calibration.json
   std::string direction; ///< "forward" or "backward"
   std::string program;
   /// The op's index in its program; -1 inside a time loop's body.
   int opIndex = -1;
+  /// The count is done by the neuron op at opIndex ("spike_count"): the
+  /// spike_density op that would count alone (calibrate runs it).
+  nlohmann::json fusedDensity;
   int input = -1;    ///< the tensor whose nonzeros are counted
   int decision = -1; ///< [count, 1 when the event-driven path runs]
   int limit = -1;    ///< one i32: the largest count of the event path

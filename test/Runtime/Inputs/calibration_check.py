@@ -52,13 +52,16 @@ def report(name, problems):
 
 def main():
     snn_opt, snn_run, d = sys.argv[1:4]
+    # "fused": the neuron kernels count the event layers' inputs (--snn-fuse):
+    # calibrate times each layer with its own density kernel all the same.
+    fuse = ["--snn-fuse"] if sys.argv[4:5] == ["fused"] else []
     with open(f"{d}/model.mlir", "w") as f:
         f.write(MODEL.format(T=T, B=B, K=K, N=N))
     module = f"{d}/m.snnmod"
     # An infinite band: the output gradients are dense, yet the backwards are
     # event-driven (a crossover of 0 then means the dense path there too).
     run(snn_opt, f"{d}/model.mlir", "--snn-autodiff=optimizer=sgd grad-threshold=inf",
-        "--snn-sparsify=min-features=1", f"--snn-compile=output={module} target=cpu",
+        "--snn-sparsify=min-features=1", *fuse, f"--snn-compile=output={module} target=cpu",
         "-o", "/dev/null")
     rng = np.random.default_rng()
     # Dense enough that both layers' inputs have spikes in every batch: a

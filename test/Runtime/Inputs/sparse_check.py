@@ -22,7 +22,10 @@ bit for bit (spikes), loss and every gradient within 1e-6 normwise relative
 error of the dense module, the event-driven module's gradients against the
 float64 reference (snnref) within 1e-4 (float32 vs float64), and the path
 the dispatch took (the decision the reference computes) printed and compared
-with what `snn-run infer` reports for the layer.
+with what `snn-run infer` reports for the layer. A fourth module, the
+dispatch with --snn-fuse after --snn-autodiff (the neuron kernels count the
+event layers' inputs: no spike_density op), must give the dispatch's
+outputs, gradients and per-layer event report bit for bit.
 
 The backward modes train the same model with a surrogate band B
 (`grad-threshold`) and --snn-sparsify after --snn-autodiff, so that both
@@ -76,7 +79,25 @@ def rel(a, b):
 
 
 VARIANTS = {"dense": [], "dispatch": ["--snn-sparsify=min-features=1"],
-            "event": ["--snn-sparsify=min-features=1 crossover=1"]}
+            "event": ["--snn-sparsify=min-features=1 crossover=1"],
+            # The dispatch with the counts in the neuron kernels.
+            "fused": ["--snn-sparsify=min-features=1"]}
+# Passes after --snn-autodiff: --snn-fuse counts every event layer's input
+# (spikes, the backward's gradients) in the neuron kernels that write it.
+AFTER = {"fused": ["--snn-fuse"]}
+
+
+def event_report(text):
+    """snn-run's per-layer event lines (input density, path share)."""
+    return [l.strip() for l in text.splitlines() if "event layer" in l]
+
+
+def count_ops(d, name):
+    """spike_density kernel ops and neuron ops with a fused count."""
+    m = Module(f"{d}/{name}.snnmod").m["programs"]
+    ops = [o for p in m.values() for o in p]
+    return (sum(1 for o in ops for sub in o.get("of", []) if sub["op"] == "spike_density"),
+            sum(1 for o in ops if "spike_count" in o))
 
 
 def prepare(snn_opt, d, T, B, K, N, densities, target):
@@ -85,6 +106,7 @@ def prepare(snn_opt, d, T, B, K, N, densities, target):
         f.write(MODEL.format(T=T, B=B, K=K, N=N))
     for name, passes in VARIANTS.items():
         run(snn_opt, f"{d}/model.mlir", *passes, "--snn-autodiff=optimizer=sgd",
+            *AFTER.get(name, []),
             f"--snn-compile=output={d}/{name}.snnmod target={target}", "-o", "/dev/null")
     rng = np.random.default_rng()  # fresh every run
     for density in densities:
@@ -124,10 +146,22 @@ def compare(snn_run, d, densities, device):
             out[name] = np.load(f"{case}/{name}.out.npy")
             grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
         problems = []
+        # Counted in the neuron kernels: the same bits, the same decisions.
+        if not np.array_equal(out["fused"], out["dispatch"]):
+            problems.append("fused: output spikes differ from the dispatch's")
+        for k in grads["dispatch"]:
+            if not np.array_equal(grads["fused"][k], grads["dispatch"][k]):
+                problems.append(f"fused: {k} differs from the dispatch's")
+        if event_report(reports["fused"]) != event_report(reports["dispatch"]):
+            problems.append(f"fused: reports {event_report(reports['fused'])}, the "
+                            f"dispatch {event_report(reports['dispatch'])}")
+        if count_ops(d, "fused") != (0, 4):
+            problems.append(f"fused: (spike_density ops, fused counts) = "
+                            f"{count_ops(d, 'fused')}, expected (0, 4)")
         runs = np.split(out["dispatch"], reps, axis=1)
         if any(not np.array_equal(r, runs[0]) for r in runs[1:]):
             problems.append("dispatch: a replayed CUDA graph differs from the eager run")
-        for name in ("dispatch", "event"):
+        for name in ("dispatch", "event", "fused"):
             if not np.array_equal(out[name], out["dense"]):
                 problems.append(f"{name}: output spikes differ in "
                                 f"{int(np.sum(out[name] != out['dense']))} places")
@@ -171,7 +205,8 @@ def compare(snn_run, d, densities, device):
 def backward_variants(net_input):
     spikes = "input-is-spikes " if net_input else ""
     return {"dense": [], "dispatch": [f"--snn-sparsify={spikes}min-features=1"],
-            "event": [f"--snn-sparsify={spikes}min-features=1 crossover=1"]}
+            "event": [f"--snn-sparsify={spikes}min-features=1 crossover=1"],
+            "fused": [f"--snn-sparsify={spikes}min-features=1", "--snn-fuse"]}
 
 
 BACKWARD_VARIANTS = backward_variants(False)
@@ -236,6 +271,16 @@ def compare_backward(snn_run, d, bands, device):
                 "--labels", f"{case}/y.npy", "--output", f"{case}/{name}.grads.safetensors")
             grads[name] = read_safetensors(f"{case}/{name}.grads.safetensors")[0]
         problems = []
+        for k in grads["dispatch"]:
+            if not np.array_equal(grads["fused"][k], grads["dispatch"][k]):
+                problems.append(f"fused: {k} differs from the dispatch's")
+        # Each count fused into a neuron kernel replaces one spike_density
+        # (the network input's forward count stays a spike_density).
+        (fused_ops, fused_counts), (dispatch_ops, _) = (count_ops(case, "fused"),
+                                                        count_ops(case, "dispatch"))
+        if fused_counts == 0 or fused_ops + fused_counts != dispatch_ops:
+            problems.append(f"fused: {fused_ops} spike_density ops and {fused_counts} "
+                            f"fused counts for the dispatch's {dispatch_ops} ops")
         # The float64 reference runs the event-driven module's manifest.
         weights = read_safetensors(f"{case}/w.safetensors")[0]
         mod = Module(f"{case}/event.snnmod")

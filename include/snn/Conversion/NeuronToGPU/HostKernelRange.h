@@ -35,6 +35,13 @@ func::FuncOp createRangedHostFunc(OpBuilder &b, Location loc, StringRef name,
 /// The tensor arguments of a ranged host function (without begin and end).
 ValueRange getHostTensorArgs(func::FuncOp fn);
 
+/// The bounds (index) of the items [offset, offset + count) of the
+/// function's range, as 0..count-1, clamped: first == last when the range
+/// misses them.
+std::pair<Value, Value> getHostRangeBounds(OpBuilder &b, Location loc,
+                                           func::FuncOp fn, int64_t offset,
+                                           int64_t count);
+
 /// A loop over the items [offset, offset + count) of the function's range,
 /// as indices 0..count-1 (an empty loop when the range misses them); the
 /// insertion point of `b` is left before its terminator.

@@ -66,6 +66,27 @@ struct EventRowLayout {
 /// always has one: its threads hold up to ceil(K / 1024) columns each.
 std::optional<EventRowLayout> getEventRowLayout(const OpKernelSpec &spec);
 
+/// The end of a GPU kernel that counts nonzeros for a decision (spike_density,
+/// and a neuron kernel that counts its output for an event-driven layer):
+/// `count` is the calling thread's (i32); every thread of the block calls
+/// this (blocks of a multiple of 32 threads, `grid` of them). Each warp
+/// adds its sum to decision[0] with one atomic, each block then takes a
+/// ticket in decision[1], and the last block writes the decision
+/// (decision[1] = decision[0] <= limit[0]). The decision must be zero
+/// before the launch.
+void emitGPUCountDecision(OpBuilder &b, Location loc, Value count, Value lane,
+                          int64_t grid, Value limit, Value decision);
+
+/// The host twin, at the end of a ranged host kernel (HostKernelRange.h) of
+/// `items` work items: `count` (i32) is the range's, `rangeItems` (i32) its
+/// number of items. The range adds its count, then its items as a ticket
+/// in decision[1]; the range that completes the items writes the decision.
+/// Any split into ranges, run on any threads, gives the same words; the
+/// decision must be zero before the first range.
+void emitHostCountDecision(OpBuilder &b, Location loc, Value count,
+                           Value rangeItems, int64_t items, Value limit,
+                           Value decision);
+
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 

@@ -22,12 +22,15 @@
 // fused when the gradient of its spikes is exactly the pooling's backward.
 //
 // The pass also fuses the batch norm in front of a layer into the layer's
-// kernel (FuseBatchNormNeuron.cpp), in training and inference, and in
-// training the batch norm backward's sums into the neuron backward.
+// kernel (FuseBatchNormNeuron.cpp), in training and inference, in
+// training the batch norm backward's sums into the neuron backward, and the
+// input counts of event-driven layers into the neuron kernels that write
+// those inputs (FuseNeuronCount.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuseBatchNormNeuron.h"
+#include "FuseNeuronCount.h"
 
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
@@ -163,13 +166,20 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         ++numUnfusedBatchNorms;
       fusePoolAfter(op);
       // After the pooling: a pooled layer's backward threads differ.
-      if (bn != BatchNormFusion::Fused || !fuseBatchNormBackward)
-        return;
-      BatchNormFusion backward = fuseBatchNormBackwardIntoNeuron(op);
-      if (backward == BatchNormFusion::Fused)
-        ++numFusedBatchNormBackwards;
-      else if (backward == BatchNormFusion::Unfused)
-        ++numUnfusedBatchNormBackwards;
+      if (bn == BatchNormFusion::Fused && fuseBatchNormBackward) {
+        BatchNormFusion backward = fuseBatchNormBackwardIntoNeuron(op);
+        if (backward == BatchNormFusion::Fused)
+          ++numFusedBatchNormBackwards;
+        else if (backward == BatchNormFusion::Unfused)
+          ++numUnfusedBatchNormBackwards;
+      }
+      // Last: a pooled layer writes no per-neuron spikes, a backward that
+      // sums its batch norm's gradient has threads of its own.
+      if (fuseSpikeCount) {
+        CountFusion counts = fuseCountsIntoNeuron(op);
+        numFusedCounts += counts.fused;
+        numUnfusedCounts += counts.unfused;
+      }
     });
   }
 

@@ -1,6 +1,6 @@
 // RUN: snn-opt %s --snn-fuse --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: snn-opt --help | FileCheck %s --check-prefix=HELP
-// HELP: --snn-fuse - Fuse spiking layers with the batch norm before them and the average/sum pooling
+// HELP: --snn-fuse - Fuse spiking layers with the batch norm before them, the average/sum pooling
 
 // Tiling average and sum poolings of lif, if and cuba_lif spikes are
 // fused: each layer names its pooling's kind and window in snn.fused_pool,

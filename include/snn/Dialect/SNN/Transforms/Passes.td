@@ -63,8 +63,9 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
 }
 
 def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
-  let summary = "Fuse spiking layers with the batch norm before them and the "
-                "average/sum pooling after them";
+  let summary = "Fuse spiking layers with the batch norm before them, the "
+                "average/sum pooling after them and the input counts of "
+                "event-driven layers";
   let description = [{
     Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
     `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
@@ -128,8 +129,25 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     says fused or why not (other readers of the gradient; a backward
     thread's neurons spanning two channels, e.g. 7x7 maps).
 
-    `batch-norm=false` or `pool=false` leaves that fusion out (to measure
-    each fusion alone).
+    Input counts of event-driven layers, in training and inference (run
+    after `--snn-sparsify`): when the spikes of a multi-step spiking layer
+    are the input of one event-driven `snn.linear` (directly or through
+    `snn.flatten`), the layer gets `snn.fused_spike_count`: its forward
+    kernels count the spikes they write (per thread over its steps, a warp
+    sum, one integer atomic per warp) and write the layer's decision, and
+    the layer's separate `spike_density` kernel, which read the whole spike
+    tensor back, is not emitted. Likewise `snn.fused_grad_count` when the
+    input gradient of the layer's `snn.neuron_bwd` is the output gradient of
+    one event-driven `snn.linear_bwd` (the sparse backward): its backward
+    kernel counts the gradient's nonzeros. A remark on each event layer
+    says `spike count fused into <layer>` (`gradient count ...`) or why
+    not: a tensor read by two event-driven layers (each keeps its own
+    decision), a layer fused with its pooling, split in time, or whose
+    backward sums its batch norm's gradient. Counts are integers: the
+    decisions are those of the separate kernel, bit for bit.
+
+    `batch-norm=false`, `pool=false` or `spike-count=false` leaves that
+    fusion out (to measure each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -141,6 +159,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
            /*default=*/"false",
            "In training, compute the batch norm backward's sums in the "
            "neuron backward of a layer fused with its batch norm">,
+    Option<"fuseSpikeCount", "spike-count", "bool", /*default=*/"true",
+           "Count the input of an event-driven layer (spikes, or the "
+           "sparse backward's gradient) in the neuron kernel that writes "
+           "it">,
   ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
@@ -156,6 +178,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Statistic<"numFusedBatchNormBackwards", "fused-batch-norm-backwards",
               "Neuron backwards that compute their batch norm backward's "
               "sums">,
+    Statistic<"numFusedCounts", "fused-counts",
+              "Event layer input counts done by the neuron kernels">,
+    Statistic<"numUnfusedCounts", "unfused-counts",
+              "Event layers whose input count keeps its own kernel">,
     Statistic<"numUnfusedBatchNormBackwards", "unfused-batch-norm-backwards",
               "Training layers with a fused batch norm whose backward "
               "cannot compute its sums">,
