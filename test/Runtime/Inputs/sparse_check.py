@@ -206,7 +206,13 @@ def backward_variants(net_input):
     spikes = "input-is-spikes " if net_input else ""
     return {"dense": [], "dispatch": [f"--snn-sparsify={spikes}min-features=1"],
             "event": [f"--snn-sparsify={spikes}min-features=1 crossover=1"],
-            "fused": [f"--snn-sparsify={spikes}min-features=1", "--snn-fuse"]}
+            "fused": [f"--snn-sparsify={spikes}min-features=1", "--snn-fuse"],
+            "floats": [f"--snn-sparsify={spikes}min-features=1 crossover=1"]}
+
+
+# The event-driven weight gradients read x as bits only with spike-bits;
+# "floats" is the event module without it (event_linear on x's float rows).
+SPIKE_BITS = {"dispatch", "event", "fused"}
 
 
 BACKWARD_VARIANTS = backward_variants(False)
@@ -241,8 +247,9 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
         os.makedirs(case, exist_ok=True)
         autodiff = f"--snn-autodiff=optimizer=sgd grad-threshold={band_name(band)}"
         for name, passes in backward_variants(net_input).items():
+            bits = " spike-bits=true" if name in SPIKE_BITS else ""
             run(snn_opt, f"{d}/model.mlir", autodiff, *passes,
-                f"--snn-compile=output={case}/{name}.snnmod target={target}",
+                f"--snn-compile=output={case}/{name}.snnmod target={target}{bits}",
                 "-o", "/dev/null")
         x = (rng.random((T, B, K)) < density).astype(np.float32)
         if net_input:
@@ -302,7 +309,7 @@ def compare_backward(snn_run, d, bands, device):
                     rel(grads[name][k], mod.get(k)) <= 1e-6:
                 return 0.0
             return off
-        for name in ("dispatch", "event"):
+        for name in ("dispatch", "event", "floats"):
             worst = max(off_dense(name, k) for k in grads["dense"])
             if not worst <= 1e-6:
                 problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
@@ -322,6 +329,10 @@ def compare_backward(snn_run, d, bands, device):
         bits = [op for o in mod.m["programs"]["backward"] for op in o.get("of", [])
                 if op["op"] == "event_weight_grad_bits"]
         values = sum(bool(op.get("x_values")) for op in bits)
+        if any(op["op"] == "event_weight_grad_bits"
+               for o in Module(f"{case}/floats.snnmod").m["programs"]["backward"]
+               for op in o.get("of", [])):
+            problems.append("floats: its weight gradients read bits without spike-bits")
         print(f"BAND {band_name(band)} x-density={density:g} grad-density={shares} "
               f"bits={len(bits)} values={values} ref_rel={ref_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
