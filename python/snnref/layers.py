@@ -264,6 +264,41 @@ def event_weight_grad_bits(gy_t, words, k, x=None):
     return gy_t @ values
 
 
+def compact_rows(x):
+    """Per row of x [M, K], in a row of K slots: the columns of its nonzeros
+    in order, then -1 unless the row is full (the slots after it are left
+    0; docs/artifact-format.md, compact_rows); their values likewise."""
+    x = np.asarray(x, dtype=np.float64)
+    m, k = x.shape
+    columns = np.zeros((m, k))
+    values = np.zeros((m, k))
+    for r in range(m):
+        nz = np.flatnonzero(x[r])
+        columns[r, :nz.size] = nz
+        values[r, :nz.size] = x[r, nz]
+        if nz.size < k:
+            columns[r, nz.size] = -1
+    return columns.reshape(-1), values.reshape(-1)
+
+
+def event_weight_grad_lists(gy_t, columns, k, values=None):
+    """gw [N, K] = gy_t [N, M] @ x [M, K], x rebuilt from compact_rows' lists:
+    1 at the listed columns, or the listed values when given."""
+    m = gy_t.shape[1]
+    columns = np.asarray(columns).reshape(m, k).astype(np.int64)
+    values = None if values is None else np.asarray(values).reshape(m, k)
+    x = np.zeros((m, k))
+    for r in range(m):
+        ends = np.flatnonzero(columns[r] == -1)
+        n = ends[0] if ends.size else k
+        cols = columns[r, :n]
+        if np.any(cols < 0) or np.any(cols >= k) or np.unique(cols).size != n:
+            raise RefError(f"event_weight_grad_lists: row {r} lists columns "
+                           f"outside [0, {k}) or twice")
+        x[r, cols] = 1.0 if values is None else values[r, :n]
+    return gy_t @ x
+
+
 def unpack_bits(words, count):
     """u32 words -> the first `count` spikes (0/1) they hold."""
     w = np.asarray(words, dtype=np.float64).reshape(-1).astype(np.uint64)

@@ -477,6 +477,27 @@ def _run_op(mod, op, lr, smooth):
             k = mod.numel(out[0]) // gy_t.shape[0]
             x = mod.get(ins[2]) if values else None
             put(0, layers.event_weight_grad_bits(gy_t, mod.get(ins[1]), k, x))
+        elif kind == "compact_rows":
+            # Per row of x: its nonzeros' columns (and values), then -1.
+            ins = _ids(op, "in", 2, 2, "inputs (x, decision)")
+            x = mod.get(ins[0])
+            k = x.shape[-1]
+            columns, values = layers.compact_rows(x.reshape(-1, k))
+            put(0, columns)
+            if len(out) > 1:
+                put(1, values)
+        elif kind == "event_weight_grad_lists":
+            # gw = gyᵀ x with x as compact_rows' lists.
+            values = bool(op.get("x_values", False))
+            n = 4 if values else 3
+            ins = _ids(op, "in", n, n,
+                       "inputs (gy^T, columns, values?, decision)")
+            gy_t = mod.get(ins[0])
+            gy_t = gy_t.reshape(-1, gy_t.shape[-1])
+            k = mod.numel(out[0]) // gy_t.shape[0]
+            put(0, layers.event_weight_grad_lists(
+                gy_t, mod.get(ins[1]), k,
+                mod.get(ins[2]) if values else None))
         elif kind == "unpack_bits":
             ins = _ids(op, "in", 1, 1, "input (words)")
             put(0, layers.unpack_bits(mod.get(ins[0]), mod.numel(out[0])))

@@ -212,3 +212,29 @@ def test_event_weight_grad_bits(values, rng):
     words = layers.pack_bits(x, occupancy=values)
     gw = layers.event_weight_grad_bits(gy_t, words, k, x if values else None)
     np.testing.assert_allclose(gw, gy_t @ x, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("values", [False, True])
+def test_event_weight_grad_lists(values, rng):
+    # gw = gy^T x from x's row lists, an empty row and a full one among them.
+    m, k, n = 9, 37, 5
+    x = (rng.random((m, k)) < 0.2) * (rng.choice([0.5, 2.0], (m, k)) if values else 1.0)
+    x[2] = 0.0
+    x[4] = 1.0
+    gy_t = rng.normal(size=(n, m)) * (rng.random((n, m)) < 0.5)
+    columns, vals = layers.compact_rows(x)
+    assert columns[2 * k] == -1 and list(columns[4 * k:5 * k]) == list(range(k))
+    row = np.flatnonzero(x[0])
+    assert list(columns[:row.size + 1]) == list(row) + [-1]
+    gw = layers.event_weight_grad_lists(gy_t, columns, k,
+                                        vals if values else None)
+    np.testing.assert_allclose(gw, gy_t @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_event_weight_grad_lists_refuses_bad_lists():
+    with pytest.raises(layers.RefError, match="outside"):
+        layers.event_weight_grad_lists(np.ones((1, 2)),
+                                       np.array([7.0, -1, 0, 0, 0, 0, 0, 0]), 4)
+    with pytest.raises(layers.RefError, match="twice"):
+        layers.event_weight_grad_lists(np.ones((1, 2)),
+                                       np.array([1.0, 1, -1, 0, -1, 0, 0, 0]), 4)

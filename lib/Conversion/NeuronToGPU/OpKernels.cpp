@@ -56,7 +56,10 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::EventLinear:
     return hasBias ? 5 : 4;
   case OpKernelKind::EventLinearBits:
+  case OpKernelKind::CompactRows:
     return xValues ? 5 : 4;
+  case OpKernelKind::EventLinearLists:
+    return xValues ? 6 : 5;
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
@@ -133,6 +136,10 @@ StringRef OpKernelSpec::getKindName() const {
     return "event_linear";
   case OpKernelKind::EventLinearBits:
     return "event_weight_grad_bits";
+  case OpKernelKind::CompactRows:
+    return "compact_rows";
+  case OpKernelKind::EventLinearLists:
+    return "event_weight_grad_lists";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -573,6 +580,8 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::TransposeWeight:
   case OpKernelKind::EventLinear:
   case OpKernelKind::EventLinearBits:
+  case OpKernelKind::CompactRows:
+  case OpKernelKind::EventLinearLists:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:

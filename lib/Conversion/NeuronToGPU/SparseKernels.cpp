@@ -69,6 +69,28 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     types.push_back(tensor(m * cols));
     return types;
   }
+  case OpKernelKind::CompactRows: {
+    // x [M, K], decision, columns [M, K] (, values [M, K]).
+    Type i32 = IntegerType::get(ctx, 32);
+    SmallVector<Type> types{tensor(m * k), decision,
+                            MemRefType::get({m * k}, i32)};
+    if (spec.xValues)
+      types.push_back(tensor(m * k));
+    return types;
+  }
+  case OpKernelKind::EventLinearLists: {
+    // gy^T [N, M], x's lists (columns and values [M, K]), decision,
+    // gw [N, K].
+    Type i32 = IntegerType::get(ctx, 32);
+    int64_t events = spec.inFeatures, cols = spec.outFeatures;
+    SmallVector<Type> types{tensor(m * events),
+                            MemRefType::get({events * cols}, i32)};
+    if (spec.xValues)
+      types.push_back(tensor(events * cols));
+    types.push_back(decision);
+    types.push_back(tensor(m * cols));
+    return types;
+  }
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -90,6 +112,27 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
   // blocks per SM's worth of other state.
   constexpr int64_t kMaxListBytes = 40 * 1024;
   EventRowLayout layout;
+  if (spec.kind == OpKernelKind::EventLinearLists) {
+    // A row of gw per block: as many warps as their accumulator rows (K
+    // floats each) fit in kMaxListsAccumulatorBytes, at most 8; the event
+    // lists of gy^T's row take the rest of kMaxListBytes, in chunks.
+    constexpr int64_t kMaxListsAccumulatorBytes = 24 * 1024;
+    constexpr int64_t kMaxListsWarps = 8;
+    int64_t rowBytes = 4 * spec.outFeatures;
+    int64_t warps = std::clamp<int64_t>(kMaxListsAccumulatorBytes / rowBytes,
+                                        1, kMaxListsWarps);
+    int64_t listBytes = kMaxListBytes - warps * rowBytes - 4 * warps;
+    int64_t segment = listBytes / 4 / warps / 32 * 32;
+    if (segment < 32)
+      return std::nullopt;
+    layout.threads = 32 * warps;
+    layout.accumulators = warps * spec.outFeatures;
+    layout.segment = std::min<int64_t>(
+        segment,
+        llvm::alignTo(llvm::divideCeilSigned(spec.inFeatures, warps), 32));
+    layout.chunks = llvm::divideCeilSigned(spec.inFeatures, layout.listWords());
+    return layout;
+  }
   int64_t groups;
   if (spec.kind == OpKernelKind::EventLinearBits) {
     // A thread per output column, several when K > 1024: every block's
@@ -125,18 +168,26 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
            llvm::divideCeilSigned(spec.outFeatures, kTransposeTile);
   case OpKernelKind::EventLinear:
   case OpKernelKind::EventLinearBits:
+  case OpKernelKind::EventLinearLists:
     if (getEventRowLayout(spec))
       return spec.rows;
     return spec.rows *
            llvm::divideCeilSigned(spec.outFeatures, kOpKernelBlockSize);
+  case OpKernelKind::CompactRows:
+    return llvm::divideCeilSigned(spec.rows, kOpKernelBlockSize / 32);
   default:
     llvm_unreachable("not an event-driven kernel");
   }
 }
 
+bool mlir::snn::hasEventListsKernel(const OpKernelSpec &spec) {
+  return getEventRowLayout(spec).has_value();
+}
+
 int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
   if (spec.kind == OpKernelKind::EventLinear ||
-      spec.kind == OpKernelKind::EventLinearBits)
+      spec.kind == OpKernelKind::EventLinearBits ||
+      spec.kind == OpKernelKind::EventLinearLists)
     if (std::optional<EventRowLayout> layout = getEventRowLayout(spec))
       return layout->threads;
   return kOpKernelBlockSize;
@@ -653,6 +704,199 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
   }
 }
 
+/// compact_rows on the GPU: a warp per row of x [M, K], 32 columns at a
+/// time: one coalesced load, a ballot of the nonzeros, each active lane's
+/// slot from the popcount of the lower lanes' bits. The list holds the row's
+/// nonzero columns in column order (and their values), then -1 unless the
+/// row is full: a reader finds the end in the slots it loads anyway.
+static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
+                               Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t m = spec.rows, k = spec.inFeatures;
+  Type i32Type = b.getI32Type();
+  Value x = args[0], decision = args[1], columns = args[2];
+  Value values = spec.xValues ? args[3] : Value();
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(e.eventPathChosen(decision));
+  Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
+  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+  Value row = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)), warp);
+  // Whole warps only: the ballots below need every lane.
+  e.openIf(e.ult(row, e.idx(m)));
+  Value lowerLanes = arith::SubIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc, e.i32(1),
+          arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
+      e.i32(1));
+  Value rowStart = e.mulI(row, e.idx(k));
+  auto chunks = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(32),
+                                   ValueRange{e.i32(0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(chunks.getBody());
+    Value found = chunks.getRegionIterArg(0);
+    Value j = e.addI(chunks.getInductionVar(), laneInWarp);
+    Value inRange = e.ult(j, e.idx(k));
+    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
+    Value xv = e.load(x, e.addI(rowStart, jc));
+    Value active = arith::AndIOp::create(
+        b, loc, inRange,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                              e.f32(0.0)));
+    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
+                                            active, NVVM::VoteSyncKind::ballot);
+    auto popcount = [&](Value v) {
+      return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
+    };
+    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+    {
+      OpBuilder::InsertionGuard store(b);
+      e.openIf(active);
+      Value at = e.addI(rowStart, arith::IndexCastUIOp::create(
+                                      b, loc, b.getIndexType(),
+                                      e.addI(found, rank)));
+      e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);
+      if (values)
+        e.store(xv, values, at);
+    }
+    scf::YieldOp::create(b, loc, ValueRange{e.addI(found, popcount(ballot))});
+  }
+  Value count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                             chunks.getResult(0));
+  e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
+                                 e.ult(count, e.idx(k))));
+  e.store(e.i32(-1), columns, e.addI(rowStart, count));
+}
+
+/// event_weight_grad_lists on the GPU: block = row j of gw, a shared
+/// accumulator row of K floats per warp. The events of gy^T[j, :] are
+/// listed by RowCompactor in chunks, each warp its own segment; a warp then
+/// takes its events in order and, per event r, adds g = gy^T[j, r] (times
+/// x's value) at the columns listed for x's row r: O(nonzeros of x[r, :])
+/// per event, not O(K). A row's columns are distinct, so the lanes of one
+/// event never collide; a warp barrier orders one event's adds before the
+/// next one's. At the end the block adds the warps' rows in warp order:
+/// no atomics, the same sums every run.
+static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
+                                        const EventRowLayout &layout,
+                                        Value list, Value counts, Value acc,
+                                        Value row, Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t events = spec.inFeatures, k = spec.outFeatures;
+  Type i32Type = b.getI32Type();
+  Value gyT = args[0], xColumns = args[1];
+  Value xValues = spec.xValues ? args[2] : Value();
+  Value decision = args[args.size() - 2], gw = args.back();
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(e.eventPathChosen(decision));
+  auto strided = [&](int64_t count, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lane, e.idx(count),
+                                   e.idx(layout.threads));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  };
+  strided(layout.accumulators,
+          [&](Value i) { e.store(e.f32(0.0), acc, i); });
+  gpu::BarrierOp::create(b, loc);
+  RowCompactor lists(e, layout, list, counts, lane);
+  Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
+  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+  Value accRow = e.mulI(warp, e.idx(k));
+  Value rowStart = e.mulI(row, e.idx(events));
+  Value listBase = e.mulI(warp, e.idx(layout.segment));
+  Value lowerLanes = arith::SubIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, e.i32(1),
+                            arith::IndexCastUIOp::create(b, loc, i32Type,
+                                                         laneInWarp)),
+      e.i32(1));
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
+  auto notI1 = [&](Value v) {
+    return arith::XOrIOp::create(
+               b, loc, v,
+               arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1))
+        .getResult();
+  };
+  // (A dummy loop value: scf.for without one brings its own terminator.)
+  e.chunkLoop(layout, ValueRange{e.i32(0)}, [&](Value chunkStart,
+                                               ValueRange carried) {
+    lists.compact(gyT, rowStart, events, chunkStart);
+    auto own = scf::ForOp::create(b, loc, e.idx(0),
+                                  toIndex(e.load(counts, warp)), e.idx(1));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(own.getBody());
+    Value r = toIndex(e.load(list, e.addI(listBase, own.getInductionVar())));
+    Value g = e.load(gyT, e.addI(rowStart, r));
+    Value first = e.mulI(r, e.idx(k));
+    // x's list of row r, 32 slots at a time: the loads need only r, the
+    // list's end is the first -1 (or slot K) among them.
+    scf::WhileOp::create(
+        b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(0)},
+        [&](OpBuilder &nb, Location l, ValueRange state) {
+          Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                             state[0],
+                                             arith::ConstantIndexOp::create(
+                                                 nb, l, k));
+          scf::ConditionOp::create(nb, l, more, state);
+        },
+        [&](OpBuilder &nb, Location l, ValueRange state) {
+          OpBuilder::InsertionGuard body(b);
+          b.setInsertionPointToStart(nb.getInsertionBlock());
+          Value slot = e.addI(state[0], laneInWarp);
+          Value inRow = e.ult(slot, e.idx(k));
+          Value at = e.addI(
+              first,
+              arith::SelectOp::create(b, loc, inRow, slot, e.idx(k - 1)));
+          Value column = e.load(xColumns, at);
+          Value value = xValues ? e.load(xValues, at) : Value();
+          Value end = arith::OrIOp::create(
+              b, loc, notI1(inRow),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, column,
+                                    e.i32(0)));
+          Value ends = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
+                                                end, NVVM::VoteSyncKind::ballot);
+          // Lanes below the first end add (none of them is an end).
+          Value listed = e.eq(arith::AndIOp::create(b, loc, ends, lowerLanes),
+                              e.i32(0));
+          listed = arith::AndIOp::create(
+              b, loc, listed,
+              notI1(end));
+          {
+            OpBuilder::InsertionGuard add(b);
+            e.openIf(listed);
+            Value a = e.addI(accRow, toIndex(column));
+            Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
+            e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc,
+                    a);
+          }
+          // No end among these 32 slots: the next 32 (past K: done).
+          Value next = arith::SelectOp::create(
+              b, loc, e.eq(ends, e.i32(0)), e.addI(state[0], e.idx(32)),
+              e.idx(k));
+          scf::YieldOp::create(b, loc, ValueRange{next});
+        });
+    // The next event may add at the same columns from other lanes.
+    NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
+    return SmallVector<Value>{carried[0]};
+  });
+  strided(k, [&](Value col) {
+    Value sum = e.load(acc, col);
+    for (int64_t w = 1; w < layout.warps(); ++w)
+      sum = arith::AddFOp::create(b, loc, sum,
+                                  e.load(acc, e.addI(col, e.idx(w * k))));
+    e.store(sum, gw, e.addI(e.mulI(row, e.idx(k)), col));
+  });
+}
+
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
                                               StringRef name,
                                               const OpKernelSpec &spec) {
@@ -662,9 +906,10 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
                       b.getUnitAttr());
   std::optional<EventRowLayout> layout;
   if (spec.kind == OpKernelKind::EventLinear ||
-      spec.kind == OpKernelKind::EventLinearBits)
+      spec.kind == OpKernelKind::EventLinearBits ||
+      spec.kind == OpKernelKind::EventLinearLists)
     layout = getEventRowLayout(spec);
-  BlockArgument list, counts, tile;
+  BlockArgument list, counts, tile, acc;
   auto shared = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   auto sharedArray = [&](int64_t count, Type type) {
@@ -675,6 +920,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
         sharedArray(layout->listWords(), b.getI32Type()), loc);
     counts = kernel.addWorkgroupAttribution(
         sharedArray(layout->warps(), b.getI32Type()), loc);
+    if (layout->accumulators)
+      acc = kernel.addWorkgroupAttribution(
+          sharedArray(layout->accumulators, b.getF32Type()), loc);
   }
   // A padded row: the column reads of the tile hit 32 different banks.
   constexpr int64_t kTilePitch = kTransposeTile + 1;
@@ -740,6 +988,13 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   }
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsGPU(e, args, *layout, list, counts, block, lane);
+    break;
+  case OpKernelKind::CompactRows:
+    emitCompactRowsGPU(e, args, block, lane);
+    break;
+  case OpKernelKind::EventLinearLists:
+    emitEventWeightGradListsGPU(e, args, *layout, list, counts, acc, block,
+                                lane);
     break;
   case OpKernelKind::EventLinear: {
     if (layout) {
@@ -898,8 +1153,12 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   // A row writes and reads its N outputs at least once: rows of ~16k
   // outputs are worth a thread of their own.
   bool rows = spec.kind == OpKernelKind::EventLinear ||
-              spec.kind == OpKernelKind::EventLinearBits;
-  int64_t grain = rows ? llvm::divideCeilSigned(16384, spec.outFeatures) : 1;
+              spec.kind == OpKernelKind::EventLinearBits ||
+              spec.kind == OpKernelKind::EventLinearLists;
+  int64_t grain = rows ? llvm::divideCeilSigned(16384, spec.outFeatures)
+                  : spec.kind == OpKernelKind::CompactRows
+                      ? llvm::divideCeilSigned(16384, spec.inFeatures)
+                      : 1;
   func::FuncOp fn = createRangedHostFunc(
       b, loc, name, getEventKernelArgTypes(spec, b.getContext()),
       getEventHostItems(spec), grain);
@@ -926,10 +1185,112 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     return createHostRangeLoop(b, loc, fn, 0, getEventHostItems(spec))
         .getInductionVar();
   };
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
   switch (spec.kind) {
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsHost(e, fn, args);
     break;
+  case OpKernelKind::CompactRows: {
+    // Per row: its nonzero columns in order (and their values), then -1
+    // unless the row is full.
+    Value x = args[0], decision = args[1], columns = args[2];
+    Value values = spec.xValues ? args[3] : Value();
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eventPathChosen(decision));
+    Value row = rangeLoop();
+    Value rowStart = e.mulI(row, e.idx(k));
+    auto cols = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(1),
+                                   ValueRange{e.i32(0)});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(cols.getBody());
+      Value j = cols.getInductionVar(), found = cols.getRegionIterArg(0);
+      Value at = e.addI(rowStart, j);
+      Value xv = e.load(x, at);
+      Value set = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                                        e.f32(0.0));
+      {
+        OpBuilder::InsertionGuard store(b);
+        e.openIf(set);
+        Value slot = e.addI(rowStart, toIndex(found));
+        e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
+                columns, slot);
+        if (values)
+          e.store(xv, values, slot);
+      }
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{e.addI(found, arith::ExtUIOp::create(
+                                       b, loc, b.getI32Type(), set))});
+    }
+    Value count = toIndex(cols.getResult(0));
+    e.openIf(e.ult(count, e.idx(k)));
+    e.store(e.i32(-1), columns, e.addI(rowStart, count));
+    break;
+  }
+  case OpKernelKind::EventLinearLists: {
+    // Per row j of gw: zero it, then per event r (nonzero gy^T[j, r]) in
+    // order add g (times x's value) at x's listed columns of row r.
+    int64_t events = spec.inFeatures, cols = spec.outFeatures;
+    Value gyT = args[0], xColumns = args[1];
+    Value xValues = spec.xValues ? args[2] : Value();
+    Value decision = args[args.size() - 2], gw = args.back();
+    OpBuilder::InsertionGuard g(b);
+    e.openIf(e.eventPathChosen(decision));
+    Value row = rangeLoop();
+    Value outStart = e.mulI(row, e.idx(cols));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value o = forLoop(cols);
+      e.store(e.f32(0.0), gw, e.addI(outStart, o));
+    }
+    Value r = forLoop(events);
+    Value gv = e.load(gyT, e.addI(e.mulI(row, e.idx(events)), r));
+    e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, gv,
+                                   e.f32(0.0)));
+    // x's list of row r up to its -1 (or slot K).
+    Value first = e.mulI(r, e.idx(cols));
+    scf::WhileOp::create(
+        b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(0)},
+        [&](OpBuilder &nb, Location l, ValueRange state) {
+          OpBuilder::InsertionGuard before(b);
+          b.setInsertionPointToStart(nb.getInsertionBlock());
+          Value p = state[0];
+          Value inRow = e.ult(p, e.idx(cols));
+          // A full row has no -1: slot K is never read.
+          auto listed = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
+                                          inRow, /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard branch(b);
+            b.setInsertionPointToStart(listed.thenBlock());
+            Value column = e.load(xColumns, e.addI(first, p));
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::CmpIOp::create(b, loc,
+                                                 arith::CmpIPredicate::sge,
+                                                 column, e.i32(0))});
+            b.setInsertionPointToStart(listed.elseBlock());
+            scf::YieldOp::create(b, loc, ValueRange{inRow});
+          }
+          scf::ConditionOp::create(b, loc, listed.getResult(0), state);
+        },
+        [&](OpBuilder &nb, Location l, ValueRange state) {
+          OpBuilder::InsertionGuard body(b);
+          b.setInsertionPointToStart(nb.getInsertionBlock());
+          Value at = e.addI(first, state[0]);
+          Value out = e.addI(outStart, toIndex(e.load(xColumns, at)));
+          Value term = xValues ? arith::MulFOp::create(b, loc, gv,
+                                                       e.load(xValues, at))
+                               : gv;
+          e.store(arith::AddFOp::create(b, loc, e.load(gw, out), term), gw,
+                  out);
+          scf::YieldOp::create(b, loc, ValueRange{e.addI(state[0], e.idx(1))});
+        });
+    break;
+  }
   case OpKernelKind::SpikeDensity: {
     Value x = args[0], limit = args[1], decision = args[2];
     OpBuilder::InsertionGuard g(b);

@@ -8,9 +8,12 @@
 //                       w[j, :] already contiguous (no transpose);
 //   gw [N, K] = gyᵀ x:  gy transposed, then event_linear over its rows
 //                       (per output feature j, the rows where gy[:, j] != 0)
-//                       with x [M, K] as the "weight"; or, when x is a
-//                       spiking layer's output or the network input,
-//                       event_weight_grad_bits reading x's bits.
+//                       reading x's nonzeros as per-row lists
+//                       (compact_rows, then event_weight_grad_lists); with
+//                       spike-bits, event_weight_grad_bits reading x's bits
+//                       where x is a spiking layer's output or the network
+//                       input; event_linear with x [M, K] as the "weight"
+//                       when K is too wide for the lists' shared rows.
 // One density kernel decides for both; the dense linear_bwd after them
 // skips its GEMMs when the event-driven path ran and always writes gb.
 // Every sum runs in index order: no atomics, reproducible on both devices.
@@ -130,6 +133,60 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                  {"out", Array{gw}},
                  {"x_values", xValues}};
     emit(Phase::Backward, makeKernelOp(spec, std::move(args), std::move(in),
+                                       Array{gw}, Array{std::move(event)}));
+  } else if (OpKernelSpec lists = makeSpec(OpKernelKind::EventLinearLists,
+                                            n, m, k);
+             hasEventListsKernel(lists)) {
+    // x's nonzeros listed per row (compact_rows), then per event only the
+    // listed columns: O(nonzeros of x's row) per event instead of O(K).
+    save(x);
+    Value source = bwd.getInput();
+    while (auto flatten = source.getDefiningOp<FlattenOp>())
+      source = flatten.getInput();
+    auto neuron = dyn_cast_or_null<NeuronOpInterface>(source.getDefiningOp());
+    // Spikes are 0 or 1: only other inputs need their values listed.
+    lists.xValues = !neuron || isa<LIOp>(neuron.getOperation()) ||
+                    cast<OpResult>(source).getResultNumber() != 0;
+    std::string name = tensor(x).getString("name")
+                           ? tensor(x).getString("name")->str()
+                           : "%" + std::to_string(x);
+    auto listTensor = [&](StringRef suffix, int64_t elements, StringRef dtype) {
+      Object t{{"name", name + suffix.str()},
+               {"shape", Array{elements}},
+               {"role", "activation"}};
+      if (dtype != "f32")
+        t["dtype"] = dtype.str();
+      return addTensor(std::move(t));
+    };
+    int64_t columns = listTensor(".columns", m * k, "i32");
+    std::optional<int64_t> values;
+    if (lists.xValues)
+      values = listTensor(".values", m * k, "f32");
+    OpKernelSpec compact = makeSpec(OpKernelKind::CompactRows, m, k, 0);
+    compact.xValues = lists.xValues;
+    Array compactOut{columns};
+    if (values)
+      compactOut.push_back(*values);
+    Array compactArgs{x, decision};
+    for (const llvm::json::Value &v : compactOut)
+      compactArgs.push_back(v);
+    Object compactOp{{"op", "compact_rows"},
+                     {"in", Array{x, decision}},
+                     {"out", Array(compactOut)}};
+    emit(Phase::Backward,
+         makeKernelOp(compact, std::move(compactArgs), Array{x, decision},
+                      std::move(compactOut), Array{std::move(compactOp)}));
+    Array in{gyT, columns};
+    if (values)
+      in.push_back(*values);
+    in.push_back(decision);
+    Array args(in);
+    args.push_back(gw);
+    Object event{{"op", "event_weight_grad_lists"},
+                 {"in", Array(in)},
+                 {"out", Array{gw}},
+                 {"x_values", lists.xValues}};
+    emit(Phase::Backward, makeKernelOp(lists, std::move(args), std::move(in),
                                        Array{gw}, Array{std::move(event)}));
   } else {
     save(x);

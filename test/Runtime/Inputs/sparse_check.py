@@ -207,11 +207,12 @@ def backward_variants(net_input):
     return {"dense": [], "dispatch": [f"--snn-sparsify={spikes}min-features=1"],
             "event": [f"--snn-sparsify={spikes}min-features=1 crossover=1"],
             "fused": [f"--snn-sparsify={spikes}min-features=1", "--snn-fuse"],
-            "floats": [f"--snn-sparsify={spikes}min-features=1 crossover=1"]}
+            "lists": [f"--snn-sparsify={spikes}min-features=1 crossover=1"]}
 
 
 # The event-driven weight gradients read x as bits only with spike-bits;
-# "floats" is the event module without it (event_linear on x's float rows).
+# "lists" is the event module without it (compact_rows lists x's nonzeros
+# per row, event_weight_grad_lists reads them).
 SPIKE_BITS = {"dispatch", "event", "fused"}
 
 
@@ -309,7 +310,7 @@ def compare_backward(snn_run, d, bands, device):
                     rel(grads[name][k], mod.get(k)) <= 1e-6:
                 return 0.0
             return off
-        for name in ("dispatch", "event", "floats"):
+        for name in ("dispatch", "event", "lists"):
             worst = max(off_dense(name, k) for k in grads["dense"])
             if not worst <= 1e-6:
                 problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
@@ -329,12 +330,29 @@ def compare_backward(snn_run, d, bands, device):
         bits = [op for o in mod.m["programs"]["backward"] for op in o.get("of", [])
                 if op["op"] == "event_weight_grad_bits"]
         values = sum(bool(op.get("x_values")) for op in bits)
+        # The lists module against the float64 reference of its own
+        # manifest (compact_rows and event_weight_grad_lists in float64).
+        lists_mod = Module(f"{case}/lists.snnmod")
+        lists_mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+        lists_mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
+        lists_mod.set("labels", np.load(f"{case}/y.npy"))
+        lists_mod.run("train_forward")
+        lists_mod.run("backward")
+        lists_worst = max([rel(grads["lists"][t["name"]], lists_mod.get(t["name"]))
+                           for t in lists_mod.m["tensors"]
+                           if t["name"].startswith("grad:") and "grad_of" in t
+                           and np.any(lists_mod.get(t["name"]))], default=0.0)
+        if not lists_worst < 1e-4:
+            problems.append(f"lists vs float64 reference: {lists_worst:.1e}")
+        lists = [op for o in lists_mod.m["programs"]["backward"]
+                 for op in o.get("of", []) if op["op"] == "event_weight_grad_lists"]
         if any(op["op"] == "event_weight_grad_bits"
-               for o in Module(f"{case}/floats.snnmod").m["programs"]["backward"]
-               for op in o.get("of", [])):
-            problems.append("floats: its weight gradients read bits without spike-bits")
+               for o in lists_mod.m["programs"]["backward"] for op in o.get("of", [])):
+            problems.append("lists: its weight gradients read bits without spike-bits")
         print(f"BAND {band_name(band)} x-density={density:g} grad-density={shares} "
-              f"bits={len(bits)} values={values} ref_rel={ref_worst:.1e} "
+              f"bits={len(bits)} values={values} "
+              f"lists={len(lists)} list-values={sum(bool(op.get('x_values')) for op in lists)} "
+              f"ref_rel={ref_worst:.1e} lists_ref_rel={lists_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
     return failures

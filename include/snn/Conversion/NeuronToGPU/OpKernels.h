@@ -43,6 +43,8 @@ enum class OpKernelKind {
   TransposeWeight, ///< wt[K,N] = w[N,K]^T when the event-driven path runs
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
   EventLinearBits, ///< gw = gy^T x over gy's nonzeros, x read as bits
+  CompactRows,     ///< per row of x: its nonzeros' columns (and values)
+  EventLinearLists, ///< gw = gy^T x over gy's nonzeros and x's row lists
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -108,7 +110,9 @@ inline bool isEventKernel(OpKernelKind kind) {
   return kind == OpKernelKind::SpikeDensity ||
          kind == OpKernelKind::TransposeWeight ||
          kind == OpKernelKind::EventLinear ||
-         kind == OpKernelKind::EventLinearBits;
+         kind == OpKernelKind::EventLinearBits ||
+         kind == OpKernelKind::CompactRows ||
+         kind == OpKernelKind::EventLinearLists;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -201,8 +205,10 @@ struct OpKernelSpec {
   // event-driven linear: x[rows, inFeatures], w[outFeatures, inFeatures]
   int64_t rows = 0, inFeatures = 0, outFeatures = 0;
   bool hasBias = false;
-  /// event_weight_grad_bits (rows = N, inFeatures = M events, outFeatures =
-  /// K): it also reads x's values at the set bits (x is not binary).
+  /// event_weight_grad_bits and event_weight_grad_lists (rows = N,
+  /// inFeatures = M events, outFeatures = K): it also reads x's values at
+  /// its nonzeros (x is not binary); compact_rows (rows = M, inFeatures =
+  /// K) then lists them.
   bool xValues = false;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
@@ -220,7 +226,10 @@ struct OpKernelSpec {
   /// grad (, momentum buffer); adam param, grad, m, v; dropout x, y, mask;
   /// dropout_bwd gy, mask, gx; spike_density x, flag; transpose_weight flag,
   /// w, wt; event_linear x, wt, b (has_bias), flag, y;
-  /// event_weight_grad_bits gy^T, x's words, x (xValues), flag, gw; pool x, y;
+  /// event_weight_grad_bits gy^T, x's words, x (xValues), flag, gw;
+  /// compact_rows x, flag, counts, columns, values (xValues);
+  /// event_weight_grad_lists gy^T, counts, columns, values (xValues), flag,
+  /// gw; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
@@ -249,7 +258,8 @@ struct OpKernelSpec {
   /// "add", "scale", "sgd", "adam", "dropout", "dropout_bwd", "avg_pool",
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear",
-  /// "event_weight_grad_bits", "pack_bits",
+  /// "event_weight_grad_bits", "compact_rows", "event_weight_grad_lists",
+  /// "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",

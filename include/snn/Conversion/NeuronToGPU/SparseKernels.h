@@ -55,6 +55,9 @@ struct EventRowLayout {
   /// event_weight_grad_bits: the output columns of a thread, `threads`
   /// apart (consecutive lanes read consecutive bits of one word).
   int64_t columns = 1;
+  /// event_weight_grad_lists: the shared accumulators, a row of gw per
+  /// warp (warps() * K floats).
+  int64_t accumulators = 0;
   int64_t segment = 0; ///< inputs per warp and chunk, a multiple of 32
   int64_t chunks = 1;  ///< passes over the row
   int64_t warps() const { return threads / 32; }
@@ -65,6 +68,11 @@ struct EventRowLayout {
 /// (very wide outputs: the per-(row, tile) form runs). event_weight_grad_bits
 /// always has one: its threads hold up to ceil(K / 1024) columns each.
 std::optional<EventRowLayout> getEventRowLayout(const OpKernelSpec &spec);
+
+/// Whether event_weight_grad_lists has a GPU form for this spec: a warp's
+/// accumulator row (K floats) and some of the event list fit in shared
+/// memory (K up to about 10000).
+bool hasEventListsKernel(const OpKernelSpec &spec);
 
 /// The end of a GPU kernel that counts nonzeros for a decision (spike_density,
 /// and a neuron kernel that counts its output for an event-driven layer):

@@ -1,4 +1,5 @@
-// Event-driven weight gradients on bits for event-bits-kernels.test: fc1
+// Event-driven weight gradients for event-bits-kernels.test (on bits) and
+// event-lists-kernels.test (on row lists): fc1
 // reads the network input (occupancy bits and values; K = 70, one column
 // per thread, 10000 events in one list), fc2 lif1's spikes (K = 1100: two
 // columns per thread, its 10000 events in chunks).
