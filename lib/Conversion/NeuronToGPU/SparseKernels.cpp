@@ -122,14 +122,18 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
     int64_t warps = std::clamp<int64_t>(kMaxListsAccumulatorBytes / rowBytes,
                                         1, kMaxListsWarps);
     int64_t listBytes = kMaxListBytes - warps * rowBytes - 4 * warps;
-    int64_t segment = listBytes / 4 / warps / 32 * 32;
+    // Segments in multiples of 128 inputs where they fit (the compaction
+    // then loads 4 groups of 32 at once).
+    int64_t perWarp = listBytes / 4 / warps;
+    int64_t segment = perWarp >= 128 ? perWarp / 128 * 128 : perWarp / 32 * 32;
     if (segment < 32)
       return std::nullopt;
     layout.threads = 32 * warps;
     layout.accumulators = warps * spec.outFeatures;
     layout.segment = std::min<int64_t>(
         segment,
-        llvm::alignTo(llvm::divideCeilSigned(spec.inFeatures, warps), 32));
+        llvm::alignTo(llvm::divideCeilSigned(spec.inFeatures, warps),
+                      segment % 128 == 0 ? 128 : 32));
     layout.chunks = llvm::divideCeilSigned(spec.inFeatures, layout.listWords());
     return layout;
   }
@@ -476,37 +480,52 @@ public:
 
   /// Lists the nonzero x[rowStart + i] for i in the warp's segment of the
   /// chunk that starts at `chunkStart` (i < length), then the barrier.
+  /// Up to 4 groups of 32 inputs per iteration: their loads go out
+  /// together before the ballots (a warp scanning a long segment waits on
+  /// one load latency per iteration).
   void compact(Value x, Value rowStart, int64_t length, Value chunkStart) {
     Type i32Type = b.getI32Type();
+    int64_t unroll = layout.segment % 128 == 0  ? 4
+                     : layout.segment % 64 == 0 ? 2
+                                                : 1;
     Value segStart = e.addI(chunkStart, listBase);
     auto chunks = scf::ForOp::create(
-        b, loc, segStart, e.addI(segStart, e.idx(layout.segment)), e.idx(32),
-        ValueRange{e.i32(0)});
+        b, loc, segStart, e.addI(segStart, e.idx(layout.segment)),
+        e.idx(32 * unroll), ValueRange{e.i32(0)});
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(chunks.getBody());
       Value found = chunks.getRegionIterArg(0);
-      Value j = e.addI(chunks.getInductionVar(), laneInWarp);
-      Value inRange = e.ult(j, e.idx(length));
-      Value jc =
-          arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
-      Value xv = e.load(x, e.addI(rowStart, jc));
-      Value active = arith::AndIOp::create(
-          b, loc, inRange,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                                e.f32(0.0)));
-      Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
-                                              active,
-                                              NVVM::VoteSyncKind::ballot);
-      Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
-      {
-        OpBuilder::InsertionGuard store(b);
-        e.openIf(active);
-        e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), list,
-                e.addI(listBase, toIndex(e.addI(found, rank))));
+      SmallVector<Value> js, loaded, inRanges;
+      for (int64_t u = 0; u < unroll; ++u) {
+        Value j = e.addI(chunks.getInductionVar(),
+                         e.addI(laneInWarp, e.idx(32 * u)));
+        Value inRange = e.ult(j, e.idx(length));
+        Value jc =
+            arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
+        js.push_back(j);
+        inRanges.push_back(inRange);
+        loaded.push_back(e.load(x, e.addI(rowStart, jc)));
       }
-      scf::YieldOp::create(b, loc,
-                           ValueRange{e.addI(found, popcount(ballot))});
+      for (int64_t u = 0; u < unroll; ++u) {
+        Value active = arith::AndIOp::create(
+            b, loc, inRanges[u],
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                  loaded[u], e.f32(0.0)));
+        Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
+                                                active,
+                                                NVVM::VoteSyncKind::ballot);
+        Value rank =
+            popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+        {
+          OpBuilder::InsertionGuard store(b);
+          e.openIf(active);
+          e.store(arith::IndexCastUIOp::create(b, loc, i32Type, js[u]), list,
+                  e.addI(listBase, toIndex(e.addI(found, rank))));
+        }
+        found = e.addI(found, popcount(ballot));
+      }
+      scf::YieldOp::create(b, loc, ValueRange{found});
     }
     {
       OpBuilder::InsertionGuard store(b);
@@ -830,62 +849,87 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
   e.chunkLoop(layout, ValueRange{e.i32(0)}, [&](Value chunkStart,
                                                ValueRange carried) {
     lists.compact(gyT, rowStart, events, chunkStart);
-    auto own = scf::ForOp::create(b, loc, e.idx(0),
-                                  toIndex(e.load(counts, warp)), e.idx(1));
+    // The warp's events kEventsAtOnce at a time: the loads of their g and
+    // first 32 list slots go out together (they need only the events'
+    // rows), then the events add in order.
+    constexpr int64_t kEventsAtOnce = 4;
+    Value n = toIndex(e.load(counts, warp));
+    auto own = scf::ForOp::create(b, loc, e.idx(0), n, e.idx(kEventsAtOnce));
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(own.getBody());
-    Value r = toIndex(e.load(list, e.addI(listBase, own.getInductionVar())));
-    Value g = e.load(gyT, e.addI(rowStart, r));
-    Value first = e.mulI(r, e.idx(k));
-    // x's list of row r, 32 slots at a time: the loads need only r, the
-    // list's end is the first -1 (or slot K) among them.
-    scf::WhileOp::create(
-        b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(0)},
-        [&](OpBuilder &nb, Location l, ValueRange state) {
-          Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
-                                             state[0],
-                                             arith::ConstantIndexOp::create(
-                                                 nb, l, k));
-          scf::ConditionOp::create(nb, l, more, state);
-        },
-        [&](OpBuilder &nb, Location l, ValueRange state) {
-          OpBuilder::InsertionGuard body(b);
-          b.setInsertionPointToStart(nb.getInsertionBlock());
-          Value slot = e.addI(state[0], laneInWarp);
-          Value inRow = e.ult(slot, e.idx(k));
-          Value at = e.addI(
-              first,
-              arith::SelectOp::create(b, loc, inRow, slot, e.idx(k - 1)));
-          Value column = e.load(xColumns, at);
-          Value value = xValues ? e.load(xValues, at) : Value();
-          Value end = arith::OrIOp::create(
-              b, loc, notI1(inRow),
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, column,
-                                    e.i32(0)));
-          Value ends = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
-                                                end, NVVM::VoteSyncKind::ballot);
-          // Lanes below the first end add (none of them is an end).
-          Value listed = e.eq(arith::AndIOp::create(b, loc, ends, lowerLanes),
-                              e.i32(0));
-          listed = arith::AndIOp::create(
-              b, loc, listed,
-              notI1(end));
-          {
-            OpBuilder::InsertionGuard add(b);
-            e.openIf(listed);
-            Value a = e.addI(accRow, toIndex(column));
-            Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
-            e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc,
-                    a);
-          }
-          // No end among these 32 slots: the next 32 (past K: done).
-          Value next = arith::SelectOp::create(
-              b, loc, e.eq(ends, e.i32(0)), e.addI(state[0], e.idx(32)),
-              e.idx(k));
-          scf::YieldOp::create(b, loc, ValueRange{next});
-        });
-    // The next event may add at the same columns from other lanes.
-    NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
+    Value i = own.getInductionVar();
+    Value last = arith::SubIOp::create(b, loc, n, e.idx(1));
+    Value slot0 = arith::MinUIOp::create(b, loc, laneInWarp, e.idx(k - 1));
+    Value inRow0 = e.ult(laneInWarp, e.idx(k));
+    SmallVector<Value> gs, firsts, columns, values;
+    for (int64_t u = 0; u < kEventsAtOnce; ++u) {
+      // Past the warp's last event: a repeat of it, loaded but not added.
+      Value at = arith::MinUIOp::create(b, loc, e.addI(i, e.idx(u)), last);
+      Value r = toIndex(e.load(list, e.addI(listBase, at)));
+      gs.push_back(e.load(gyT, e.addI(rowStart, r)));
+      firsts.push_back(e.mulI(r, e.idx(k)));
+      Value slot = e.addI(firsts.back(), slot0);
+      columns.push_back(e.load(xColumns, slot));
+      values.push_back(xValues ? e.load(xValues, slot) : Value());
+    }
+    // Adds g (times the value) at the listed columns among 32 loaded slots
+    // that come before the list's end (-1 or slot K); the ends' ballot.
+    auto addSlots = [&](Value g, Value column, Value value, Value inRow) {
+      Value end = arith::OrIOp::create(
+          b, loc, notI1(inRow),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, column,
+                                e.i32(0)));
+      Value ends = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), end,
+                                            NVVM::VoteSyncKind::ballot);
+      Value listed = arith::AndIOp::create(
+          b, loc,
+          e.eq(arith::AndIOp::create(b, loc, ends, lowerLanes), e.i32(0)),
+          notI1(end));
+      OpBuilder::InsertionGuard add(b);
+      e.openIf(listed);
+      Value a = e.addI(accRow, toIndex(column));
+      Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
+      e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc, a);
+      return ends;
+    };
+    for (int64_t u = 0; u < kEventsAtOnce; ++u) {
+      OpBuilder::InsertionGuard event(b);
+      if (u > 0) // uniform across the warp
+        e.openIf(e.ult(e.addI(i, e.idx(u)), n));
+      Value ends = addSlots(gs[u], columns[u], values[u], inRow0);
+      if (k > 32) {
+        // A list longer than 32: the next 32 slots until its end.
+        OpBuilder::InsertionGuard rest(b);
+        e.openIf(e.eq(ends, e.i32(0)));
+        Value g = gs[u], first = firsts[u];
+        scf::WhileOp::create(
+            b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(32)},
+            [&](OpBuilder &nb, Location l, ValueRange state) {
+              Value more = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::ult, state[0],
+                  arith::ConstantIndexOp::create(nb, l, k));
+              scf::ConditionOp::create(nb, l, more, state);
+            },
+            [&](OpBuilder &nb, Location l, ValueRange state) {
+              OpBuilder::InsertionGuard body(b);
+              b.setInsertionPointToStart(nb.getInsertionBlock());
+              Value slot = e.addI(state[0], laneInWarp);
+              Value inRow = e.ult(slot, e.idx(k));
+              Value at = e.addI(first, arith::SelectOp::create(
+                                           b, loc, inRow, slot, e.idx(k - 1)));
+              Value more = addSlots(g, e.load(xColumns, at),
+                                    xValues ? e.load(xValues, at) : Value(),
+                                    inRow);
+              // No end among these 32 slots: the next 32 (past K: done).
+              Value next = arith::SelectOp::create(
+                  b, loc, e.eq(more, e.i32(0)), e.addI(state[0], e.idx(32)),
+                  e.idx(k));
+              scf::YieldOp::create(b, loc, ValueRange{next});
+            });
+      }
+      // The next event may add at the same columns from other lanes.
+      NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
+    }
     return SmallVector<Value>{carried[0]};
   });
   strided(k, [&](Value col) {
