@@ -149,8 +149,14 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
   }
   layout.threads =
       std::clamp<int64_t>(llvm::alignTo(groups, 32), 64, kMaxRowThreads);
-  layout.segment = llvm::alignTo(
-      llvm::divideCeilSigned(spec.inFeatures, layout.warps()), 32);
+  // Segments longer than 64 inputs in multiples of 128 where the list
+  // still fits: the compaction then loads 4 groups of 32 at once.
+  int64_t perWarp = llvm::divideCeilSigned(spec.inFeatures, layout.warps());
+  layout.segment = llvm::alignTo(perWarp, 32);
+  if (perWarp > 64 &&
+      (layout.warps() * llvm::alignTo(perWarp, 128) + layout.warps()) * 4 <=
+          kMaxListBytes)
+    layout.segment = llvm::alignTo(perWarp, 128);
   if ((layout.listWords() + layout.warps()) * 4 <= kMaxListBytes)
     return layout;
   // Long rows (e.g. a weight gradient's, over T * B events) in chunks; the
@@ -158,7 +164,7 @@ mlir::snn::getEventRowLayout(const OpKernelSpec &spec) {
   if (groups > layout.threads)
     return std::nullopt;
   int64_t fit = (kMaxListBytes / 4 - layout.warps()) / layout.warps();
-  layout.segment = fit / 32 * 32;
+  layout.segment = fit >= 128 ? fit / 128 * 128 : fit / 32 * 32;
   layout.chunks = llvm::divideCeilSigned(spec.inFeatures, layout.listWords());
   return layout;
 }
