@@ -287,6 +287,16 @@ std::vector<LayerCalibration> measureCrossovers(Executor &exec,
     c.elements = site.elements;
     c.densities = options.densities;
     float *x = exec.data(site.input);
+    // A backward's weight gradient on row lists also costs in proportion to
+    // the density of the layer's input (compact_rows lists it): that input
+    // gets spikes at the same density, a stand-in for the activity at which
+    // gy has it.
+    std::vector<int> listed;
+    for (const Op &op : m.program(program))
+      if (op.attrs.contains("of"))
+        for (const auto &inner : op.attrs["of"])
+          if (inner.value("op", "") == "compact_rows")
+            listed.push_back(inner["in"][0].get<int>());
     for (double density : options.densities) {
       // Spikes are ones; a backward's output gradient has signed values.
       bool spikes = site.direction == "forward";
@@ -295,6 +305,12 @@ std::vector<LayerCalibration> measureCrossovers(Executor &exec,
                    ? (spikes ? 1.0f : uniform(rng) - 0.5f + 1e-3f)
                    : 0.0f;
       runner.upload(site.input);
+      for (int id : listed) {
+        float *input = exec.data(id);
+        for (size_t i = 0, n = m.tensors[id].numel(); i < n; ++i)
+          input[i] = uniform(rng) < density ? 1.0f : 0.0f;
+        runner.upload(id);
+      }
       double best[2] = {INFINITY, INFINITY};
       // Alternating rounds: a drift of the machine's speed hits both paths.
       for (int round = 0; round < 3; ++round)

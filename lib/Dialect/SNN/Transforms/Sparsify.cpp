@@ -26,16 +26,19 @@ namespace {
 
 /// The CPU's is a margin below the density where the event-driven layer and
 /// BLAS took equal time, about 20% (bench/results/2026-11-25-cpu-sparse.md);
-/// the CUDA one is provisional. Both are only the module's defaults:
-/// `snn-run MODULE calibrate` measures each layer's on a device and the
-/// runtime then uses that.
+/// the CUDA one below the 9-10% measured on an H100 for the SHD network's
+/// hidden layers (5% for its 20-wide readout;
+/// bench/results/2026-11-27-H100-sparse-lists.md). Both are only the
+/// module's defaults: `snn-run MODULE calibrate` measures each layer's on a
+/// device and the runtime then uses that.
 constexpr double kDefaultCpuCrossover = 0.15;
-constexpr double kDefaultCudaCrossover = 0.05;
+constexpr double kDefaultCudaCrossover = 0.08;
 /// The backward's: the density of the output gradient up to which its
 /// event-driven gx and gw run (bench/results/2026-11-25-cpu2-sparse-backward.md;
-/// the CUDA one provisional, as the forward's).
+/// CUDA: 16% measured for a hidden layer's backward on an H100 with the
+/// weight gradient on row lists, the same page).
 constexpr double kDefaultCpuBackwardCrossover = 0.15;
-constexpr double kDefaultCudaBackwardCrossover = 0.05;
+constexpr double kDefaultCudaBackwardCrossover = 0.10;
 
 /// Why `value` is not known to be spikes, or an empty string when it is.
 std::string whyNotSpikes(Value value, bool inputIsSpikes) {

@@ -21,7 +21,7 @@
 // CHECK: %[[D:.*]] = snn.dropout
 // CHECK: snn.linear %[[D]], %{{.*}} {event_driven = 1.500000e-01 : f64}
 // CUDA-LABEL: func.func @spikes
-// CUDA: snn.linear %{{.*}} {event_driven = 5.000000e-02 : f64}
+// CUDA: snn.linear %{{.*}} {event_driven = 8.000000e-02 : f64}
 // The data input counts as spikes with input-is-spikes.
 // INPUT-LABEL: func.func @spikes
 // INPUT: snn.linear %{{.*}} {event_driven = 1.500000e-01 : f64} : tensor<4x2x16xf32>, tensor<16x16xf32>, tensor<16xf32>
@@ -74,7 +74,7 @@ func.func @dense(%x: tensor<4x2x16xf32>, %w: tensor<3x16xf32>, %g: tensor<16xf32
 // CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = false}
 // CHECK: snn.linear_bwd %{{.*}} {has_bias = false, need_gx = true}
 // CUDA-LABEL: func.func @backward
-// CUDA: snn.linear_bwd %{{.*}} {event_driven = 5.000000e-02 : f64, has_bias = true, need_gx = true}
+// CUDA: snn.linear_bwd %{{.*}} {event_driven = 1.000000e-01 : f64, has_bias = true, need_gx = true}
 // EXPLICIT-LABEL: func.func @backward
 // EXPLICIT: snn.linear_bwd %{{.*}} {event_driven = 3.000000e-01 : f64, has_bias = true, need_gx = true}
 func.func @backward(%x: tensor<4x2x16xf32>, %gy: tensor<4x2x16xf32>, %w: tensor<16x16xf32>,
