@@ -461,6 +461,63 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
   emitGPUCountDecision(e.b, e.loc, count, lane, grid, limit, decision);
 }
 
+/// A warp's in-order compaction of the nonzero x[rowStart + j] for j in
+/// [begin, begin + span) (j < length; span a multiple of 32 * unroll):
+/// per iteration `unroll` groups of 32 inputs, their loads first, then per
+/// group a ballot and each nonzero's slot (the count so far plus the
+/// popcount of the lower lanes' bits), given to `store(j, value, slot)`.
+/// Every lane must call it; returns the count (i32).
+static Value
+emitWarpCompaction(EventEmitter &e, Value x, Value rowStart, Value begin,
+                   int64_t span, int64_t length, Value laneInWarp,
+                   int64_t unroll,
+                   function_ref<void(Value j, Value value, Value slot)> store) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type i32Type = b.getI32Type();
+  Value lowerLanes = arith::SubIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc, e.i32(1),
+          arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
+      e.i32(1));
+  auto popcount = [&](Value v) {
+    return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
+  };
+  auto groups = scf::ForOp::create(b, loc, begin, e.addI(begin, e.idx(span)),
+                                   e.idx(32 * unroll), ValueRange{e.i32(0)});
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(groups.getBody());
+  Value found = groups.getRegionIterArg(0);
+  SmallVector<Value> js, loaded, inRanges;
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value j = e.addI(groups.getInductionVar(),
+                     e.addI(laneInWarp, e.idx(32 * u)));
+    Value inRange = e.ult(j, e.idx(length));
+    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
+    js.push_back(j);
+    inRanges.push_back(inRange);
+    loaded.push_back(e.load(x, e.addI(rowStart, jc)));
+  }
+  for (int64_t u = 0; u < unroll; ++u) {
+    Value active = arith::AndIOp::create(
+        b, loc, inRanges[u],
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, loaded[u],
+                              e.f32(0.0)));
+    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), active,
+                                            NVVM::VoteSyncKind::ballot);
+    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      e.openIf(active);
+      store(js[u], loaded[u], e.addI(found, rank));
+    }
+    found = e.addI(found, popcount(ballot));
+  }
+  scf::YieldOp::create(b, loc, ValueRange{found});
+  return groups.getResult(0);
+}
+
 namespace {
 /// The event lists of the compacted GPU forms (EventRowLayout): each warp
 /// lists the nonzero inputs of its segment of a row's chunk in shared
@@ -472,72 +529,30 @@ public:
   RowCompactor(EventEmitter &e, const EventRowLayout &layout, Value list,
                Value counts, Value lane)
       : e(e), b(e.b), loc(e.loc), layout(layout), list(list), counts(counts) {
-    Type i32Type = b.getI32Type();
     warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
     laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
     listBase = e.mulI(warp, e.idx(layout.segment));
-    lowerLanes = arith::SubIOp::create(
-        b, loc,
-        arith::ShLIOp::create(
-            b, loc, e.i32(1),
-            arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
-        e.i32(1));
   }
 
   /// Lists the nonzero x[rowStart + i] for i in the warp's segment of the
   /// chunk that starts at `chunkStart` (i < length), then the barrier.
-  /// Up to 4 groups of 32 inputs per iteration: their loads go out
-  /// together before the ballots (a warp scanning a long segment waits on
-  /// one load latency per iteration).
+  /// Up to 4 groups of 32 inputs per iteration (a warp scanning a long
+  /// segment would wait one load latency per 32 inputs).
   void compact(Value x, Value rowStart, int64_t length, Value chunkStart) {
-    Type i32Type = b.getI32Type();
     int64_t unroll = layout.segment % 128 == 0  ? 4
                      : layout.segment % 64 == 0 ? 2
                                                 : 1;
-    Value segStart = e.addI(chunkStart, listBase);
-    auto chunks = scf::ForOp::create(
-        b, loc, segStart, e.addI(segStart, e.idx(layout.segment)),
-        e.idx(32 * unroll), ValueRange{e.i32(0)});
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(chunks.getBody());
-      Value found = chunks.getRegionIterArg(0);
-      SmallVector<Value> js, loaded, inRanges;
-      for (int64_t u = 0; u < unroll; ++u) {
-        Value j = e.addI(chunks.getInductionVar(),
-                         e.addI(laneInWarp, e.idx(32 * u)));
-        Value inRange = e.ult(j, e.idx(length));
-        Value jc =
-            arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
-        js.push_back(j);
-        inRanges.push_back(inRange);
-        loaded.push_back(e.load(x, e.addI(rowStart, jc)));
-      }
-      for (int64_t u = 0; u < unroll; ++u) {
-        Value active = arith::AndIOp::create(
-            b, loc, inRanges[u],
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                  loaded[u], e.f32(0.0)));
-        Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
-                                                active,
-                                                NVVM::VoteSyncKind::ballot);
-        Value rank =
-            popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
-        {
-          OpBuilder::InsertionGuard store(b);
-          e.openIf(active);
-          e.store(arith::IndexCastUIOp::create(b, loc, i32Type, js[u]), list,
-                  e.addI(listBase, toIndex(e.addI(found, rank))));
-        }
-        found = e.addI(found, popcount(ballot));
-      }
-      scf::YieldOp::create(b, loc, ValueRange{found});
-    }
+    Value found = emitWarpCompaction(
+        e, x, rowStart, e.addI(chunkStart, listBase), layout.segment, length,
+        laneInWarp, unroll, [&](Value j, Value, Value slot) {
+          e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
+                  list, e.addI(listBase, toIndex(slot)));
+        });
     {
       OpBuilder::InsertionGuard store(b);
       e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                      laneInWarp, e.idx(0)));
-      e.store(chunks.getResult(0), counts, warp);
+      e.store(found, counts, warp);
     }
     gpu::BarrierOp::create(b, loc);
   }
@@ -566,9 +581,6 @@ public:
   }
 
 private:
-  Value popcount(Value v) {
-    return LLVM::CtPopOp::create(b, loc, b.getI32Type(), v).getResult();
-  }
   Value toIndex(Value v) {
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
         .getResult();
@@ -578,7 +590,7 @@ private:
   OpBuilder &b;
   Location loc;
   const EventRowLayout &layout;
-  Value list, counts, warp, laneInWarp, listBase, lowerLanes;
+  Value list, counts, warp, laneInWarp, listBase;
 };
 } // namespace
 
@@ -729,9 +741,10 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
   }
 }
 
-/// compact_rows on the GPU: a warp per row of x [M, K], 32 columns at a
-/// time: one coalesced load, a ballot of the nonzeros, each active lane's
-/// slot from the popcount of the lower lanes' bits. The list holds the row's
+/// compact_rows on the GPU: a warp per row of x [M, K], 128 columns per
+/// round of loads (emitWarpCompaction: coalesced loads, a ballot per 32,
+/// each nonzero's slot from the popcount of the lower lanes' bits). The
+/// list holds the row's
 /// nonzero columns in column order (and their values), then -1 unless the
 /// row is full: a reader finds the end in the slots it loads anyway.
 static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
@@ -750,47 +763,19 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
   Value row = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)), warp);
   // Whole warps only: the ballots below need every lane.
   e.openIf(e.ult(row, e.idx(m)));
-  Value lowerLanes = arith::SubIOp::create(
-      b, loc,
-      arith::ShLIOp::create(
-          b, loc, e.i32(1),
-          arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp)),
-      e.i32(1));
+  // 4 groups of 32 columns per load round (the row's span padded to 128).
   Value rowStart = e.mulI(row, e.idx(k));
-  auto chunks = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(32),
-                                   ValueRange{e.i32(0)});
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(chunks.getBody());
-    Value found = chunks.getRegionIterArg(0);
-    Value j = e.addI(chunks.getInductionVar(), laneInWarp);
-    Value inRange = e.ult(j, e.idx(k));
-    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(k - 1));
-    Value xv = e.load(x, e.addI(rowStart, jc));
-    Value active = arith::AndIOp::create(
-        b, loc, inRange,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                              e.f32(0.0)));
-    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1),
-                                            active, NVVM::VoteSyncKind::ballot);
-    auto popcount = [&](Value v) {
-      return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
-    };
-    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
-    {
-      OpBuilder::InsertionGuard store(b);
-      e.openIf(active);
-      Value at = e.addI(rowStart, arith::IndexCastUIOp::create(
-                                      b, loc, b.getIndexType(),
-                                      e.addI(found, rank)));
-      e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);
-      if (values)
-        e.store(xv, values, at);
-    }
-    scf::YieldOp::create(b, loc, ValueRange{e.addI(found, popcount(ballot))});
-  }
-  Value count = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                             chunks.getResult(0));
+  Value found = emitWarpCompaction(
+      e, x, rowStart, e.idx(0), llvm::alignTo(k, 128), k, laneInWarp, 4,
+      [&](Value j, Value xv, Value slot) {
+        Value at = e.addI(rowStart, arith::IndexCastUIOp::create(
+                                        b, loc, b.getIndexType(), slot));
+        e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);
+        if (values)
+          e.store(xv, values, at);
+      });
+  Value count =
+      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), found);
   e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
                                  e.ult(count, e.idx(k))));
   e.store(e.i32(-1), columns, e.addI(rowStart, count));
