@@ -1224,6 +1224,16 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
         .getResult();
   };
+  // The rows of this call, each output row [width] zeroed first: {row,
+  // its first output}.
+  auto zeroedRows = [&](Value out, int64_t width) {
+    Value row = rangeLoop();
+    Value outStart = e.mulI(row, e.idx(width));
+    OpBuilder::InsertionGuard inner(b);
+    Value o = forLoop(width);
+    e.store(e.f32(0.0), out, e.addI(outStart, o));
+    return std::make_pair(row, outStart);
+  };
   switch (spec.kind) {
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsHost(e, fn, args);
@@ -1275,13 +1285,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value decision = args[args.size() - 2], gw = args.back();
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    Value row = rangeLoop();
-    Value outStart = e.mulI(row, e.idx(cols));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      Value o = forLoop(cols);
-      e.store(e.f32(0.0), gw, e.addI(outStart, o));
-    }
+    auto [row, outStart] = zeroedRows(gw, cols);
     Value r = forLoop(events);
     Value gv = e.load(gyT, e.addI(e.mulI(row, e.idx(events)), r));
     e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, gv,
@@ -1360,13 +1364,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     Value y = args.back();
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    Value row = rangeLoop();
-    Value outStart = e.mulI(row, e.idx(n));
-    {
-      OpBuilder::InsertionGuard inner(b);
-      Value o = forLoop(n);
-      e.store(e.f32(0.0), y, e.addI(outStart, o));
-    }
+    auto [row, outStart] = zeroedRows(y, n);
     {
       OpBuilder::InsertionGuard inner(b);
       Value j = forLoop(k);

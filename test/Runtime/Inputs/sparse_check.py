@@ -266,6 +266,27 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
         np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
 
 
+def reference_step(case, name):
+    """The float64 reference's training forward and backward of the case's
+    `name` module on its weights, input and labels."""
+    weights = read_safetensors(f"{case}/w.safetensors")[0]
+    mod = Module(f"{case}/{name}.snnmod")
+    mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+    mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
+    mod.set("labels", np.load(f"{case}/y.npy"))
+    mod.run("train_forward")
+    mod.run("backward")
+    return mod
+
+
+def worst_vs_reference(grads, mod):
+    """The largest relative difference of the nonzero parameter gradients
+    from the float64 reference's."""
+    return max([rel(grads[t["name"]], mod.get(t["name"])) for t in mod.m["tensors"]
+                if t["name"].startswith("grad:") and "grad_of" in t
+                and np.any(mod.get(t["name"]))], default=0.0)
+
+
 def compare_backward(snn_run, d, bands, device):
     """Gradients of the three modules per band; one line per band with the
     density of each event-driven backward's output gradient."""
@@ -290,13 +311,7 @@ def compare_backward(snn_run, d, bands, device):
             problems.append(f"fused: {fused_ops} spike_density ops and {fused_counts} "
                             f"fused counts for the dispatch's {dispatch_ops} ops")
         # The float64 reference runs the event-driven module's manifest.
-        weights = read_safetensors(f"{case}/w.safetensors")[0]
-        mod = Module(f"{case}/event.snnmod")
-        mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
-        mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
-        mod.set("labels", np.load(f"{case}/y.npy"))
-        mod.run("train_forward")
-        mod.run("backward")
+        mod = reference_step(case, "event")
 
         def off_dense(name, k):
             """How far a gradient is from the dense module's; 0 when it is
@@ -314,10 +329,7 @@ def compare_backward(snn_run, d, bands, device):
             worst = max(off_dense(name, k) for k in grads["dense"])
             if not worst <= 1e-6:
                 problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
-        ref_worst = max([rel(grads["event"][t["name"]], mod.get(t["name"]))
-                         for t in mod.m["tensors"]
-                         if t["name"].startswith("grad:") and "grad_of" in t
-                         and np.any(mod.get(t["name"]))], default=0.0)
+        ref_worst = worst_vs_reference(grads["event"], mod)
         ref_worst = max(ref_worst, rel(grads["event"]["loss"], mod.get("loss")))
         if not ref_worst < 1e-4:
             problems.append(f"event vs float64 reference: {ref_worst:.1e}")
@@ -332,16 +344,8 @@ def compare_backward(snn_run, d, bands, device):
         values = sum(bool(op.get("x_values")) for op in bits)
         # The lists module against the float64 reference of its own
         # manifest (compact_rows and event_weight_grad_lists in float64).
-        lists_mod = Module(f"{case}/lists.snnmod")
-        lists_mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
-        lists_mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
-        lists_mod.set("labels", np.load(f"{case}/y.npy"))
-        lists_mod.run("train_forward")
-        lists_mod.run("backward")
-        lists_worst = max([rel(grads["lists"][t["name"]], lists_mod.get(t["name"]))
-                           for t in lists_mod.m["tensors"]
-                           if t["name"].startswith("grad:") and "grad_of" in t
-                           and np.any(lists_mod.get(t["name"]))], default=0.0)
+        lists_mod = reference_step(case, "lists")
+        lists_worst = worst_vs_reference(grads["lists"], lists_mod)
         if not lists_worst < 1e-4:
             problems.append(f"lists vs float64 reference: {lists_worst:.1e}")
         lists = [op for o in lists_mod.m["programs"]["backward"]
