@@ -23,6 +23,7 @@
 #include "ManifestBuilder.h"
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -144,8 +145,10 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     while (auto flatten = source.getDefiningOp<FlattenOp>())
       source = flatten.getInput();
     auto neuron = dyn_cast_or_null<NeuronOpInterface>(source.getDefiningOp());
-    // Spikes are 0 or 1: only other inputs need their values listed.
+    // Spikes are 0 or 1: only other inputs need their values listed (a
+    // neuron fused with its pooling writes pooled spikes).
     lists.xValues = !neuron || isa<LIOp>(neuron.getOperation()) ||
+                    neuron->hasAttr(kFusedPoolAttrName) ||
                     cast<OpResult>(source).getResultNumber() != 0;
     std::string name = tensor(x).getString("name")
                            ? tensor(x).getString("name")->str()

@@ -17,6 +17,7 @@
 
 #include "ManifestBuilder.h"
 
+#include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -95,11 +96,12 @@ static bool readByEventLinear(Value value, bool backward) {
 }
 
 bool ManifestBuilder::feedsEventWeightGrad(Operation *neuron) const {
-  // Only with spike-bits: on an H100 the bit-reading weight gradient was no
-  // faster than event_linear on float rows (SHD fc2 at 1%: 340 vs 335 us);
-  // it saves the float spikes' memory.
+  // Only with spike-bits: it saves the float spikes' memory; the default
+  // row lists read only each event's nonzeros. A neuron fused with its
+  // pooling writes pooled spikes, not bits' worth.
   auto iface = dyn_cast<NeuronOpInterface>(neuron);
-  if (!spikeBits || !iface || iface.isStepForm() || isa<LIOp>(neuron))
+  if (!spikeBits || !iface || iface.isStepForm() || isa<LIOp>(neuron) ||
+      neuron->hasAttr(kFusedPoolAttrName))
     return false;
   return readByEventLinear(neuron->getResult(0), /*backward=*/true);
 }
