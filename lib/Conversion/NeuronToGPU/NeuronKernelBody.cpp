@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -23,6 +24,25 @@
 using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
+
+/// The backward scan of a layer with few threads unrolled by 4 (or 2) when
+/// T allows it without a remainder: the loads of several steps go out
+/// before the first step's arithmetic waits on them. With B N / 4 = 47k
+/// threads (SHD, 11 warps per H100 SM) one step's loads in flight per
+/// thread fall short of the memory bandwidth: 162 -> 127 us per LIF
+/// backward (bench/results/2026-11-27-H100-sparse-lists.md). Layers with
+/// enough threads to fill the GPU keep the plain loop, and so do the
+/// forward kernels (unrolled, the inference forward got slower). Same
+/// arithmetic in the same order; the loop stays (at least two unrolled
+/// iterations: a single one would be inlined and the loop erased).
+static void unrollBackwardSteps(scf::ForOp loop, const NeuronSpec &spec) {
+  constexpr int64_t kFewThreads = 128 * 1024;
+  int64_t steps = spec.numSteps;
+  int64_t factor = steps % 4 == 0 ? 4 : steps % 2 == 0 ? 2 : 1;
+  if (factor > 1 && steps >= 2 * factor &&
+      spec.getNumBackwardThreads() < kFewThreads)
+    (void)loopUnrollByFactor(loop, factor);
+}
 
 
 Value ThreadEmitter::paramVector(Value memref) {
@@ -628,6 +648,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
           next.push_back(addCounts(grads[countAt], nonzeroLanes(gin)));
         scf::YieldOp::create(b, loc, next);
       });
+  unrollBackwardSteps(loop, spec);
   if (counting)
     count = sumCounts(loop.getResults()[countAt]);
   if (gw)

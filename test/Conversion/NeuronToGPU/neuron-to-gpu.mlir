@@ -19,13 +19,20 @@
 // CHECK: vector.store %{{.*}}, %[[H]][%{{.*}}] {alignment = 16 : i64}
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
-// Backward: reverse time (t = 7 - r), gs and h loaded, gx stored.
+// Backward: reverse time (t = 7 - r), gs and h loaded, gx stored; a layer
+// of few threads has its scan unrolled by 4 (steps r .. r + 3 per
+// iteration: their loads can go out together).
 // CHECK-LABEL: gpu.func @snn_net_0_lif_bwd(
 // CHECK-SAME: %[[GS:.*]]: memref<1024xf32> {llvm.noalias}, %[[HB:.*]]: memref<1024xf32> {llvm.noalias}, %[[GX:.*]]: memref<1024xf32> {llvm.noalias})
-// CHECK: scf.for %[[R:.*]] = %c0 to %c8 step %c1
+// CHECK: scf.for %[[R:.*]] = %c0 to %c8 step %c4
 // CHECK: arith.subi %c7, %[[R]]
 // CHECK-DAG: vector.load %[[GS]]
 // CHECK-DAG: vector.load %[[HB]]
+// CHECK: vector.store %{{.*}}, %[[GX]]
+// CHECK: %[[R1:.*]] = arith.addi %[[R]], %c1
+// CHECK: arith.subi %c7, %[[R1]]
+// CHECK: vector.store %{{.*}}, %[[GX]]
+// CHECK: arith.addi %[[R]], %c3
 // CHECK: vector.store %{{.*}}, %[[GX]]
 // The atan surrogate needs no transcendental function.
 // CHECK-NOT: math.
