@@ -225,6 +225,9 @@ public:
   }
   Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value toIndex(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  }
   Value ult(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }
@@ -546,7 +549,7 @@ public:
         e, x, rowStart, e.addI(chunkStart, listBase), layout.segment, length,
         laneInWarp, unroll, [&](Value j, Value, Value slot) {
           e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
-                  list, e.addI(listBase, toIndex(slot)));
+                  list, e.addI(listBase, e.toIndex(slot)));
         });
     {
       OpBuilder::InsertionGuard store(b);
@@ -568,12 +571,12 @@ public:
     Value w = segments.getInductionVar();
     Value base = e.mulI(w, e.idx(layout.segment));
     auto inputs = scf::ForOp::create(b, loc, e.idx(0),
-                                     toIndex(e.load(counts, w)), e.idx(1),
+                                     e.toIndex(e.load(counts, w)), e.idx(1),
                                      segments.getRegionIterArgs());
     {
       OpBuilder::InsertionGuard loopBody(b);
       b.setInsertionPointToStart(inputs.getBody());
-      Value j = toIndex(e.load(list, e.addI(base, inputs.getInductionVar())));
+      Value j = e.toIndex(e.load(list, e.addI(base, inputs.getInductionVar())));
       scf::YieldOp::create(b, loc, body(j, inputs.getRegionIterArgs()));
     }
     scf::YieldOp::create(b, loc, inputs.getResults());
@@ -581,11 +584,6 @@ public:
   }
 
 private:
-  Value toIndex(Value v) {
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
-        .getResult();
-  }
-
   EventEmitter &e;
   OpBuilder &b;
   Location loc;
@@ -768,14 +766,12 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
   Value found = emitWarpCompaction(
       e, x, rowStart, e.idx(0), llvm::alignTo(k, 128), k, laneInWarp, 4,
       [&](Value j, Value xv, Value slot) {
-        Value at = e.addI(rowStart, arith::IndexCastUIOp::create(
-                                        b, loc, b.getIndexType(), slot));
+        Value at = e.addI(rowStart, e.toIndex(slot));
         e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);
         if (values)
           e.store(xv, values, at);
       });
-  Value count =
-      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), found);
+  Value count = e.toIndex(found);
   e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
                                  e.ult(count, e.idx(k))));
   e.store(e.i32(-1), columns, e.addI(rowStart, count));
@@ -826,10 +822,6 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
                             arith::IndexCastUIOp::create(b, loc, i32Type,
                                                          laneInWarp)),
       e.i32(1));
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
-        .getResult();
-  };
   auto notI1 = [&](Value v) {
     return arith::XOrIOp::create(
                b, loc, v,
@@ -844,7 +836,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
     // first 32 list slots go out together (they need only the events'
     // rows), then the events add in order.
     constexpr int64_t kEventsAtOnce = 4;
-    Value n = toIndex(e.load(counts, warp));
+    Value n = e.toIndex(e.load(counts, warp));
     auto own = scf::ForOp::create(b, loc, e.idx(0), n, e.idx(kEventsAtOnce));
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(own.getBody());
@@ -856,7 +848,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
     for (int64_t u = 0; u < kEventsAtOnce; ++u) {
       // Past the warp's last event: a repeat of it, loaded but not added.
       Value at = arith::MinUIOp::create(b, loc, e.addI(i, e.idx(u)), last);
-      Value r = toIndex(e.load(list, e.addI(listBase, at)));
+      Value r = e.toIndex(e.load(list, e.addI(listBase, at)));
       gs.push_back(e.load(gyT, e.addI(rowStart, r)));
       firsts.push_back(e.mulI(r, e.idx(k)));
       Value slot = e.addI(firsts.back(), slot0);
@@ -878,7 +870,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
           notI1(end));
       OpBuilder::InsertionGuard add(b);
       e.openIf(listed);
-      Value a = e.addI(accRow, toIndex(column));
+      Value a = e.addI(accRow, e.toIndex(column));
       Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
       e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc, a);
       return ends;
@@ -1220,10 +1212,6 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     return createHostRangeLoop(b, loc, fn, 0, getEventHostItems(spec))
         .getInductionVar();
   };
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
-        .getResult();
-  };
   // The rows of this call, each output row [width] zeroed first: {row,
   // its first output}.
   auto zeroedRows = [&](Value out, int64_t width) {
@@ -1260,7 +1248,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
       {
         OpBuilder::InsertionGuard store(b);
         e.openIf(set);
-        Value slot = e.addI(rowStart, toIndex(found));
+        Value slot = e.addI(rowStart, e.toIndex(found));
         e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
                 columns, slot);
         if (values)
@@ -1271,7 +1259,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
           ValueRange{e.addI(found, arith::ExtUIOp::create(
                                        b, loc, b.getI32Type(), set))});
     }
-    Value count = toIndex(cols.getResult(0));
+    Value count = e.toIndex(cols.getResult(0));
     e.openIf(e.ult(count, e.idx(k)));
     e.store(e.i32(-1), columns, e.addI(rowStart, count));
     break;
@@ -1320,7 +1308,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
           OpBuilder::InsertionGuard body(b);
           b.setInsertionPointToStart(nb.getInsertionBlock());
           Value at = e.addI(first, state[0]);
-          Value out = e.addI(outStart, toIndex(e.load(xColumns, at)));
+          Value out = e.addI(outStart, e.toIndex(e.load(xColumns, at)));
           Value term = xValues ? arith::MulFOp::create(b, loc, gv,
                                                        e.load(xValues, at))
                                : gv;

@@ -119,6 +119,18 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   // gw reads x as bits where it can (a spiking layer's spikes; the network
   // input's occupancy, then its values at the set bits): ceil(K / 32)
   // words per event instead of K floats.
+  // gw's kernel op reading gyᵀ and x's form (`in`), then the decision.
+  auto emitWeightGrad = [&](const OpKernelSpec &spec, Array in) {
+    in.push_back(decision);
+    Array args(in);
+    args.push_back(gw);
+    Object event{{"op", spec.getKindName().str()},
+                 {"in", Array(in)},
+                 {"out", Array{gw}},
+                 {"x_values", spec.xValues}};
+    emit(Phase::Backward, makeKernelOp(spec, std::move(args), std::move(in),
+                                       Array{gw}, Array{std::move(event)}));
+  };
   bool xValues = false;
   if (std::optional<int64_t> words = getEventGradBits(bwd.getInput(), xValues)) {
     OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBits, n, m, k);
@@ -126,15 +138,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     Array in{gyT, *words};
     if (xValues)
       in.push_back(*xValue);
-    in.push_back(decision);
-    Array args(in);
-    args.push_back(gw);
-    Object event{{"op", "event_weight_grad_bits"},
-                 {"in", Array(in)},
-                 {"out", Array{gw}},
-                 {"x_values", xValues}};
-    emit(Phase::Backward, makeKernelOp(spec, std::move(args), std::move(in),
-                                       Array{gw}, Array{std::move(event)}));
+    emitWeightGrad(spec, std::move(in));
   } else if (OpKernelSpec lists = makeSpec(OpKernelKind::EventLinearLists,
                                             n, m, k);
              hasEventListsKernel(lists)) {
@@ -150,9 +154,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     lists.xValues = !neuron || isa<LIOp>(neuron.getOperation()) ||
                     neuron->hasAttr(kFusedPoolAttrName) ||
                     cast<OpResult>(source).getResultNumber() != 0;
-    std::string name = tensor(x).getString("name")
-                           ? tensor(x).getString("name")->str()
-                           : "%" + std::to_string(x);
+    std::string name = tensorName(x);
     auto listTensor = [&](StringRef suffix, int64_t elements, StringRef dtype) {
       Object t{{"name", name + suffix.str()},
                {"shape", Array{elements}},
@@ -182,15 +184,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     Array in{gyT, columns};
     if (values)
       in.push_back(*values);
-    in.push_back(decision);
-    Array args(in);
-    args.push_back(gw);
-    Object event{{"op", "event_weight_grad_lists"},
-                 {"in", Array(in)},
-                 {"out", Array{gw}},
-                 {"x_values", lists.xValues}};
-    emit(Phase::Backward, makeKernelOp(lists, std::move(args), std::move(in),
-                                       Array{gw}, Array{std::move(event)}));
+    emitWeightGrad(lists, std::move(in));
   } else {
     save(x);
     emitEventLinear(n, m, k, gyT, x, gw);

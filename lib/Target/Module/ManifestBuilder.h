@@ -110,6 +110,12 @@ private:
   FailureOr<SmallVector<int64_t>> resolveShape(Operation *where, Type type);
   int64_t addTensor(llvm::json::Object tensor);
   llvm::json::Object &tensor(int64_t id) { return tensors[id]; }
+  /// The tensor's name, or "%ID" when it has none (a base for the names of
+  /// tensors derived from it: its bits, its row lists).
+  std::string tensorName(int64_t id) {
+    std::optional<StringRef> name = tensor(id).getString("name");
+    return name ? name->str() : "%" + std::to_string(id);
+  }
   FailureOr<int64_t> addValueTensor(Operation *where, Value value,
                                     StringRef role, std::string name = "");
   FailureOr<int64_t> lookup(Operation *user, Value value);

@@ -113,9 +113,7 @@ int64_t ManifestBuilder::emitPackBits(int64_t x, Phase phase, StringRef role,
   for (const llvm::json::Value &d : *s.getArray("shape"))
     elements *= *d.getAsInteger();
   int64_t words = llvm::divideCeilSigned(elements, kSpikesPerWord);
-  std::string name = s.getString("name") ? s.getString("name")->str()
-                                          : "%" + std::to_string(x);
-  int64_t bits = addTensor(Object{{"name", name + ".bits"},
+  int64_t bits = addTensor(Object{{"name", tensorName(x) + ".bits"},
                                   {"shape", Array{words}},
                                   {"role", role},
                                   {"dtype", "u32"}});
