@@ -1,8 +1,10 @@
 //===- HostKernels.cpp - the neuron kernels compiled for the CPU ----------===//
 //
 // The CPU path of the neuron layers: the per-thread code of the GPU kernels,
-// looped over the threads (as --snn-neuron-to-host does), lowered to LLVM
-// with the W = 4 lanes as vector instructions, optimized at O3 for the
+// looped over the threads (as --snn-neuron-to-host does) with the steps
+// outside blocks of threads (HostStepInterchange.cpp), lowered to LLVM with
+// a thread's W = 8 lanes (4 on the GPU) as vector instructions (a pooled or
+// batch-normed layer keeps the GPU's threads), optimized at O3 for the
 // machine's architecture and linked into a shared library that the runtime
 // loads with dlopen: the runtime needs no LLVM. On x86-64 the code is for
 // x86-64-v3 (AVX2 and FMA: the fused multiply-adds of exp's approximation
@@ -55,6 +57,12 @@ using namespace mlir::snn::kernelgen;
 /// Work worth a CPU thread of its own: about 16k neuron steps (tens of
 /// microseconds), against the few microseconds of waking a thread.
 static constexpr int64_t kNeuronStepsPerThread = 16384;
+
+/// Neurons per work item of a plain layer: one AVX2 vector.
+static constexpr int64_t kHostLanes = 8;
+/// Neurons of a block of work items that take each step together
+/// (interchangeHostSteps): 4 KiB of each tensor per step, read in order.
+static constexpr int64_t kHostBlockNeurons = 1024;
 
 /// The backward of a layer that computes its batch norm backward's sums: a
 /// work item per run of spec.bnSegment thread slots, which runs them one
@@ -125,9 +133,14 @@ static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
 }
 
 func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
-                                        StringRef name, const NeuronSpec &spec,
+                                        StringRef name,
+                                        const NeuronSpec &layerSpec,
                                         KernelKind kind) {
   MLIRContext *ctx = b.getContext();
+  NeuronSpec spec = layerSpec;
+  spec.host = true;
+  if (!spec.pool && !spec.bn && !spec.learnsLeak())
+    spec.lanes = kHostLanes;
   int64_t threads = spec.getNumThreads();
   int64_t stepsPerThread = spec.numSteps * spec.getWidth();
   int64_t grain = llvm::divideCeilSigned(kNeuronStepsPerThread, stepsPerThread);
@@ -142,6 +155,8 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
       b, loc, name, getKernelArgTypes(spec, kind, ctx), threads, grain);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.front());
+  int64_t blockItems =
+      std::max<int64_t>(kHostBlockNeurons / spec.getWidth(), 1);
   // The grid's threads [begin, end), one after the other.
   if (spec.countsOutput(kind)) {
     // The range's count, then the decision (its last two arguments).
@@ -162,15 +177,23 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
           ValueRange{arith::AddIOp::create(b, loc, loop.getRegionIterArg(0),
                                            count)});
     }
+    Value total = loop.getResult(0);
+    if (FailureOr<scf::ForOp> blocks = interchangeHostSteps(loop, blockItems);
+        succeeded(blocks))
+      total = blocks->getResult(0);
     Value items = arith::IndexCastOp::create(
         b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, last, first));
-    emitHostCountDecision(b, loc, loop.getResult(0), items, threads,
+    emitHostCountDecision(b, loc, total, items, threads,
                           args[args.size() - 2], args.back());
   } else {
-    OpBuilder::InsertionGuard inner(b);
-    scf::ForOp loop = createHostRangeLoop(b, loc, fn, 0, threads);
-    buildNeuronThread(b, loc, spec, kind, loop.getInductionVar(),
-                      getHostTensorArgs(fn));
+    scf::ForOp loop;
+    {
+      OpBuilder::InsertionGuard inner(b);
+      loop = createHostRangeLoop(b, loc, fn, 0, threads);
+      buildNeuronThread(b, loc, spec, kind, loop.getInductionVar(),
+                        getHostTensorArgs(fn));
+    }
+    (void)interchangeHostSteps(loop, blockItems);
   }
   func::ReturnOp::create(b, loc);
   return fn;

@@ -40,7 +40,7 @@ static void unrollBackwardSteps(scf::ForOp loop, const NeuronSpec &spec) {
   int64_t steps = spec.numSteps;
   int64_t factor = steps % 4 == 0 ? 4 : steps % 2 == 0 ? 2 : 1;
   if (factor > 1 && steps >= 2 * factor &&
-      spec.getNumBackwardThreads() < kFewThreads)
+      spec.getNumBackwardThreads() < kFewThreads && !spec.host)
     (void)loopUnrollByFactor(loop, factor);
 }
 

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "snn/Conversion/NeuronToGPU/NeuronToGPU.h"
@@ -156,13 +157,20 @@ struct NeuronSpec {
   bool spikes() const { return model != NeuronModel::LI; }
   bool hasSynapse() const { return model == NeuronModel::CubaLIF; }
   bool learnsLeak() const { return model == NeuronModel::PLIF; }
-  /// Neurons per thread: 4 (16-byte accesses) when N is a multiple of 4; a
-  /// pooled layer's KH KW (the forward's thread holds a window and reads it
-  /// one access per row of KW neurons, the backward's KH KW consecutive
-  /// ones).
+  /// Neurons per thread of a plain layer when N is a multiple of it: 4 on
+  /// the GPU (16-byte accesses), 8 on the CPU (a 32-byte vector).
+  int64_t lanes = 4;
+  /// The kernel is built for the CPU (HostKernels.cpp): no GPU-only tuning.
+  bool host = false;
+  /// Neurons per thread: `lanes` when N is a multiple of it, else 4
+  /// (16-byte accesses) when N is a multiple of 4; a pooled layer's KH KW
+  /// (the forward's thread holds a window and reads it one access per row
+  /// of KW neurons, the backward's KH KW consecutive ones).
   int64_t getWidth() const {
     if (pool)
       return pool->kh * pool->kw;
+    if (numNeurons % lanes == 0)
+      return lanes;
     return numNeurons % 4 == 0 ? 4 : 1;
   }
   int64_t getNumThreads() const {
@@ -269,9 +277,19 @@ SmallVector<Value, 2> buildPooledNeuronThread(OpBuilder &b, Location loc,
                                               KernelKind kind, Value thread,
                                               ValueRange args);
 
+/// Moves the loop over `items` (GPU threads run on the CPU, one after the
+/// other) inside the step loop of their body, a block of `blockItems` at a
+/// time, their loop-carried state in stack buffers between steps
+/// (HostStepInterchange.cpp). Returns the loop over the blocks that
+/// replaces `items`; fails, changing nothing, unless the body is reads, one
+/// step loop, then the rest.
+FailureOr<scf::ForOp> interchangeHostSteps(scf::ForOp items,
+                                           int64_t blockItems);
+
 /// Adds at the insertion point of `b` the host function `name`: the kernel's
 /// arguments then a range (HostKernelRange.h), a loop over the threads of
-/// the range, each running the per-thread code.
+/// the range, each running the per-thread code, with the steps outside
+/// blocks of threads where the code allows (interchangeHostSteps).
 func::FuncOp buildHostKernel(OpBuilder &b, Location loc, StringRef name,
                              const NeuronSpec &spec, KernelKind kind);
 

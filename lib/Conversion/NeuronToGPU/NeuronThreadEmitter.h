@@ -182,7 +182,10 @@ private:
   llvm::MaybeAlign alignment(Type elem) const {
     int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
     int64_t run = getRunLength();
-    return llvm::MaybeAlign(llvm::isPowerOf2_64(run) ? run * bytes : bytes);
+    // At most 16 bytes: what the memory plan guarantees of every row.
+    return llvm::MaybeAlign(llvm::isPowerOf2_64(run)
+                                ? std::min<int64_t>(run * bytes, 16)
+                                : bytes);
   }
 
   /// The gradient of the thread's outputs at step `t` (its lanes at `at`):

@@ -68,6 +68,8 @@ STORAGE = {
     "lif_chained": dict(chain=True),
     "cuba_chained_bits_T12": dict(chain=True, spike_bits=True, steps=12),
     "li_chained": dict(chain=True),
+    "cuba_blocks_bits_T12": dict(spike_bits=True, steps=12),
+    "lif_blocks_chained": dict(chain=True),
 }
 CONFIGS += [
     ("lif_bf16h_bits_T5", "lif", 2, 8,
@@ -95,6 +97,18 @@ CONFIGS += [
     ("cuba_chained_bits_T12", "cuba_lif", 3, 4,
      dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per", reset="soft")),
     ("li_chained", "li", 2, 6, dict(k=0.25, c="per")),
+    # Layers of many threads: the CPU kernels take the steps outside blocks
+    # of 128 threads of 8 neurons (HostStepInterchange.cpp). N = 1080 is one
+    # full block and a partial one (the first call runs one thread); F = 45
+    # makes the per-feature parameters a gather.
+    ("lif_blocks_per_feature", "lif", 3, 360,
+     dict(k="per", v_th="per", surrogate=("atan", 2.0, None))),
+    ("lif_blocks_gather_band", "lif", 8, 45,
+     dict(k=0.3, c=0.7, v_reset="per", surrogate=("sigmoid", 4.0, None, 0.3))),
+    ("cuba_blocks_bits_T12", "cuba_lif", 2, 520,
+     dict(k=0.2, c=0.9, k_syn=0.4, c_syn="per")),
+    ("lif_blocks_chained", "lif", 3, 360,
+     dict(k=0.3, c=0.7, v_th="per", reset="soft")),
 ]
 
 
