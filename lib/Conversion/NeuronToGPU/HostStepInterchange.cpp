@@ -31,14 +31,18 @@ static bool onlyReads(Operation *op) {
          });
 }
 
-/// A loop bound of the step loop where the blocks' loop can use it: defined
-/// outside `items`, or a constant inside (cloned).
+/// Whether the loop over the blocks can have `bound` of the step loop:
+/// defined outside `items`, or a constant inside (cloned by hoistBound).
+static bool isHoistable(Value bound, scf::ForOp items) {
+  Operation *def = bound.getDefiningOp();
+  return !def || !items->isAncestor(def) ||
+         def->hasTrait<OpTrait::ConstantLike>();
+}
+
 static Value hoistBound(OpBuilder &b, Value bound, scf::ForOp items) {
   Operation *def = bound.getDefiningOp();
   if (!def || !items->isAncestor(def))
     return bound;
-  if (!def->hasTrait<OpTrait::ConstantLike>())
-    return Value();
   return b.clone(*def)->getResult(0);
 }
 
@@ -60,7 +64,8 @@ mlir::snn::kernelgen::interchangeHostSteps(scf::ForOp items,
       return failure();
     (steps ? epilogue : prologue).push_back(&op);
   }
-  if (!steps)
+  if (!steps || !llvm::all_of(steps->getOperands().take_front(3),
+                              [&](Value v) { return isHoistable(v, items); }))
     return failure();
   for (Value state : steps.getInitArgs())
     if (!MemRefType::isValidElementType(state.getType()))
@@ -72,8 +77,6 @@ mlir::snn::kernelgen::interchangeHostSteps(scf::ForOp items,
   Value lower = hoistBound(b, steps.getLowerBound(), items);
   Value upper = hoistBound(b, steps.getUpperBound(), items);
   Value stride = hoistBound(b, steps.getStep(), items);
-  if (!lower || !upper || !stride)
-    return failure();
   // A buffer per state value: the block's items, one slot each.
   SmallVector<Value> buffers;
   for (Value state : steps.getInitArgs())
