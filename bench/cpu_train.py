@@ -13,7 +13,9 @@ v_th = 1, hard reset, sigmoid surrogate alpha = 4 through a straight-through
 form; leaky-integrator readout; cross-entropy on the time-mean membrane;
 Adam) eagerly and, where it works, under torch.compile. Both sides get the
 same number of threads (torch.set_num_threads; snn-run --threads, which sets
-its generated kernels' threads and OpenBLAS's). One training step = forward + loss +
+its generated kernels' threads and its GEMMs': OpenBLAS's, or tiles on its
+own threads for an event-driven module; OPENBLAS_NUM_THREADS is unset for
+it). One training step = forward + loss +
 backward + update on one batch of random input already in memory (snn-run
 bench: the median of its timed iterations). Prints a Markdown table with
 ours/peer ratios and writes it with a JSON copy under --out.
@@ -112,7 +114,8 @@ def torch_step_ms(cls, compiled, repeat):
 
 def ours_bench(snn_run, module, threads, iterations, density=None):
     """snn-run bench's JSON line ({"fwd_ms", "step_ms", ...})."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env.pop("OPENBLAS_NUM_THREADS", None)
     env.pop("SNN_NUM_THREADS", None)
     cmd = [snn_run, module, "bench", "--device", "cpu", "--threads", str(threads),
            "--iterations", str(iterations)]

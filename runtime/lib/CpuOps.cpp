@@ -11,6 +11,7 @@
 
 #include "CpuOpContext.h"
 #include "HostKernels.h"
+#include "snnrt/CpuThreads.h"
 
 #ifdef SNNRT_HAVE_CBLAS
 #include <cblas.h>
@@ -30,9 +31,45 @@ namespace cpu {
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, const float *b, float beta, float *c) {
 #ifdef SNNRT_HAVE_CBLAS
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-              transA ? m : k, b, transB ? k : n, beta, c, n);
+  int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  // C's rows [i0, i1) and columns [j0, j1).
+  auto slice = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, i1 - i0, j1 - j0, k, 1.0f,
+                a + (transA ? i0 : i0 * k), lda, b + (transB ? j0 * k : j0),
+                ldb, beta, c + i0 * n + j0, n);
+  };
+  // Split over the runtime's threads (CpuThreads.h) into a grid of tiles of
+  // C, at least 32 x 32 each and at most one per thread, the most tiles
+  // (then the squarest); GEMMs under ~1 MFLOP stay whole.
+  int threads = splitsGemms() ? getCpuThreads() : 1;
+  constexpr int64_t kMinTile = 32;
+  int64_t rowParts = 1, colParts = 1;
+  if (threads > 1 && 2 * m * n * k >= (int64_t(1) << 20)) {
+    auto skew = [&](int64_t rr, int64_t cc) {
+      return std::abs(m / rr - n / cc);
+    };
+    int64_t maxRowParts =
+        std::max<int64_t>(std::min<int64_t>(threads, m / kMinTile), 1);
+    for (int64_t r = 1; r <= maxRowParts; ++r) {
+      int64_t c = std::min<int64_t>(threads / r,
+                                    std::max<int64_t>(n / kMinTile, 1));
+      if (r * c > rowParts * colParts ||
+          (r * c == rowParts * colParts && skew(r, c) < skew(rowParts, colParts)))
+        rowParts = r, colParts = c;
+    }
+  }
+  if (rowParts * colParts == 1) {
+    slice(0, m, 0, n);
+    return;
+  }
+  parallelFor(rowParts * colParts, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      auto [i0, i1] = getChunkRange(m, rowParts, t / colParts);
+      auto [j0, j1] = getChunkRange(n, colParts, t % colParts);
+      slice(i0, i1, j0, j1);
+    }
+  });
 #else
   // A build without BLAS (e.g. on a GPU server) stays correct, just slower.
   for (int64_t i = 0; i < m; ++i) {

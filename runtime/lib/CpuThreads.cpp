@@ -132,18 +132,24 @@ private:
   std::vector<std::thread> workers;
 };
 
+bool blasThreadsFixed() {
+  const char *fixed = std::getenv("OPENBLAS_NUM_THREADS");
+  return fixed && *fixed;
+}
+
 std::mutex configMutex;
 int configured = 0;
+bool gemmsOnPool = false;
 
-/// OpenBLAS follows the kernels' thread count unless OPENBLAS_NUM_THREADS
-/// fixes its own: its GEMMs may round differently on another thread count
-/// (measured: the Fashion-MNIST MLP's fc1 gradients differ in the last bits
-/// between 1 and 2 OpenBLAS threads), so a fixed count keeps every result
-/// the same bits whatever --threads is.
+/// OpenBLAS follows the kernels' thread count (or runs on one thread while
+/// the GEMMs are on the pool) unless OPENBLAS_NUM_THREADS fixes its own:
+/// its GEMMs may round differently on another thread count (measured: the
+/// Fashion-MNIST MLP's fc1 gradients differ in the last bits between 1 and
+/// 2 OpenBLAS threads), so a fixed count keeps every result the same bits
+/// whatever --threads is. The caller holds configMutex.
 void setBlasThreads(int threads) {
-  const char *fixed = std::getenv("OPENBLAS_NUM_THREADS");
-  if (openblas_set_num_threads && !(fixed && *fixed))
-    openblas_set_num_threads(threads);
+  if (openblas_set_num_threads && !blasThreadsFixed())
+    openblas_set_num_threads(gemmsOnPool ? 1 : threads);
 }
 
 Pool &pool() {
@@ -167,10 +173,26 @@ int getCpuThreads() {
   if (!configured) {
     int fromEnv = threadsFromEnvironment();
     configured = fromEnv ? fromEnv : availableCores();
-    if (fromEnv)
-      setBlasThreads(fromEnv);
+    if (fromEnv || gemmsOnPool)
+      setBlasThreads(configured);
   }
   return configured;
+}
+
+void setGemmsOnPool(bool on) {
+  int threads = getCpuThreads();
+  std::lock_guard<std::mutex> lock(configMutex);
+  if (gemmsOnPool == on)
+    return;
+  gemmsOnPool = on;
+  setBlasThreads(threads);
+}
+
+bool splitsGemms() {
+  if (!openblas_set_num_threads || blasThreadsFixed() || getCpuThreads() < 2)
+    return false;
+  std::lock_guard<std::mutex> lock(configMutex);
+  return gemmsOnPool;
 }
 
 std::pair<int64_t, int64_t> getChunkRange(int64_t items, int64_t chunks,

@@ -3,8 +3,9 @@
 // The generated CPU kernels take a range of their work items
 // (docs/artifact-format.md, "CPU kernels and threads"); the runtime splits
 // the items into contiguous ranges, one per thread of a small persistent
-// pool. Items never share an output, so every thread count gives the same
-// bits (OpenBLAS's GEMMs do only at a fixed OPENBLAS_NUM_THREADS).
+// pool, which also runs slices of the GEMMs. Items never share an output,
+// so every thread count gives the same bits (the GEMMs are guaranteed to
+// only at a fixed OPENBLAS_NUM_THREADS).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +18,23 @@
 namespace snnrt {
 
 /// Sets the number of CPU threads (>= 1) of the generated kernels and, unless
-/// OPENBLAS_NUM_THREADS is set, of OpenBLAS. 1 runs every kernel on the
-/// calling thread.
+/// OPENBLAS_NUM_THREADS is set, of the GEMMs (OpenBLAS's, or the pool's with
+/// setGemmsOnPool). 1 runs every kernel on the calling thread.
 void setCpuThreads(int threads);
+
+/// With `on`, unless OPENBLAS_NUM_THREADS is set, OpenBLAS runs on one
+/// thread and each GEMM is cut into tiles on the pool (splitsGemms): one set
+/// of threads. For modules whose steps are mostly generated kernels (the
+/// event-driven ones): OpenBLAS's own threads keep spinning after a call
+/// and slowed the kernels that ran next (16 cores: the event-driven SHD
+/// step 14-83 ms, 16-18 with tiles). Off (the default) keeps OpenBLAS's
+/// threads, faster for GEMM-bound modules (the Fashion-MNIST MLP on 16
+/// cores: 1.8-2.2 ms, 3.0-3.5 with tiles).
+void setGemmsOnPool(bool on);
+
+/// Whether the GEMMs run as tiles on the pool (setGemmsOnPool, OpenBLAS
+/// linked in, OPENBLAS_NUM_THREADS not set, more than one thread).
+bool splitsGemms();
 
 /// The number of CPU threads: setCpuThreads's, else SNN_NUM_THREADS, else
 /// the cores this process may run on.

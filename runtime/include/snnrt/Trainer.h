@@ -103,7 +103,8 @@ public:
   std::string describe() const override {
     int threads = getCpuThreads();
     return "cpu, " + describeCpuNeuronKernels(exec.module()) + ", " +
-           std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+           std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+           (splitsGemms() ? " (GEMMs in tiles on them)" : "");
   }
 
 private:

@@ -239,9 +239,12 @@ Module loadModule(const Options &o, nlohmann::json manifest) {
   Communicator *ranksOfSplit = timeRanks();
   int rank = ranksOfSplit ? ranksOfSplit->rank() : 0,
       ranks = ranksOfSplit ? ranksOfSplit->size() : 1;
-  return Module::parse(Module::selectRank(std::move(manifest), o.module, rank,
-                                          ranks),
-                       o.module);
+  Module m = Module::parse(
+      Module::selectRank(std::move(manifest), o.module, rank, ranks), o.module);
+  // An event-driven module's steps are mostly generated kernels: its GEMMs
+  // run on the same threads (CpuThreads.h).
+  setGemmsOnPool(!m.eventSites.empty());
+  return m;
 }
 
 /// A module split in time talks to the other ranks through gComm.

@@ -279,12 +279,23 @@ def reference_step(case, name):
     return mod
 
 
+def rounding_zero(reference, *got):
+    """A gradient that is zero in exact arithmetic: float64 leaves only
+    rounding (|g| < 1e-9) and so does float32 (|g| < 1e-6). E.g. an input of
+    no spikes at all where no output comes near its threshold: the float64
+    bias gradient is ~1e-19, each float32 module's a different ~1e-10."""
+    return float(np.abs(reference).max(initial=0.0)) < 1e-9 and \
+        all(float(np.abs(g).max(initial=0.0)) < 1e-6 for g in got)
+
+
 def worst_vs_reference(grads, mod):
     """The largest relative difference of the nonzero parameter gradients
     from the float64 reference's."""
     return max([rel(grads[t["name"]], mod.get(t["name"])) for t in mod.m["tensors"]
                 if t["name"].startswith("grad:") and "grad_of" in t
-                and np.any(mod.get(t["name"]))], default=0.0)
+                and np.any(mod.get(t["name"]))
+                and not rounding_zero(mod.get(t["name"]), grads[t["name"]])],
+               default=0.0)
 
 
 def compare_backward(snn_run, d, bands, device):
@@ -320,6 +331,9 @@ def compare_backward(snn_run, d, bands, device):
             float32 rounding is what differs)."""
             if not np.any(grads["dense"][k]):
                 return float(np.abs(grads[name][k]).max())
+            if k.startswith("grad:") and \
+                    rounding_zero(mod.get(k), grads[name][k], grads["dense"][k]):
+                return 0.0
             off = rel(grads[name][k], grads["dense"][k])
             if off > 1e-6 and k.startswith("grad:") and \
                     rel(grads[name][k], mod.get(k)) <= 1e-6:
