@@ -24,11 +24,12 @@ void setCpuThreads(int threads);
 
 /// With `on`, unless OPENBLAS_NUM_THREADS is set, OpenBLAS runs on one
 /// thread and each GEMM is cut into tiles on the pool (splitsGemms): one set
-/// of threads. For modules whose steps are mostly generated kernels (the
-/// event-driven ones): OpenBLAS's own threads keep spinning after a call
-/// and slowed the kernels that ran next (16 cores: the event-driven SHD
-/// step 14-83 ms, 16-18 with tiles). Off (the default) keeps OpenBLAS's
-/// threads, faster for GEMM-bound modules (the Fashion-MNIST MLP on 16
+/// of threads. For modules whose steps are mostly generated kernels or
+/// small GEMMs (event-driven and convolutional ones): OpenBLAS's own
+/// threads keep spinning after a call and slowed the kernels that ran next
+/// (16 cores: the event-driven SHD step 14-83 ms, 16-18 with tiles; the
+/// conv net 1.8x faster with tiles). Off (the default) keeps OpenBLAS's
+/// threads, faster for a few large GEMMs (the Fashion-MNIST MLP on 16
 /// cores: 1.8-2.2 ms, 3.0-3.5 with tiles).
 void setGemmsOnPool(bool on);
 

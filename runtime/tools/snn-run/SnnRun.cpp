@@ -235,15 +235,32 @@ Communicator *timeRanks() {
 
 /// The module this rank runs: of a module split in time
 /// (--snn-split-time), its rank's program set.
+bool hasConvolution(const std::vector<Op> &ops) {
+  for (const Op &op : ops)
+    if (op.kind == "conv2d" || op.kind == "conv2d_bwd" ||
+        hasConvolution(op.body))
+      return true;
+  return false;
+}
+
+bool hasConvolution(const Module &m) {
+  for (const auto &[name, ops] : m.programs)
+    if (hasConvolution(ops))
+      return true;
+  return false;
+}
+
 Module loadModule(const Options &o, nlohmann::json manifest) {
   Communicator *ranksOfSplit = timeRanks();
   int rank = ranksOfSplit ? ranksOfSplit->rank() : 0,
       ranks = ranksOfSplit ? ranksOfSplit->size() : 1;
   Module m = Module::parse(
       Module::selectRank(std::move(manifest), o.module, rank, ranks), o.module);
-  // An event-driven module's steps are mostly generated kernels: its GEMMs
-  // run on the same threads (CpuThreads.h).
-  setGemmsOnPool(!m.eventSites.empty());
+  // The GEMMs of an event-driven module (its steps mostly generated kernels)
+  // or of a convolutional one (many small GEMMs over column buffers) run on
+  // the same threads as the kernels (CpuThreads.h); a module of a few large
+  // GEMMs keeps OpenBLAS's threads.
+  setGemmsOnPool(!m.eventSites.empty() || hasConvolution(m));
   return m;
 }
 
