@@ -132,9 +132,13 @@ private:
   std::vector<std::thread> workers;
 };
 
+/// OPENBLAS_NUM_THREADS is set (read once: splitsGemms runs every GEMM).
 bool blasThreadsFixed() {
-  const char *fixed = std::getenv("OPENBLAS_NUM_THREADS");
-  return fixed && *fixed;
+  static const bool fixed = [] {
+    const char *env = std::getenv("OPENBLAS_NUM_THREADS");
+    return env && *env;
+  }();
+  return fixed;
 }
 
 std::mutex configMutex;

@@ -182,11 +182,10 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                            count)});
     }
     Value total = loop.getResult(0);
-    if (FailureOr<scf::ForOp> blocks =
-            interchangeSteps ? interchangeHostSteps(loop, blockItems)
-                             : FailureOr<scf::ForOp>(failure());
-        succeeded(blocks))
-      total = blocks->getResult(0);
+    if (interchangeSteps)
+      if (FailureOr<scf::ForOp> blocks = interchangeHostSteps(loop, blockItems);
+          succeeded(blocks))
+        total = blocks->getResult(0);
     Value items = arith::IndexCastOp::create(
         b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, last, first));
     emitHostCountDecision(b, loc, total, items, threads,

@@ -233,8 +233,7 @@ Communicator *timeRanks() {
   return gMesh.time ? gMesh.time.get() : gComm.get();
 }
 
-/// The module this rank runs: of a module split in time
-/// (--snn-split-time), its rank's program set.
+/// Whether `ops` (time loops' bodies included) hold a convolution.
 bool hasConvolution(const std::vector<Op> &ops) {
   for (const Op &op : ops)
     if (op.kind == "conv2d" || op.kind == "conv2d_bwd" ||
@@ -250,6 +249,8 @@ bool hasConvolution(const Module &m) {
   return false;
 }
 
+/// The module this rank runs: of a module split in time
+/// (--snn-split-time), its rank's program set.
 Module loadModule(const Options &o, nlohmann::json manifest) {
   Communicator *ranksOfSplit = timeRanks();
   int rank = ranksOfSplit ? ranksOfSplit->rank() : 0,
