@@ -62,6 +62,11 @@
 #       activity 1% and 5%, the latter also with the event layers' input
 #       counts in the neuron kernels (--snn-fuse: shd128-bwd-fused,
 #       -bwd-event-fused). File: sparse-profile.txt.
+#   bench/gpu-sparse.sh tiles SNN_RUN [OUT]
+#       GPU machine: event_linear_tiles vs the per-row event_linear kernels
+#       on the SHD step at calibrated activity 1, 5, 10% (alternating
+#       rounds, CUDA graphs) and a per-op profile of each form at 1% and
+#       5%. File: sparse-tiles.txt.
 #   bench/gpu-sparse.sh layers SNN_RUN [OUT]
 #       GPU machine: per layer size N = 1024, 2048, 4096 (spike input
 #       [T*B = 4096, N], W [N, N]) the forward, the weight gradient and the
@@ -199,6 +204,18 @@ prepare)
     "$opt" "$g/shd$b.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" \
       --snn-fuse --snn-compile="output=$g/shd$b-bwd-event-fused.snnmod target=all" -o /dev/null 2>/dev/null
   done
+  # `tiles`: the same always event-driven and dispatch modules with the
+  # wide layers' forward as event_linear_tiles (event-tiles=true): for the
+  # default chips (-tiles: 163 KiB of shared memory, tiles of 16 outputs
+  # for K = 1472) and for sm_90 only (-sm90: 227 KiB, 32 outputs).
+  ad="--snn-autodiff=optimizer=adam lr=0.001 grad-threshold=$grad_band"
+  for v in "event-fused:crossover=1" "fused:target=cuda"; do
+    name=${v%%:*}; sp="input-is-spikes ${v#*:}"
+    "$opt" "$g/shd128.mlir" "$ad" --snn-sparsify="$sp" --snn-fuse \
+      --snn-compile="output=$g/shd128-bwd-$name-tiles.snnmod target=cuda event-tiles=true" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd128.mlir" "$ad" --snn-sparsify="$sp" --snn-fuse \
+      --snn-compile="output=$g/shd128-bwd-$name-sm90.snnmod target=cuda event-tiles=true chips=sm_90" -o /dev/null 2>/dev/null
+  done
   rm -f "$g"/*.mlir
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
     "$g/checkbwd3" "$g/checkbwdin" "$g/checkbwdin2"
@@ -215,7 +232,8 @@ prepare)
   # (two columns per thread), spikes at 0 and 97%; and fc1 on the network
   # input (occupancy bits and values 1, 2, 0.5), also over 12800 events in
   # chunks.
-  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+  # (with event-tiles=true: fc1's forward, 1100 -> 1100, as event_linear_tiles)
+  SPARSE_CHECK_TILES=1 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
     "$opt" "$g/checkbwd3" 10 16 1100 1100 0.05 inf 1@0 1@0.97
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward-input \
     "$opt" "$g/checkbwdin" 8 5 67 41 0.1@0 0.1@0.02 0.3 1@1 inf
@@ -223,7 +241,8 @@ prepare)
     "$opt" "$g/checkbwdin2" 100 128 70 1100 0.05@0.02 0.3@0.05 inf@0.05
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
     "$g/check" 4 3 67 29 0 0.001 0.01 0.1 0.5 1
-  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
+  # (with event-tiles=true: fc1, 700 -> 300, as event_linear_tiles)
+  SPARSE_CHECK_TILES=1 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
     "$g/check1" 8 32 700 300 0.01 0.05 0.2
   echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
   ;;
@@ -379,6 +398,36 @@ profile)
       shd_bench graphs $v "$d" 20
       shd_bench profile $v "$d" 30 --profile
     done
+  done
+  rm -rf "$act"
+  ;;
+tiles)
+  # event_linear_tiles against the per-row event_linear kernels: the SHD
+  # step (CUDA graphs) at calibrated activity 1, 5, 10%, of the always
+  # event-driven and the dispatch modules, per-row (the default), tiles for
+  # the default chips (-tiles: 16 outputs for K = 1472) and for sm_90 only
+  # (-sm90: 32),
+  # in 3 alternating rounds; the dense module once per density; then a
+  # per-op profile of each always event-driven form at 1% and 5%.
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-tiles.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  for d in 0.01 0.05 0.1; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    shd_bench graphs dense "$d" 20
+    for round in 1 2 3; do
+      for v in bwd-event-fused bwd-event-fused-tiles bwd-event-fused-sm90 \
+               bwd-fused bwd-fused-tiles bwd-fused-sm90; do
+        shd_bench "graphs round=$round" $v "$d" 20
+      done
+    done
+    if [ "$d" != 0.1 ]; then
+      for v in bwd-event-fused bwd-event-fused-tiles bwd-event-fused-sm90; do
+        shd_bench profile $v "$d" 30 --profile
+      done
+    fi
   done
   rm -rf "$act"
   ;;

@@ -281,11 +281,11 @@ def compact_rows(x):
     return columns.reshape(-1), values.reshape(-1)
 
 
-def event_weight_grad_lists(gy_t, columns, k, values=None):
-    """gw [N, K] = gy_t [N, M] @ x [M, K], x rebuilt from compact_rows' lists:
-    1 at the listed columns, or the listed values when given."""
-    m = gy_t.shape[1]
-    columns = np.asarray(columns).reshape(m, k).astype(np.int64)
+def rows_from_lists(columns, k, values=None):
+    """x [M, K] rebuilt from compact_rows' lists (K slots a row): 1 at the
+    listed columns, or the listed values when given."""
+    columns = np.asarray(columns).reshape(-1, k).astype(np.int64)
+    m = columns.shape[0]
     values = None if values is None else np.asarray(values).reshape(m, k)
     x = np.zeros((m, k))
     for r in range(m):
@@ -293,10 +293,16 @@ def event_weight_grad_lists(gy_t, columns, k, values=None):
         n = ends[0] if ends.size else k
         cols = columns[r, :n]
         if np.any(cols < 0) or np.any(cols >= k) or np.unique(cols).size != n:
-            raise RefError(f"event_weight_grad_lists: row {r} lists columns "
-                           f"outside [0, {k}) or twice")
+            raise RefError(f"compact_rows: row {r} lists columns outside "
+                           f"[0, {k}) or twice")
         x[r, cols] = 1.0 if values is None else values[r, :n]
-    return gy_t @ x
+    return x
+
+
+def event_weight_grad_lists(gy_t, columns, k, values=None):
+    """gw [N, K] = gy_t [N, M] @ x [M, K], x rebuilt from compact_rows' lists:
+    1 at the listed columns, or the listed values when given."""
+    return gy_t @ rows_from_lists(columns, k, values)
 
 
 def unpack_bits(words, count):

@@ -388,6 +388,19 @@ def _run_op(mod, op, lr, smooth):
             wt = wt.reshape(-1, wt.shape[-1])
             b = mod.get(ins[2]) if op.get("has_bias", False) else None
             put(0, layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, b))
+        elif kind == "event_linear_tiles":
+            # y = x wt + b with x as compact_rows' lists, wt [K, N].
+            values = bool(op.get("x_values", False))
+            bias = bool(op.get("has_bias", False))
+            n = 3 + int(values) + int(bias)
+            ins = _ids(op, "in", n, n,
+                       "inputs (columns, values?, wt, b?, decision)")
+            wt = mod.get(ins[1 + int(values)])
+            wt = wt.reshape(-1, wt.shape[-1])
+            x = layers.rows_from_lists(mod.get(ins[0]), wt.shape[0],
+                                       mod.get(ins[1]) if values else None)
+            b = mod.get(ins[2 + int(values)]) if bias else None
+            put(0, layers.linear(x, wt.T, b))
         elif kind == "linear":
             ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
             w = mod.get(ins[1])

@@ -56,6 +56,10 @@ CudaDevice::CudaDevice(int ordinal, DeviceOptions options)
   SNNRT_CU(d.cuDeviceGetAttribute(
                &smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
            deviceName);
+  SNNRT_CU(d.cuDeviceGetAttribute(
+               &sharedOptIn,
+               CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+           deviceName);
   char gpu[256] = {0};
   d.cuDeviceGetName(gpu, sizeof(gpu) - 1, dev);
   deviceDescription = deviceName + " (" + gpu + ", sm_" +
@@ -122,6 +126,25 @@ void CudaDevice::launchRaw(CUfunction fn, unsigned grid, unsigned block,
   SNNRT_CU(driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, sharedBytes,
                                    cuStream, params, nullptr),
            where);
+}
+
+void CudaDevice::allowSharedMemory(CUfunction fn, unsigned bytes,
+                                   const std::string &where) {
+  auto [it, added] = sharedAllowed.try_emplace(fn, 0);
+  if (it->second >= bytes)
+    return;
+  if (bytes > static_cast<unsigned>(sharedOptIn))
+    throwError(where + ": the kernel needs " + std::to_string(bytes) +
+               " bytes of shared memory per block, " + deviceDescription +
+               " allows " + std::to_string(sharedOptIn) +
+               "; compile the module for this GPU's architecture "
+               "(snn-opt --snn-compile=\"chips=sm_" +
+               std::to_string(ccMajor) + std::to_string(ccMinor) + "\")");
+  SNNRT_CU(driver().cuFuncSetAttribute(
+               fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               static_cast<int>(bytes)),
+           where);
+  it->second = bytes;
 }
 
 void CudaDevice::gemm(const RowMajorGemm &g, const std::string &where) {

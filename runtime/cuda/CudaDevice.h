@@ -107,6 +107,10 @@ public:
   unsigned elementwiseGrid(long long n) const;
   void launchRaw(CUfunction fn, unsigned grid, unsigned block,
                  unsigned sharedBytes, void **params, const std::string &where);
+  /// Lets `fn` launch with `bytes` of dynamic shared memory (above 48 KiB
+  /// a kernel must opt in); throws when the GPU offers less per block.
+  void allowSharedMemory(CUfunction fn, unsigned bytes,
+                         const std::string &where);
 
   /// Row-major SGEMM on the device's stream (see RowMajorGemm).
   void gemm(const RowMajorGemm &g, const std::string &where);
@@ -196,6 +200,10 @@ private:
   CUstream bodyStream = nullptr;
   cublasHandle_t handle = nullptr;
   int ccMajor = 0, ccMinor = 0, smCount = 1;
+  /// Dynamic shared memory a block may opt into.
+  int sharedOptIn = 48 * 1024;
+  /// Kernels already allowed their dynamic shared memory (allowSharedMemory).
+  std::map<CUfunction, unsigned> sharedAllowed;
   bool isCapturing = false;
   CachingAllocator alloc;
   KernelModules modules;

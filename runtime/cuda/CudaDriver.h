@@ -44,6 +44,7 @@ namespace snnrt::cuda {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)                                                            \
+  X(cuFuncSetAttribute)                                                        \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \

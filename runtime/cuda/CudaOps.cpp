@@ -83,12 +83,22 @@ void snnrt::cuda::launchKernelAt(CudaDevice &device, OpCall &call,
     opError(call, "the module has no cubin or PTX for this device; "
                   "compile it with target=cuda or target=all");
   CUfunction fn = device.kernels().compiledKernel(launch["kernel"], call.where);
+  // Dynamic shared memory (event_linear_tiles' weight tile).
+  long long shared = 0;
+  if (launch.contains("shared_bytes")) {
+    shared = integer("shared_bytes");
+    if (shared < 0 || shared > (1LL << 30))
+      opError(call, "'shared_bytes' must be in [0, 2^30]");
+    if (shared)
+      device.allowSharedMemory(fn, static_cast<unsigned>(shared), call.where);
+  }
   std::vector<void *> params;
   for (CUdeviceptr &p : pointers)
     params.push_back(&p);
   params.push_back(nullptr);
   device.launchRaw(fn, static_cast<unsigned>(grid),
-                   static_cast<unsigned>(block), 0, params.data(), call.where);
+                   static_cast<unsigned>(block), static_cast<unsigned>(shared),
+                   params.data(), call.where);
 }
 
 /// One launch of a generated kernel of the module's cubin/PTX

@@ -295,7 +295,8 @@ std::vector<LayerCalibration> measureCrossovers(Executor &exec,
     for (const Op &op : m.program(program))
       if (op.attrs.contains("of"))
         for (const auto &inner : op.attrs["of"])
-          if (inner.value("op", "") == "compact_rows")
+          if (inner.value("op", "") == "compact_rows" &&
+              inner["in"][0].get<int>() != site.input)
             listed.push_back(inner["in"][0].get<int>());
     for (double density : options.densities) {
       // Spikes are ones; a backward's output gradient has signed values.

@@ -13,6 +13,7 @@
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
+#include "snn/Conversion/NeuronToGPU/EventLinearTiles.h"
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 #include "snn/Conversion/NeuronToGPU/KernelArith.h"
 #include "snn/Conversion/NeuronToGPU/LayerKernels.h"
@@ -60,6 +61,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return xValues ? 5 : 4;
   case OpKernelKind::EventLinearLists:
     return xValues ? 6 : 5;
+  case OpKernelKind::EventLinearTiles:
+    return 4 + (xValues ? 1 : 0) + (hasBias ? 1 : 0);
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
@@ -140,6 +143,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "compact_rows";
   case OpKernelKind::EventLinearLists:
     return "event_weight_grad_lists";
+  case OpKernelKind::EventLinearTiles:
+    return "event_linear_tiles";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -203,8 +208,8 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3},{4}", rows, inFeatures,
-                         outFeatures, hasBias, xValues)
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5}", rows, inFeatures,
+                         outFeatures, hasBias, xValues, tileColumns)
                .str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {
@@ -243,6 +248,11 @@ int64_t OpKernelSpec::getBlockSize() const {
   if (isEventKernel(kind))
     return getEventKernelBlockSize(*this);
   return kOpKernelBlockSize;
+}
+
+int64_t OpKernelSpec::getDynamicSharedBytes() const {
+  return kind == OpKernelKind::EventLinearTiles ? getEventTileSharedBytes(*this)
+                                                : 0;
 }
 
 int64_t OpKernelSpec::getGridSize() const {
@@ -582,6 +592,7 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::EventLinearBits:
   case OpKernelKind::CompactRows:
   case OpKernelKind::EventLinearLists:
+  case OpKernelKind::EventLinearTiles:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:

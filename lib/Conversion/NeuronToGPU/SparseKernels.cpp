@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Conversion/NeuronToGPU/EventLinearTiles.h"
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,6 +90,18 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
       types.push_back(tensor(events * cols));
     types.push_back(decision);
     types.push_back(tensor(m * cols));
+    return types;
+  }
+  case OpKernelKind::EventLinearTiles: {
+    // x's lists (columns and values [M, K]), wt [K, N], b, decision, y.
+    SmallVector<Type> types{MemRefType::get({m * k}, IntegerType::get(ctx, 32))};
+    if (spec.xValues)
+      types.push_back(tensor(m * k));
+    types.push_back(tensor(k * n));
+    if (spec.hasBias)
+      types.push_back(tensor(n));
+    types.push_back(decision);
+    types.push_back(tensor(m * n));
     return types;
   }
   default:
@@ -185,6 +198,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
            llvm::divideCeilSigned(spec.outFeatures, kOpKernelBlockSize);
   case OpKernelKind::CompactRows:
     return llvm::divideCeilSigned(spec.rows, kOpKernelBlockSize / 32);
+  case OpKernelKind::EventLinearTiles:
+    return getEventTileGridSize(spec);
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -195,6 +210,8 @@ bool mlir::snn::hasEventListsKernel(const OpKernelSpec &spec) {
 }
 
 int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
+  if (spec.kind == OpKernelKind::EventLinearTiles)
+    return kEventTileThreads;
   if (spec.kind == OpKernelKind::EventLinear ||
       spec.kind == OpKernelKind::EventLinearBits ||
       spec.kind == OpKernelKind::EventLinearLists)
@@ -1023,6 +1040,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     emitEventWeightGradListsGPU(e, args, *layout, list, counts, acc, block,
                                 lane);
     break;
+  case OpKernelKind::EventLinearTiles:
+    emitEventLinearTilesGPU(b, loc, spec, args, block, lane);
+    break;
   case OpKernelKind::EventLinear: {
     if (layout) {
       emitCompactedEventLinearGPU(e, args, *layout, list, counts, block, lane);
@@ -1174,6 +1194,46 @@ static void emitEventWeightGradBitsHost(EventEmitter &e, func::FuncOp fn,
       });
 }
 
+void mlir::snn::emitHostListWalk(OpBuilder &b, Location loc, Value columns,
+                                 Value listStart, int64_t k,
+                                 function_ref<void(Value at)> body) {
+  OpKernelSpec none;
+  EventEmitter e(b, loc, none);
+  scf::WhileOp::create(
+      b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(0)},
+      [&](OpBuilder &nb, Location l, ValueRange state) {
+        OpBuilder::InsertionGuard before(b);
+        b.setInsertionPointToStart(nb.getInsertionBlock());
+        Value p = state[0];
+        Value inRow = e.ult(p, e.idx(k));
+        // A full row has no -1: slot K is never read.
+        auto listed = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
+                                        inRow, /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard branch(b);
+          b.setInsertionPointToStart(listed.thenBlock());
+          Value column = e.load(columns, e.addI(listStart, p));
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::sge, column, e.i32(0))});
+          b.setInsertionPointToStart(listed.elseBlock());
+          scf::YieldOp::create(b, loc, ValueRange{inRow});
+        }
+        scf::ConditionOp::create(b, loc, listed.getResult(0), state);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange state) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(nb.getInsertionBlock());
+        {
+          // The body may leave the insertion point in a loop of its own.
+          OpBuilder::InsertionGuard slot(b);
+          body(e.addI(listStart, state[0]));
+        }
+        scf::YieldOp::create(b, loc, ValueRange{e.addI(state[0], e.idx(1))});
+      });
+}
+
 func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
                                              StringRef name,
                                              const OpKernelSpec &spec) {
@@ -1181,7 +1241,8 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   // outputs are worth a thread of their own.
   bool rows = spec.kind == OpKernelKind::EventLinear ||
               spec.kind == OpKernelKind::EventLinearBits ||
-              spec.kind == OpKernelKind::EventLinearLists;
+              spec.kind == OpKernelKind::EventLinearLists ||
+              spec.kind == OpKernelKind::EventLinearTiles;
   int64_t grain = rows ? llvm::divideCeilSigned(16384, spec.outFeatures)
                   : spec.kind == OpKernelKind::CompactRows
                       ? llvm::divideCeilSigned(16384, spec.inFeatures)
@@ -1225,6 +1286,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   switch (spec.kind) {
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsHost(e, fn, args);
+    break;
+  case OpKernelKind::EventLinearTiles:
+    emitEventLinearTilesHost(b, loc, spec, fn, args);
     break;
   case OpKernelKind::CompactRows: {
     // Per row: its nonzero columns in order (and their values), then -1
@@ -1279,43 +1343,18 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, gv,
                                    e.f32(0.0)));
     // x's list of row r up to its -1 (or slot K).
-    Value first = e.mulI(r, e.idx(cols));
-    scf::WhileOp::create(
-        b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(0)},
-        [&](OpBuilder &nb, Location l, ValueRange state) {
-          OpBuilder::InsertionGuard before(b);
-          b.setInsertionPointToStart(nb.getInsertionBlock());
-          Value p = state[0];
-          Value inRow = e.ult(p, e.idx(cols));
-          // A full row has no -1: slot K is never read.
-          auto listed = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
-                                          inRow, /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard branch(b);
-            b.setInsertionPointToStart(listed.thenBlock());
-            Value column = e.load(xColumns, e.addI(first, p));
-            scf::YieldOp::create(
-                b, loc,
-                ValueRange{arith::CmpIOp::create(b, loc,
-                                                 arith::CmpIPredicate::sge,
-                                                 column, e.i32(0))});
-            b.setInsertionPointToStart(listed.elseBlock());
-            scf::YieldOp::create(b, loc, ValueRange{inRow});
-          }
-          scf::ConditionOp::create(b, loc, listed.getResult(0), state);
-        },
-        [&](OpBuilder &nb, Location l, ValueRange state) {
-          OpBuilder::InsertionGuard body(b);
-          b.setInsertionPointToStart(nb.getInsertionBlock());
-          Value at = e.addI(first, state[0]);
-          Value out = e.addI(outStart, e.toIndex(e.load(xColumns, at)));
-          Value term = xValues ? arith::MulFOp::create(b, loc, gv,
-                                                       e.load(xValues, at))
-                               : gv;
-          e.store(arith::AddFOp::create(b, loc, e.load(gw, out), term), gw,
-                  out);
-          scf::YieldOp::create(b, loc, ValueRange{e.addI(state[0], e.idx(1))});
-        });
+    emitHostListWalk(b, loc, xColumns, e.mulI(r, e.idx(cols)), cols,
+                     [&](Value at) {
+                       Value out =
+                           e.addI(outStart, e.toIndex(e.load(xColumns, at)));
+                       Value term =
+                           xValues ? arith::MulFOp::create(
+                                         b, loc, gv, e.load(xValues, at))
+                                   : gv;
+                       e.store(arith::AddFOp::create(b, loc, e.load(gw, out),
+                                                     term),
+                               gw, out);
+                     });
     break;
   }
   case OpKernelKind::SpikeDensity: {

@@ -23,7 +23,6 @@
 #include "ManifestBuilder.h"
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
-#include "snn/Dialect/SNN/IR/FusedPool.h"
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -103,6 +102,9 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                       Array{sparse, dense, decision}, Array{result},
                       Array{std::move(event)}));
   };
+  // gx stays event_linear over gy's rows: on tiles (measured on an H100,
+  // SHD net, bench/results/2026-11-27-H100-event-tiles.md) the kernel saved
+  // about 10 us of 142-166 and gy's compact_rows cost 42 on top.
   if (gx)
     emitEventLinear(m, n, k, *gy, *w, *gx);
 
@@ -145,42 +147,9 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     // x's nonzeros listed per row (compact_rows), then per event only the
     // listed columns: O(nonzeros of x's row) per event instead of O(K).
     save(x);
-    Value source = bwd.getInput();
-    while (auto flatten = source.getDefiningOp<FlattenOp>())
-      source = flatten.getInput();
-    auto neuron = dyn_cast_or_null<NeuronOpInterface>(source.getDefiningOp());
-    // Spikes are 0 or 1: only other inputs need their values listed (a
-    // neuron fused with its pooling writes pooled spikes).
-    lists.xValues = !neuron || isa<LIOp>(neuron.getOperation()) ||
-                    neuron->hasAttr(kFusedPoolAttrName) ||
-                    cast<OpResult>(source).getResultNumber() != 0;
-    std::string name = tensorName(x);
-    auto listTensor = [&](StringRef suffix, int64_t elements, StringRef dtype) {
-      Object t{{"name", name + suffix.str()},
-               {"shape", Array{elements}},
-               {"role", "activation"}};
-      if (dtype != "f32")
-        t["dtype"] = dtype.str();
-      return addTensor(std::move(t));
-    };
-    int64_t columns = listTensor(".columns", m * k, "i32");
-    std::optional<int64_t> values;
-    if (lists.xValues)
-      values = listTensor(".values", m * k, "f32");
-    OpKernelSpec compact = makeSpec(OpKernelKind::CompactRows, m, k, 0);
-    compact.xValues = lists.xValues;
-    Array compactOut{columns};
-    if (values)
-      compactOut.push_back(*values);
-    Array compactArgs{x, decision};
-    for (const llvm::json::Value &v : compactOut)
-      compactArgs.push_back(v);
-    Object compactOp{{"op", "compact_rows"},
-                     {"in", Array{x, decision}},
-                     {"out", Array(compactOut)}};
-    emit(Phase::Backward,
-         makeKernelOp(compact, std::move(compactArgs), Array{x, decision},
-                      std::move(compactOut), Array{std::move(compactOp)}));
+    lists.xValues = listsNeedValues(bwd.getInput());
+    auto [columns, values] = emitCompactRows(Phase::Backward, x, m, k,
+                                             lists.xValues, decision);
     Array in{gyT, columns};
     if (values)
       in.push_back(*values);

@@ -647,6 +647,8 @@ Object ManifestBuilder::makeLaunch(const OpKernelSpec &spec, Array args) {
               {"block", spec.getBlockSize()}};
   if (spec.usesRunValues())
     json["run_values"] = true;
+  if (int64_t bytes = spec.getDynamicSharedBytes())
+    json["shared_bytes"] = bytes;
   return json;
 }
 

@@ -69,6 +69,11 @@ public:
         savedHBf16(savedHBf16), recomputeChunk(recomputeChunk),
         spikeBits(spikeBits) {}
 
+  /// The dynamic shared memory a GPU block may use on every chip of the
+  /// module (getSharedMemoryLimit); 0, the default, for a module without
+  /// GPU kernels: event_linear_tiles is not used.
+  void setSharedMemoryLimit(int64_t bytes) { sharedMemoryLimit = bytes; }
+
   /// The functions are one rank's share of a time split (--snn-split-time)
   /// of `totalSteps` steps: the module's input and output keep all steps,
   /// a `time_range` op takes the rank's steps of the input and a
@@ -145,6 +150,22 @@ private:
   /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).
   LogicalResult serializeEventLinearBackward(LinearBwdOp bwd);
+  /// Emits compact_rows of x [rows, features] (under the decision): the
+  /// row lists' columns and, with `values`, their values.
+  std::pair<int64_t, std::optional<int64_t>>
+  emitCompactRows(Phase phase, int64_t x, int64_t rows, int64_t features,
+                  bool values, int64_t decision);
+  /// Emits y = x wt + b as compact_rows of x [rows, in] then
+  /// event_linear_tiles over wt [in, out] when `out` is at least 256 and
+  /// the tile fits the module's shared memory (EventLinearTiles.h); false
+  /// (nothing emitted) when not, or the module has no GPU kernels.
+  bool emitEventLinearTiles(Phase phase, int64_t rows, int64_t in,
+                            int64_t out, int64_t x, bool xValues, int64_t wt,
+                            std::optional<int64_t> bias, int64_t decision,
+                            int64_t y);
+  /// Whether row lists of the linear input `input` need its values: it is
+  /// not the spikes (0 or 1) of a spiking layer.
+  static bool listsNeedValues(Value input);
   /// The name of the event-driven layer of `weight` (its forward linear's
   /// snn.name, else the weight's name without ".weight"): the same for the
   /// forward and the backward, the key of calibration.json.
@@ -269,6 +290,7 @@ private:
   int64_t recomputeChunk;
   /// Spikes kept only for weight gradients are saved as bits.
   bool spikeBits;
+  int64_t sharedMemoryLimit = 0;
   /// Spike tensor -> its packed words.
   llvm::DenseMap<int64_t, int64_t> packedSpikes;
   /// Spike tensors whose floats the backward does not read (spike-bits).

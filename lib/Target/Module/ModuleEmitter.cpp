@@ -10,6 +10,7 @@
 #include "ManifestBuilder.h"
 #include "ModuleDirectory.h"
 #include "NeuronKernels.h"
+#include "snn/Conversion/NeuronToGPU/EventLinearTiles.h"
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -204,6 +205,8 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     auto builder = std::make_unique<ManifestBuilder>(
         options.batch, kernels, opKernels, options.savedHBf16,
         options.recomputeChunk, options.spikeBits);
+    if (options.target != ModuleTarget::Cpu && options.eventTiles)
+      builder->setSharedMemoryLimit(getSharedMemoryLimit(options.chips));
     if (split)
       builder->setTimeSplit(
           cast<IntegerAttr>(split.get("steps")).getInt());

@@ -48,6 +48,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
     }
     options.recomputeChunk = recompute;
     options.spikeBits = spikeBits;
+    options.eventTiles = eventTiles;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

@@ -6,6 +6,8 @@ float64 reference, on fresh random spikes at given densities.
   sparse_check.py prepare SNN_OPT DIR T B K N DENSITY...       (target=all)
   sparse_check.py compare SNN_RUN DIR DEVICE DENSITY...        (e.g. cuda:0)
   sparse_check.py backward SNN_OPT SNN_RUN DIR T B K N BAND... (CPU, CI)
+  (the CPU modes compile with target=cpu, or with $SPARSE_CHECK_TARGET,
+  e.g. "all event-tiles=true": what follows output= in --snn-compile)
   sparse_check.py prepare-backward SNN_OPT DIR T B K N BAND... (target=all)
   sparse_check.py compare-backward SNN_RUN DIR DEVICE BAND...
   sparse_check.py backward-input ... (and prepare-/compare-backward-input)
@@ -90,6 +92,12 @@ AFTER = {"fused": ["--snn-fuse"]}
 def event_report(text):
     """snn-run's per-layer event lines (input density, path share)."""
     return [l.strip() for l in text.splitlines() if "event layer" in l]
+
+
+def count_tiles(mod, program):
+    """event_linear_tiles ops of a program (a Module)."""
+    return sum(1 for o in mod.m["programs"][program] for op in o.get("of", [])
+               if op["op"] == "event_linear_tiles")
 
 
 def count_ops(d, name):
@@ -195,8 +203,9 @@ def compare(snn_run, d, densities, device):
         if not share or float(share.group(1)) != (1.0 if path == "event" else 0.0):
             problems.append(f"snn-run reports {share.group(0) if share else 'no event path'}"
                             f" but the reference decision is {path}")
+        tiles = count_tiles(Module(f"{d}/event.snnmod"), "infer")
         print(f"DENSITY {density:g} actual={np.count_nonzero(x) / x.size:.4f} "
-              f"dispatch={path} ref_rel={ref_worst:.1e} "
+              f"dispatch={path} tiles={tiles} ref_rel={ref_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
     return failures
@@ -370,10 +379,25 @@ def compare_backward(snn_run, d, bands, device):
         print(f"BAND {band_name(band)} x-density={density:g} grad-density={shares} "
               f"bits={len(bits)} values={values} "
               f"lists={len(lists)} list-values={sum(bool(op.get('x_values')) for op in lists)} "
+              f"tiles={count_tiles(mod, 'train_forward')} "
               f"ref_rel={ref_worst:.1e} lists_ref_rel={lists_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
     return failures
+
+
+def cpu_target():
+    """The target (and further --snn-compile options) of the modules the
+    CPU modes compile: cpu, or $SPARSE_CHECK_TARGET (e.g. "all
+    event-tiles=true": the forms of a module with GPU kernels, such as
+    event_linear_tiles, run on the CPU)."""
+    return os.environ.get("SPARSE_CHECK_TARGET", "cpu")
+
+
+def gpu_target():
+    """What the prepare modes compile: target=all, with event_linear_tiles
+    when SPARSE_CHECK_TILES=1."""
+    return "all event-tiles=true" if os.environ.get("SPARSE_CHECK_TILES") == "1" else "all"
 
 
 def main():
@@ -394,8 +418,8 @@ def main():
         d = args.pop(0)
         T, B, K, N = (int(v) for v in args[:4])
         bands = [parse_band(v) for v in args[4:]]
-        prepare_backward(snn_opt, d, T, B, K, N, bands, "cpu" if snn_run else "all",
-                         net_input)
+        prepare_backward(snn_opt, d, T, B, K, N, bands,
+                         cpu_target() if snn_run else gpu_target(), net_input)
         if snn_run:
             sys.exit(1 if compare_backward(snn_run, d, bands, "cpu") else 0)
         return
@@ -403,12 +427,12 @@ def main():
         snn_opt, snn_run, d = sys.argv[2:5]
         T, B, K, N = (int(v) for v in sys.argv[5:9])
         densities = [float(v) for v in sys.argv[9:]]
-        prepare(snn_opt, d, T, B, K, N, densities, "cpu")
+        prepare(snn_opt, d, T, B, K, N, densities, cpu_target())
         sys.exit(1 if compare(snn_run, d, densities, "cpu") else 0)
     if mode == "prepare":  # SNN_OPT DIR T B K N DENSITY...
         snn_opt, d = sys.argv[2:4]
         T, B, K, N = (int(v) for v in sys.argv[4:8])
-        prepare(snn_opt, d, T, B, K, N, [float(v) for v in sys.argv[8:]], "all")
+        prepare(snn_opt, d, T, B, K, N, [float(v) for v in sys.argv[8:]], gpu_target())
         return
     if mode == "compare":  # SNN_RUN DIR DEVICE DENSITY...
         snn_run, d, device = sys.argv[2:5]

@@ -45,6 +45,7 @@ enum class OpKernelKind {
   EventLinearBits, ///< gw = gy^T x over gy's nonzeros, x read as bits
   CompactRows,     ///< per row of x: its nonzeros' columns (and values)
   EventLinearLists, ///< gw = gy^T x over gy's nonzeros and x's row lists
+  EventLinearTiles, ///< y = x w^T + b over x's row lists, w's tiles shared
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -112,7 +113,8 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::EventLinear ||
          kind == OpKernelKind::EventLinearBits ||
          kind == OpKernelKind::CompactRows ||
-         kind == OpKernelKind::EventLinearLists;
+         kind == OpKernelKind::EventLinearLists ||
+         kind == OpKernelKind::EventLinearTiles;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -210,6 +212,9 @@ struct OpKernelSpec {
   /// its nonzeros (x is not binary); compact_rows (rows = M, inFeatures =
   /// K) then lists them.
   bool xValues = false;
+  /// event_linear_tiles: the output features of a block's tile of the
+  /// transposed weight in shared memory (8, 16 or 32; getEventTileColumns).
+  int64_t tileColumns = 0;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
   ChannelGeometry channelGeometry;
@@ -229,7 +234,8 @@ struct OpKernelSpec {
   /// event_weight_grad_bits gy^T, x's words, x (xValues), flag, gw;
   /// compact_rows x, flag, counts, columns, values (xValues);
   /// event_weight_grad_lists gy^T, counts, columns, values (xValues), flag,
-  /// gw; pool x, y;
+  /// gw; event_linear_tiles x's columns, x's values (xValues), wt, b
+  /// (has_bias), flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
@@ -259,7 +265,7 @@ struct OpKernelSpec {
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear",
   /// "event_weight_grad_bits", "compact_rows", "event_weight_grad_lists",
-  /// "pack_bits",
+  /// "event_linear_tiles", "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",
@@ -274,6 +280,9 @@ struct OpKernelSpec {
   int64_t getGridSize() const;
   /// Threads per block: kOpKernelBlockSize, or the event kernels' own.
   int64_t getBlockSize() const;
+  /// Bytes of dynamic shared memory a GPU block needs (event_linear_tiles'
+  /// tile; 0 for the others, whose shared memory is static).
+  int64_t getDynamicSharedBytes() const;
 };
 
 /// A spec with the name the kernel gets.

@@ -95,6 +95,12 @@ void emitHostCountDecision(OpBuilder &b, Location loc, Value count,
                            Value rangeItems, int64_t items, Value limit,
                            Value decision);
 
+/// Host code: `body(at)` for each slot `at` (index into `columns`) of the
+/// compact_rows list of K slots that starts at `listStart`, in order, up to
+/// its -1 (or slot K when the row is full).
+void emitHostListWalk(OpBuilder &b, Location loc, Value columns,
+                      Value listStart, int64_t k,
+                      function_ref<void(Value at)> body);
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 

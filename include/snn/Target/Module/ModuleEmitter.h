@@ -41,6 +41,10 @@ struct ModuleCompileOptions {
   /// Training saves the spikes that only weight gradients read as bits (one
   /// u32 word per 32 spikes), unpacked right before each reader.
   bool spikeBits = false;
+  /// Wide event-driven linear layers run as compact_rows then
+  /// event_linear_tiles where the tile fits every chip's shared memory
+  /// (EventLinearTiles.h).
+  bool eventTiles = false;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -258,7 +258,8 @@ def walk_kernel(op, where, program, indent, shape):
                 any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")
     for l in launches or [op]:
-        extra = " run_values" if l.get("run_values") else ""
+        extra = f" shared_bytes={l['shared_bytes']}" if l.get("shared_bytes") else ""
+        extra += " run_values" if l.get("run_values") else ""
         extra += " zero_outputs" if op.get("zero_outputs") else ""
         print(f"{program}: {indent}kernel {l['kernel']} grid={l['grid']} block={l['block']}{extra}")
     for sub in of:
