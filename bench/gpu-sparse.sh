@@ -475,7 +475,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | profile SNN_RUN [OUT] | layers SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | profile SNN_RUN [OUT] | tiles SNN_RUN [OUT] | layers SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac
