@@ -168,13 +168,6 @@ struct Ix {
     b.setInsertionPointToStart(loop.getBody());
     return loop.getInductionVar();
   }
-  /// Whether the decision says "event-driven path".
-  Value eventPathChosen(Value decision) {
-    Value word = memref::LoadOp::create(b, loc, decision, ValueRange{c(1)});
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, word,
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
-  }
 };
 } // namespace
 
@@ -211,7 +204,7 @@ void mlir::snn::emitEventLinearTilesGPU(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   // The decision is the same for the whole block: every thread reaches the
   // barrier below or none does.
-  ix.openIf(ix.eventPathChosen(a.decision));
+  ix.openIf(emitEventPathChosen(b, loc, a.decision));
   Value tileIndex = ix.rem(block, g.tiles), chunk = ix.div(block, g.tiles);
   Value c0 = ix.mul(tileIndex, c);
   int64_t quads = g.groupThreads;
@@ -395,7 +388,7 @@ void mlir::snn::emitEventLinearTilesHost(OpBuilder &b, Location loc,
     memref::StoreOp::create(b, loc, v, memref, ValueRange{at});
   };
   OpBuilder::InsertionGuard guard(b);
-  ix.openIf(ix.eventPathChosen(a.decision));
+  ix.openIf(emitEventPathChosen(b, loc, a.decision));
   Value row =
       createHostRangeLoop(b, loc, fn, 0, spec.rows).getInductionVar();
   Value outStart = ix.mul(row, n), listStart = ix.mul(row, k);

@@ -265,9 +265,7 @@ public:
   }
   /// Whether the decision says "event-driven path".
   Value eventPathChosen(Value decision) {
-    Value word = load(decision, idx(1));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, word,
-                                 i32(0));
+    return emitEventPathChosen(b, loc, decision);
   }
   /// Opens `if (cond)` and leaves the insertion point inside it.
   void openIf(Value cond) {
@@ -1192,6 +1190,15 @@ static void emitEventWeightGradBitsHost(EventEmitter &e, func::FuncOp fn,
             b, loc, set, arith::SubIOp::create(b, loc, set, e.i32(1)));
         scf::YieldOp::create(b, loc, ValueRange{rest});
       });
+}
+
+Value mlir::snn::emitEventPathChosen(OpBuilder &b, Location loc,
+                                    Value decision) {
+  Value word = memref::LoadOp::create(
+      b, loc, decision, ValueRange{arith::ConstantIndexOp::create(b, loc, 1)});
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, word,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
 }
 
 void mlir::snn::emitHostListWalk(OpBuilder &b, Location loc, Value columns,

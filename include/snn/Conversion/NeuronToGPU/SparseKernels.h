@@ -95,6 +95,9 @@ void emitHostCountDecision(OpBuilder &b, Location loc, Value count,
                            Value rangeItems, int64_t items, Value limit,
                            Value decision);
 
+/// Whether `decision` (memref<2xi32>) says "event-driven path" (i1): every
+/// event-driven kernel returns at once unless it does.
+Value emitEventPathChosen(OpBuilder &b, Location loc, Value decision);
 /// Host code: `body(at)` for each slot `at` (index into `columns`) of the
 /// compact_rows list of K slots that starts at `listStart`, in order, up to
 /// its -1 (or slot K when the row is full).
