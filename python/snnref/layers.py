@@ -305,6 +305,44 @@ def event_weight_grad_lists(gy_t, columns, k, values=None):
     return gy_t @ rows_from_lists(columns, k, values)
 
 
+def compact_columns(gy, segment):
+    """Per column j of gy [M, N] and segment s of `segment` rows: the rows
+    r of the segment with gy[r, j] != 0 in order at slots j M + s segment
+    + i, then -1 unless the segment is full (docs/artifact-format.md,
+    compact_columns); the other slots are left 0."""
+    gy = np.asarray(gy, dtype=np.float64)
+    m, n = gy.shape
+    rows = np.zeros((n, m))
+    for j in range(n):
+        for first in range(0, m, segment):
+            nz = first + np.flatnonzero(gy[first:first + segment, j])
+            rows[j, first:first + nz.size] = nz
+            if nz.size < min(segment, m - first):
+                rows[j, first + nz.size] = -1
+    return rows.reshape(-1)
+
+
+def columns_from_lists(gy, rows, segment):
+    """gyᵀ [N, M] rebuilt from compact_columns' lists of gy [M, N]: gy's
+    values at the listed rows, 0 elsewhere."""
+    gy = np.asarray(gy, dtype=np.float64)
+    m, n = gy.shape
+    rows = np.asarray(rows).reshape(n, m).astype(np.int64)
+    gy_t = np.zeros((n, m))
+    for j in range(n):
+        for first in range(0, m, segment):
+            last = min(first + segment, m)
+            seg = rows[j, first:last]
+            ends = np.flatnonzero(seg == -1)
+            listed = seg[:ends[0] if ends.size else seg.size]
+            if (np.any(listed < first) or np.any(listed >= last)
+                    or np.any(np.diff(listed) <= 0)):
+                raise RefError(f"compact_columns: column {j} lists rows "
+                               f"outside [{first}, {last}) or out of order")
+            gy_t[j, listed] = gy[listed, j]
+    return gy_t
+
+
 def unpack_bits(words, count):
     """u32 words -> the first `count` spikes (0/1) they hold."""
     w = np.asarray(words, dtype=np.float64).reshape(-1).astype(np.uint64)

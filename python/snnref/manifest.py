@@ -298,6 +298,14 @@ def _neuron(mod, op):
         raise OpError(str(e)) from None
 
 
+def _segment(op, key="segment"):
+    """The positive row count `key` of a column-list op."""
+    segment = op.get(key)
+    if not isinstance(segment, int) or isinstance(segment, bool) or segment < 1:
+        raise OpError(f"'{key}' must be a positive integer, got {segment!r}")
+    return segment
+
+
 def _rows(mod, tid, inner):
     """x viewed as [rows, *inner]."""
     return mod.get(tid).reshape((-1,) + tuple(inner))
@@ -499,14 +507,30 @@ def _run_op(mod, op, lr, smooth):
             put(0, columns)
             if len(out) > 1:
                 put(1, values)
+        elif kind == "compact_columns":
+            # Per column of gy [..., N] and segment of rows: its nonzero rows.
+            ins = _ids(op, "in", 2, 2, "inputs (gy, decision)")
+            gy = mod.get(ins[0])
+            put(0, layers.compact_columns(gy.reshape(-1, gy.shape[-1]),
+                                          _segment(op)))
         elif kind == "event_weight_grad_lists":
-            # gw = gyᵀ x with x as compact_rows' lists.
+            # gw = gyᵀ x with x as compact_rows' lists; gy's nonzeros from
+            # gyᵀ, or (gy_segment) from gy and compact_columns' lists.
             values = bool(op.get("x_values", False))
-            n = 4 if values else 3
+            columns = "gy_segment" in op
+            n = 3 + int(values) + int(columns)
             ins = _ids(op, "in", n, n,
-                       "inputs (gy^T, columns, values?, decision)")
-            gy_t = mod.get(ins[0])
-            gy_t = gy_t.reshape(-1, gy_t.shape[-1])
+                       "inputs (gy^T or gy and its rows, columns, values?, "
+                       "decision)")
+            if columns:
+                gy = mod.get(ins[0])
+                gy_t = layers.columns_from_lists(
+                    gy.reshape(-1, gy.shape[-1]), mod.get(ins[1]),
+                    _segment(op, "gy_segment"))
+                ins = ins[1:]
+            else:
+                gy_t = mod.get(ins[0])
+                gy_t = gy_t.reshape(-1, gy_t.shape[-1])
             k = mod.numel(out[0]) // gy_t.shape[0]
             put(0, layers.event_weight_grad_lists(
                 gy_t, mod.get(ins[1]), k,

@@ -238,3 +238,31 @@ def test_event_weight_grad_lists_refuses_bad_lists():
     with pytest.raises(layers.RefError, match="twice"):
         layers.event_weight_grad_lists(np.ones((1, 2)),
                                        np.array([1.0, 1, -1, 0, -1, 0, 0, 0]), 4)
+
+
+def test_compact_columns(rng):
+    # gy [11, 6] in segments of 4 rows (the last has 3): an empty column, a
+    # full one, and a full segment (no -1 after it).
+    m, n, segment = 11, 6, 4
+    gy = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.4)
+    gy[:, 1] = 0.0
+    gy[:, 2] = 1.5
+    gy[4:8, 3] = 2.0
+    rows = layers.compact_columns(gy, segment).reshape(n, m)
+    assert list(rows[1, [0, 4, 8]]) == [-1, -1, -1]
+    assert list(rows[2]) == list(range(m))
+    assert list(rows[3, 4:8]) == [4, 5, 6, 7]
+    nz = np.flatnonzero(gy[0:4, 0])
+    assert list(rows[0, :nz.size]) == list(nz)
+    if nz.size < 4:
+        assert rows[0, nz.size] == -1
+    np.testing.assert_array_equal(layers.columns_from_lists(gy, rows, segment),
+                                  gy.T)
+
+
+def test_columns_from_lists_refuses_bad_lists():
+    gy = np.ones((4, 1))
+    with pytest.raises(layers.RefError, match="outside"):
+        layers.columns_from_lists(gy, np.array([2.0, -1, 0, 0]), 2)
+    with pytest.raises(layers.RefError, match="out of order"):
+        layers.columns_from_lists(gy, np.array([1.0, 0, -1, 0]), 2)

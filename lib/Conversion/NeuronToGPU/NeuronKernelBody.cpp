@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -25,25 +24,27 @@ using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
-/// The backward scan of a layer with few threads unrolled by 4 (or 2) when
-/// T allows it without a remainder: the loads of several steps go out
-/// before the first step's arithmetic waits on them. With B N / 4 = 47k
-/// threads (SHD, 11 warps per H100 SM) one step's loads in flight per
-/// thread fall short of the memory bandwidth: 162 -> 127 us per LIF
-/// backward (bench/results/2026-11-27-H100-sparse-lists.md). Layers with
-/// enough threads to fill the GPU keep the plain loop, and so do the
-/// forward kernels (unrolled, the inference forward got slower). Same
-/// arithmetic in the same order; the loop stays (at least two unrolled
-/// iterations: a single one would be inlined and the loop erased).
-static void unrollBackwardSteps(scf::ForOp loop, const NeuronSpec &spec) {
+/// Steps per iteration of the backward scan: 4 (or 2) for a layer with few
+/// threads when T allows it without a remainder, else 1. An iteration
+/// loads the inputs of all of its steps first, then runs their arithmetic
+/// in order: with B N / 4 = 47k threads (SHD, 11 warps per H100 SM) one
+/// step's loads in flight per thread fall short of the memory bandwidth.
+/// ptxas does not hoist a step's loads above the previous step's store:
+/// the loop utility's unrolling (each step's loads after the previous
+/// step's store) took the SHD LIF backward from 162 to 121 us, loads first
+/// to 97 us (bench/results/2026-11-27-H100-backward-columns.md). Layers with
+/// enough threads to fill the GPU keep one step per iteration, and so do
+/// the forward kernels (their inputs loaded first measured no faster).
+/// Same arithmetic in the same order.
+static int64_t getBackwardStepsPerIteration(const NeuronSpec &spec) {
   constexpr int64_t kFewThreads = 128 * 1024;
   int64_t steps = spec.numSteps;
   int64_t factor = steps % 4 == 0 ? 4 : steps % 2 == 0 ? 2 : 1;
   if (factor > 1 && steps >= 2 * factor &&
       spec.getNumBackwardThreads() < kFewThreads && !spec.host)
-    (void)loopUnrollByFactor(loop, factor);
+    return factor;
+  return 1;
 }
-
 
 Value ThreadEmitter::paramVector(Value memref) {
   // Lanes stay inside one sample when F is a multiple of W (runs of a
@@ -610,45 +611,62 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   if (counting)
     init.push_back(zeroCounts());
   Value last = index(spec.numSteps - 1);
+  // A step's loads (reverse-time scan: step r is t = T-1-r), then its
+  // arithmetic on the carried gradients.
+  struct StepInputs {
+    Value t, at, gOut, hv, x;
+  };
+  auto loadStep = [&](Value r) {
+    StepInputs in;
+    in.t = arith::SubIOp::create(b, loc, last, r);
+    in.at = offset(in.t);
+    in.gOut = outputGrad(gs, in.t, in.at);
+    // li: the output is H itself and the membrane is not reset.
+    if (spec.spikes())
+      in.hv = load(h, in.at);
+    if (bnX)
+      in.x = load(bnX, in.at);
+    return in;
+  };
+  auto step = [&](const StepInputs &in, ValueRange grads) {
+    Value gv = grads[0];
+    Value gh = spec.spikes() ? gradH(in.gOut, gv, in.hv) : add(in.gOut, gv);
+    Value gin = mul(param(spec.c), gh);
+    SmallVector<Value> next{mul(gh, decay)};
+    if (spec.hasSynapse()) {
+      Value gi = add(gin, grads[1]);
+      gin = mul(param(spec.cSyn), gi);
+      next.push_back(mul(gi, synDecay));
+    }
+    store(gin, gx, in.at);
+    if (gw)
+      next.push_back(add(grads.back(),
+                         mul(gh, leakGrad(in.hv, membraneBefore(in.t, h)))));
+    if (bnX) {
+      // gY = gin; xhat = (x - mean) invstd.
+      Value gy = widen(gin);
+      Value xhat = mul(sub(widen(in.x), bnMean), bnInvstd);
+      next.push_back(add(grads[bnSums], gy));
+      next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
+    }
+    if (counting)
+      next.push_back(addCounts(grads[countAt], nonzeroLanes(gin)));
+    return next;
+  };
+  int64_t stepsAtOnce = getBackwardStepsPerIteration(spec);
   auto loop = scf::ForOp::create(
-      b, loc, index(0), index(spec.numSteps), index(1), init,
-      [&](OpBuilder &, Location, Value r, ValueRange grads) {
-        // Reverse-time scan: t = T-1 .. 0.
-        Value t = arith::SubIOp::create(b, loc, last, r);
-        Value at = offset(t);
-        Value gOut = outputGrad(gs, t, at);
-        Value gv = grads[0];
-        Value gh, hv;
-        if (spec.spikes()) {
-          hv = load(h, at);
-          gh = gradH(gOut, gv, hv);
-        } else {
-          // li: the output is H itself and the membrane is not reset.
-          gh = add(gOut, gv);
-        }
-        Value gin = mul(param(spec.c), gh);
-        SmallVector<Value> next{mul(gh, decay)};
-        if (spec.hasSynapse()) {
-          Value gi = add(gin, grads[1]);
-          gin = mul(param(spec.cSyn), gi);
-          next.push_back(mul(gi, synDecay));
-        }
-        store(gin, gx, at);
-        if (gw)
-          next.push_back(
-              add(grads.back(), mul(gh, leakGrad(hv, membraneBefore(t, h)))));
-        if (bnX) {
-          // gY = gin; xhat = (x - mean) invstd.
-          Value gy = widen(gin);
-          Value xhat = mul(sub(widen(load(bnX, at)), bnMean), bnInvstd);
-          next.push_back(add(grads[bnSums], gy));
-          next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
-        }
-        if (counting)
-          next.push_back(addCounts(grads[countAt], nonzeroLanes(gin)));
-        scf::YieldOp::create(b, loc, next);
+      b, loc, index(0), index(spec.numSteps), index(stepsAtOnce), init,
+      [&](OpBuilder &, Location, Value first, ValueRange grads) {
+        SmallVector<StepInputs, 4> inputs;
+        for (int64_t u = 0; u < stepsAtOnce; ++u)
+          inputs.push_back(loadStep(
+              u == 0 ? first
+                     : arith::AddIOp::create(b, loc, first, index(u))));
+        SmallVector<Value> carried(grads);
+        for (const StepInputs &in : inputs)
+          carried = step(in, carried);
+        scf::YieldOp::create(b, loc, carried);
       });
-  unrollBackwardSteps(loop, spec);
   if (counting)
     count = sumCounts(loop.getResults()[countAt]);
   if (gw)

@@ -59,8 +59,10 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
   case OpKernelKind::EventLinearBits:
   case OpKernelKind::CompactRows:
     return xValues ? 5 : 4;
+  case OpKernelKind::CompactColumns:
+    return 3;
   case OpKernelKind::EventLinearLists:
-    return xValues ? 6 : 5;
+    return (xValues ? 6 : 5) + (columnSegment ? 1 : 0);
   case OpKernelKind::EventLinearTiles:
     return 4 + (xValues ? 1 : 0) + (hasBias ? 1 : 0);
   case OpKernelKind::PackBits:
@@ -141,6 +143,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "event_weight_grad_bits";
   case OpKernelKind::CompactRows:
     return "compact_rows";
+  case OpKernelKind::CompactColumns:
+    return "compact_columns";
   case OpKernelKind::EventLinearLists:
     return "event_weight_grad_lists";
   case OpKernelKind::EventLinearTiles:
@@ -208,8 +212,9 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3},{4},{5}", rows, inFeatures,
-                         outFeatures, hasBias, xValues, tileColumns)
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6}", rows, inFeatures,
+                         outFeatures, hasBias, xValues, tileColumns,
+                         columnSegment)
                .str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {
@@ -591,6 +596,7 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::EventLinear:
   case OpKernelKind::EventLinearBits:
   case OpKernelKind::CompactRows:
+  case OpKernelKind::CompactColumns:
   case OpKernelKind::EventLinearLists:
   case OpKernelKind::EventLinearTiles:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");

@@ -79,13 +79,19 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
       types.push_back(tensor(m * k));
     return types;
   }
+  case OpKernelKind::CompactColumns:
+    // gy [M, N], decision, its column lists [N, M].
+    return {tensor(m * k), decision,
+            MemRefType::get({m * k}, IntegerType::get(ctx, 32))};
   case OpKernelKind::EventLinearLists: {
-    // gy^T [N, M], x's lists (columns and values [M, K]), decision,
-    // gw [N, K].
+    // gy^T [N, M] (columnSegment: gy [M, N], then its column lists
+    // [N, M]), x's lists (columns and values [M, K]), decision, gw [N, K].
     Type i32 = IntegerType::get(ctx, 32);
     int64_t events = spec.inFeatures, cols = spec.outFeatures;
-    SmallVector<Type> types{tensor(m * events),
-                            MemRefType::get({events * cols}, i32)};
+    SmallVector<Type> types{tensor(m * events)};
+    if (spec.columnSegment)
+      types.push_back(MemRefType::get({m * events}, i32));
+    types.push_back(MemRefType::get({events * cols}, i32));
     if (spec.xValues)
       types.push_back(tensor(events * cols));
     types.push_back(decision);
@@ -198,6 +204,11 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
            llvm::divideCeilSigned(spec.outFeatures, kOpKernelBlockSize);
   case OpKernelKind::CompactRows:
     return llvm::divideCeilSigned(spec.rows, kOpKernelBlockSize / 32);
+  case OpKernelKind::CompactColumns:
+    return llvm::divideCeilSigned(
+        llvm::divideCeilSigned(spec.inFeatures, 32) *
+            llvm::divideCeilSigned(spec.rows, spec.columnSegment),
+        kOpKernelBlockSize / 32);
   case OpKernelKind::EventLinearTiles:
     return getEventTileGridSize(spec);
   default:
@@ -793,14 +804,18 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
 }
 
 /// event_weight_grad_lists on the GPU: block = row j of gw, a shared
-/// accumulator row of K floats per warp. The events of gy^T[j, :] are
-/// listed by RowCompactor in chunks, each warp its own segment; a warp then
-/// takes its events in order and, per event r, adds g = gy^T[j, r] (times
-/// x's value) at the columns listed for x's row r: O(nonzeros of x[r, :])
-/// per event, not O(K). A row's columns are distinct, so the lanes of one
-/// event never collide; a warp barrier orders one event's adds before the
-/// next one's. At the end the block adds the warps' rows in warp order:
-/// no atomics, the same sums every run.
+/// accumulator row of K floats per warp. The events (the rows r with
+/// gy[r, j] != 0) of each warp's segment of each chunk of rows come either
+/// from gy^T[j, :], listed by RowCompactor in shared memory, or
+/// (columnSegment) from compact_columns' lists of gy's column j, read 32
+/// slots at a time (up to the first -1); a warp then takes its events in
+/// order and, per event r, adds g = gy[r, j] (times x's value) at the
+/// columns listed for x's row r:
+/// O(nonzeros of x[r, :]) per event, not O(K). A row's columns are
+/// distinct, so the lanes of one event never collide; a warp barrier orders
+/// one event's adds before the next one's. At the end the block adds the
+/// warps' rows in warp order: no atomics, the same sums every run, and the
+/// same sums from either source of events.
 static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
                                         const EventRowLayout &layout,
                                         Value list, Value counts, Value acc,
@@ -809,9 +824,14 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
   Location loc = e.loc;
   const OpKernelSpec &spec = e.spec;
   int64_t events = spec.inFeatures, k = spec.outFeatures;
+  int64_t columnSegment = spec.columnSegment;
   Type i32Type = b.getI32Type();
-  Value gyT = args[0], xColumns = args[1];
-  Value xValues = spec.xValues ? args[2] : Value();
+  // gy^T [N, M], or gy [M, N] and its column lists.
+  Value gyIn = args[0];
+  Value gyRows = columnSegment ? args[1] : Value();
+  unsigned xAt = columnSegment ? 2 : 1;
+  Value xColumns = args[xAt];
+  Value xValues = spec.xValues ? args[xAt + 1] : Value();
   Value decision = args[args.size() - 2], gw = args.back();
   OpBuilder::InsertionGuard g(b);
   e.openIf(e.eventPathChosen(decision));
@@ -825,7 +845,6 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
   strided(layout.accumulators,
           [&](Value i) { e.store(e.f32(0.0), acc, i); });
   gpu::BarrierOp::create(b, loc);
-  RowCompactor lists(e, layout, list, counts, lane);
   Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
   Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
   Value accRow = e.mulI(warp, e.idx(k));
@@ -843,19 +862,33 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
                arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1))
         .getResult();
   };
-  // (A dummy loop value: scf.for without one brings its own terminator.)
-  e.chunkLoop(layout, ValueRange{e.i32(0)}, [&](Value chunkStart,
-                                               ValueRange carried) {
-    lists.compact(gyT, rowStart, events, chunkStart);
-    // The warp's events kEventsAtOnce at a time: the loads of their g and
-    // first 32 list slots go out together (they need only the events'
-    // rows), then the events add in order.
-    constexpr int64_t kEventsAtOnce = 4;
-    Value n = e.toIndex(e.load(counts, warp));
-    auto own = scf::ForOp::create(b, loc, e.idx(0), n, e.idx(kEventsAtOnce));
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(own.getBody());
-    Value i = own.getInductionVar();
+  // Adds g (times the value) at the listed columns among 32 loaded slots
+  // that come before the list's end (-1 or slot K); the ends' ballot.
+  auto addSlots = [&](Value g, Value column, Value value, Value inRow) {
+    Value end = arith::OrIOp::create(
+        b, loc, notI1(inRow),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, column,
+                              e.i32(0)));
+    Value ends = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), end,
+                                          NVVM::VoteSyncKind::ballot);
+    Value listed = arith::AndIOp::create(
+        b, loc,
+        e.eq(arith::AndIOp::create(b, loc, ends, lowerLanes), e.i32(0)),
+        notI1(end));
+    OpBuilder::InsertionGuard add(b);
+    e.openIf(listed);
+    Value a = e.addI(accRow, e.toIndex(column));
+    Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
+    e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc, a);
+    return ends;
+  };
+  // The warp's events [i, i + kEventsAtOnce) of n (uniform), `event(at)`
+  // giving event at's (r, g): the loads of their g and first 32 list slots
+  // go out together (they need only the events' rows), then the events add
+  // in order.
+  constexpr int64_t kEventsAtOnce = 4;
+  auto addEvents = [&](Value i, Value n,
+                       function_ref<std::pair<Value, Value>(Value)> event) {
     Value last = arith::SubIOp::create(b, loc, n, e.idx(1));
     Value slot0 = arith::MinUIOp::create(b, loc, laneInWarp, e.idx(k - 1));
     Value inRow0 = e.ult(laneInWarp, e.idx(k));
@@ -863,35 +896,15 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
     for (int64_t u = 0; u < kEventsAtOnce; ++u) {
       // Past the warp's last event: a repeat of it, loaded but not added.
       Value at = arith::MinUIOp::create(b, loc, e.addI(i, e.idx(u)), last);
-      Value r = e.toIndex(e.load(list, e.addI(listBase, at)));
-      gs.push_back(e.load(gyT, e.addI(rowStart, r)));
+      auto [r, gv] = event(at);
+      gs.push_back(gv);
       firsts.push_back(e.mulI(r, e.idx(k)));
       Value slot = e.addI(firsts.back(), slot0);
       columns.push_back(e.load(xColumns, slot));
       values.push_back(xValues ? e.load(xValues, slot) : Value());
     }
-    // Adds g (times the value) at the listed columns among 32 loaded slots
-    // that come before the list's end (-1 or slot K); the ends' ballot.
-    auto addSlots = [&](Value g, Value column, Value value, Value inRow) {
-      Value end = arith::OrIOp::create(
-          b, loc, notI1(inRow),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, column,
-                                e.i32(0)));
-      Value ends = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), end,
-                                            NVVM::VoteSyncKind::ballot);
-      Value listed = arith::AndIOp::create(
-          b, loc,
-          e.eq(arith::AndIOp::create(b, loc, ends, lowerLanes), e.i32(0)),
-          notI1(end));
-      OpBuilder::InsertionGuard add(b);
-      e.openIf(listed);
-      Value a = e.addI(accRow, e.toIndex(column));
-      Value term = value ? arith::MulFOp::create(b, loc, g, value) : g;
-      e.store(arith::AddFOp::create(b, loc, e.load(acc, a), term), acc, a);
-      return ends;
-    };
     for (int64_t u = 0; u < kEventsAtOnce; ++u) {
-      OpBuilder::InsertionGuard event(b);
+      OpBuilder::InsertionGuard eventGuard(b);
       if (u > 0) // uniform across the warp
         e.openIf(e.ult(e.addI(i, e.idx(u)), n));
       Value ends = addSlots(gs[u], columns[u], values[u], inRow0);
@@ -899,7 +912,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
         // A list longer than 32: the next 32 slots until its end.
         OpBuilder::InsertionGuard rest(b);
         e.openIf(e.eq(ends, e.i32(0)));
-        Value g = gs[u], first = firsts[u];
+        Value gv = gs[u], first = firsts[u];
         scf::WhileOp::create(
             b, loc, TypeRange{b.getIndexType()}, ValueRange{e.idx(32)},
             [&](OpBuilder &nb, Location l, ValueRange state) {
@@ -915,7 +928,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
               Value inRow = e.ult(slot, e.idx(k));
               Value at = e.addI(first, arith::SelectOp::create(
                                            b, loc, inRow, slot, e.idx(k - 1)));
-              Value more = addSlots(g, e.load(xColumns, at),
+              Value more = addSlots(gv, e.load(xColumns, at),
                                     xValues ? e.load(xValues, at) : Value(),
                                     inRow);
               // No end among these 32 slots: the next 32 (past K: done).
@@ -928,8 +941,110 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
       // The next event may add at the same columns from other lanes.
       NVVM::SyncWarpOp::create(b, loc, e.i32(-1));
     }
-    return SmallVector<Value>{carried[0]};
-  });
+  };
+  // The n (uniform) events of the warp, kEventsAtOnce at a time.
+  auto eachEvents = [&](Value n,
+                        function_ref<std::pair<Value, Value>(Value)> event) {
+    auto own = scf::ForOp::create(b, loc, e.idx(0), n, e.idx(kEventsAtOnce));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(own.getBody());
+    addEvents(own.getInductionVar(), n, event);
+  };
+
+  if (!columnSegment) {
+    RowCompactor lists(e, layout, list, counts, lane);
+    // (A dummy loop value: scf.for without one brings its own terminator.)
+    e.chunkLoop(layout, ValueRange{e.i32(0)}, [&](Value chunkStart,
+                                                 ValueRange carried) {
+      lists.compact(gyIn, rowStart, events, chunkStart);
+      eachEvents(e.toIndex(e.load(counts, warp)), [&](Value at) {
+        Value r = e.toIndex(e.load(list, e.addI(listBase, at)));
+        return std::make_pair(r, e.load(gyIn, e.addI(rowStart, r)));
+      });
+      return SmallVector<Value>{carried[0]};
+    });
+  } else {
+    // The warp's segment of chunk c starts at row (c W + w) segment; its
+    // lists are the column's segments of columnSegment rows in it.
+    assert(layout.segment % columnSegment == 0 && "segments must nest");
+    int64_t n = spec.rows;
+    auto chunks = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.chunks),
+                                     e.idx(1));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(chunks.getBody());
+      Value segmentStart = e.mulI(
+          e.addI(e.mulI(chunks.getInductionVar(), e.idx(layout.warps())),
+                 warp),
+          e.idx(layout.segment));
+      auto parts = scf::ForOp::create(
+          b, loc, e.idx(0), e.idx(layout.segment / columnSegment), e.idx(1));
+      b.setInsertionPointToStart(parts.getBody());
+      Value first = e.addI(
+          segmentStart, e.mulI(parts.getInductionVar(), e.idx(columnSegment)));
+      // Uniform across the warp.
+      e.openIf(e.ult(first, e.idx(events)));
+      Value length = arith::MinUIOp::create(
+          b, loc, e.idx(columnSegment),
+          arith::SubIOp::create(b, loc, e.idx(events), first));
+      Value base = e.addI(rowStart, first);
+      Type i1 = b.getI1Type();
+      scf::WhileOp::create(
+          b, loc, TypeRange{b.getIndexType(), i1},
+          ValueRange{e.idx(0), arith::ConstantIntOp::create(b, loc, i1, 1)},
+          [&](OpBuilder &nb, Location l, ValueRange state) {
+            OpBuilder::InsertionGuard cond(b);
+            b.setInsertionPointToStart(nb.getInsertionBlock());
+            Value more = arith::AndIOp::create(b, loc, state[1],
+                                               e.ult(state[0], length));
+            scf::ConditionOp::create(b, loc, more, state);
+          },
+          [&](OpBuilder &nb, Location l, ValueRange state) {
+            OpBuilder::InsertionGuard body(b);
+            b.setInsertionPointToStart(nb.getInsertionBlock());
+            // 32 slots: the listed rows, then -1 or the segment's end (the
+            // slots after the -1 were never written: the first end ends
+            // the list).
+            Value slot = e.addI(state[0], laneInWarp);
+            Value inList = e.ult(slot, length);
+            Value at = e.addI(base, arith::SelectOp::create(
+                                        b, loc, inList, slot, e.idx(0)));
+            Value listed = e.load(gyRows, at);
+            Value end = notI1(arith::AndIOp::create(
+                b, loc, inList,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                      listed, e.i32(0))));
+            // The lanes before the first end (32 when there is none).
+            Value found = LLVM::CountTrailingZerosOp::create(
+                b, loc, i32Type,
+                NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), end,
+                                         NVVM::VoteSyncKind::ballot),
+                /*is_zero_poison=*/false);
+            Value valid = e.ult(
+                arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp),
+                found);
+            Value r = e.toIndex(
+                arith::SelectOp::create(b, loc, valid, listed, e.i32(0)));
+            Value gv = e.load(gyIn, e.addI(e.mulI(r, e.idx(n)), row));
+            Value ri = arith::IndexCastUIOp::create(b, loc, i32Type, r);
+            auto fromLane = [&](Value v, Value src) -> Value {
+              return NVVM::ShflOp::create(
+                  b, loc, v.getType(), e.i32(-1), v,
+                  arith::IndexCastUIOp::create(b, loc, i32Type, src),
+                  e.i32(0x1f), NVVM::ShflKind::idx, UnitAttr());
+            };
+            eachEvents(e.toIndex(found), [&](Value at) {
+              return std::make_pair(e.toIndex(fromLane(ri, at)),
+                                    fromLane(gv, at));
+            });
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{e.addI(state[0], e.idx(32)),
+                           e.eq(found, e.i32(32))});
+          });
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
   strided(k, [&](Value col) {
     Value sum = e.load(acc, col);
     for (int64_t w = 1; w < layout.warps(); ++w)
@@ -937,6 +1052,77 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
                                   e.load(acc, e.addI(col, e.idx(w * k))));
     e.store(sum, gw, e.addI(e.mulI(row, e.idx(k)), col));
   });
+}
+
+/// compact_columns on the GPU: a warp per (segment of columnSegment rows,
+/// 32 columns) of gy [M, N], a lane per column: 8 rows of coalesced loads
+/// at once, each lane appending its column's nonzero rows in order, then -1
+/// unless the segment is full. No lane waits for another.
+static void emitCompactColumnsGPU(EventEmitter &e, ValueRange args,
+                                  Value block, Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t m = spec.rows, n = spec.inFeatures, segment = spec.columnSegment;
+  // 8 rows of loads in flight per lane (32 measured no faster on an H100,
+  // bench/results/2026-11-27-H100-backward-columns.md).
+  constexpr int64_t kRowsAtOnce = 8;
+  Type i32Type = b.getI32Type();
+  Value gy = args[0], decision = args[1], rows = args[2];
+  OpBuilder::InsertionGuard g(b);
+  e.openIf(e.eventPathChosen(decision));
+  int64_t strips = llvm::divideCeilSigned(n, 32);
+  int64_t segments = llvm::divideCeilSigned(m, segment);
+  Value task = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)),
+                      arith::DivUIOp::create(b, loc, lane, e.idx(32)));
+  e.openIf(e.ult(task, e.idx(strips * segments)));
+  // Neighbouring warps take neighbouring strips of the same rows.
+  Value first = e.mulI(arith::DivUIOp::create(b, loc, task, e.idx(strips)),
+                       e.idx(segment));
+  Value j = e.addI(
+      e.mulI(arith::RemUIOp::create(b, loc, task, e.idx(strips)), e.idx(32)),
+      arith::RemUIOp::create(b, loc, lane, e.idx(32)));
+  Value inColumn = e.ult(j, e.idx(n));
+  Value jc = arith::MinUIOp::create(b, loc, j, e.idx(n - 1));
+  Value length = arith::MinUIOp::create(
+      b, loc, e.idx(segment), arith::SubIOp::create(b, loc, e.idx(m), first));
+  Value listStart = e.addI(e.mulI(j, e.idx(m)), first);
+  auto loop = scf::ForOp::create(b, loc, e.idx(0), e.idx(segment),
+                                 e.idx(kRowsAtOnce), ValueRange{e.idx(0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i0 = loop.getInductionVar();
+    SmallVector<Value> inRows, values;
+    for (int64_t u = 0; u < kRowsAtOnce; ++u) {
+      Value i = e.addI(i0, e.idx(u));
+      inRows.push_back(e.ult(i, length));
+      Value r = e.addI(first, arith::SelectOp::create(b, loc, inRows.back(),
+                                                      i, e.idx(0)));
+      values.push_back(e.load(gy, e.addI(e.mulI(r, e.idx(n)), jc)));
+    }
+    Value count = loop.getRegionIterArg(0);
+    for (int64_t u = 0; u < kRowsAtOnce; ++u) {
+      Value set = arith::AndIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, inRows[u], inColumn),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, values[u],
+                                e.f32(0.0)));
+      {
+        OpBuilder::InsertionGuard store(b);
+        e.openIf(set);
+        Value r = e.addI(first, e.addI(i0, e.idx(u)));
+        e.store(arith::IndexCastUIOp::create(b, loc, i32Type, r), rows,
+                e.addI(listStart, count));
+      }
+      count = e.addI(count, arith::IndexCastUIOp::create(
+                                b, loc, b.getIndexType(),
+                                arith::ExtUIOp::create(b, loc, i32Type, set)));
+    }
+    scf::YieldOp::create(b, loc, ValueRange{count});
+  }
+  Value count = loop.getResult(0);
+  e.openIf(arith::AndIOp::create(b, loc, inColumn, e.ult(count, length)));
+  e.store(e.i32(-1), rows, e.addI(listStart, count));
 }
 
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
@@ -957,15 +1143,17 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   auto sharedArray = [&](int64_t count, Type type) {
     return MemRefType::get({count}, type, MemRefLayoutAttrInterface(), shared);
   };
-  if (layout) {
+  // The lists of events come from shared memory unless compact_columns
+  // listed them.
+  if (layout && !spec.columnSegment) {
     list = kernel.addWorkgroupAttribution(
         sharedArray(layout->listWords(), b.getI32Type()), loc);
     counts = kernel.addWorkgroupAttribution(
         sharedArray(layout->warps(), b.getI32Type()), loc);
-    if (layout->accumulators)
-      acc = kernel.addWorkgroupAttribution(
-          sharedArray(layout->accumulators, b.getF32Type()), loc);
   }
+  if (layout && layout->accumulators)
+    acc = kernel.addWorkgroupAttribution(
+        sharedArray(layout->accumulators, b.getF32Type()), loc);
   // A padded row: the column reads of the tile hit 32 different banks.
   constexpr int64_t kTilePitch = kTransposeTile + 1;
   if (spec.kind == OpKernelKind::TransposeWeight)
@@ -1034,6 +1222,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   case OpKernelKind::CompactRows:
     emitCompactRowsGPU(e, args, block, lane);
     break;
+  case OpKernelKind::CompactColumns:
+    emitCompactColumnsGPU(e, args, block, lane);
+    break;
   case OpKernelKind::EventLinearLists:
     emitEventWeightGradListsGPU(e, args, *layout, list, counts, acc, block,
                                 lane);
@@ -1079,6 +1270,8 @@ static int64_t getEventHostItems(const OpKernelSpec &spec) {
     return 1;
   case OpKernelKind::TransposeWeight:
     return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
+  case OpKernelKind::CompactColumns:
+    return llvm::divideCeilSigned(spec.inFeatures, 32);
   default:
     return spec.rows;
   }
@@ -1204,6 +1397,13 @@ Value mlir::snn::emitEventPathChosen(OpBuilder &b, Location loc,
 void mlir::snn::emitHostListWalk(OpBuilder &b, Location loc, Value columns,
                                  Value listStart, int64_t k,
                                  function_ref<void(Value at)> body) {
+  emitHostListWalk(b, loc, columns, listStart,
+                   arith::ConstantIndexOp::create(b, loc, k), body);
+}
+
+void mlir::snn::emitHostListWalk(OpBuilder &b, Location loc, Value columns,
+                                 Value listStart, Value k,
+                                 function_ref<void(Value at)> body) {
   OpKernelSpec none;
   EventEmitter e(b, loc, none);
   scf::WhileOp::create(
@@ -1212,7 +1412,7 @@ void mlir::snn::emitHostListWalk(OpBuilder &b, Location loc, Value columns,
         OpBuilder::InsertionGuard before(b);
         b.setInsertionPointToStart(nb.getInsertionBlock());
         Value p = state[0];
-        Value inRow = e.ult(p, e.idx(k));
+        Value inRow = e.ult(p, k);
         // A full row has no -1: slot K is never read.
         auto listed = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
                                         inRow, /*withElseRegion=*/true);
@@ -1335,33 +1535,91 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     e.store(e.i32(-1), columns, e.addI(rowStart, count));
     break;
   }
+  case OpKernelKind::CompactColumns: {
+    // Per strip of 32 columns of gy [M, N] and segment of rows: each
+    // column's nonzero rows in order, then -1 unless the segment is full
+    // (the rows of the strip are contiguous: cache lines, not a stride).
+    int64_t m = spec.rows, segment = spec.columnSegment;
+    Value gy = args[0], decision = args[1], rows = args[2];
+    OpBuilder::InsertionGuard g(b);
+    Value counts = memref::AllocaOp::create(
+        b, loc, MemRefType::get({32}, b.getIndexType()));
+    e.openIf(e.eventPathChosen(decision));
+    Value j0 = e.mulI(rangeLoop(), e.idx(32));
+    Value width = arith::MinUIOp::create(
+        b, loc, e.idx(32), arith::SubIOp::create(b, loc, e.idx(k), j0));
+    Value first = loopFrom(e.idx(0), e.idx(m), segment);
+    Value length = arith::MinUIOp::create(
+        b, loc, e.idx(segment), arith::SubIOp::create(b, loc, e.idx(m), first));
+    {
+      OpBuilder::InsertionGuard inner(b);
+      e.store(e.idx(0), counts, forLoop(32));
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value r = loopFrom(first, e.addI(first, length), 1);
+      Value jj = loopFrom(e.idx(0), width, 1);
+      Value j = e.addI(j0, jj);
+      e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                     e.load(gy, e.addI(e.mulI(r, e.idx(k)), j)),
+                                     e.f32(0.0)));
+      Value count = e.load(counts, jj);
+      e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), r), rows,
+              e.addI(e.addI(e.mulI(j, e.idx(m)), first), count));
+      e.store(e.addI(count, e.idx(1)), counts, jj);
+    }
+    Value jj = loopFrom(e.idx(0), width, 1);
+    Value count = e.load(counts, jj);
+    e.openIf(e.ult(count, length));
+    e.store(e.i32(-1), rows,
+            e.addI(e.addI(e.mulI(e.addI(j0, jj), e.idx(m)), first), count));
+    break;
+  }
   case OpKernelKind::EventLinearLists: {
-    // Per row j of gw: zero it, then per event r (nonzero gy^T[j, r]) in
-    // order add g (times x's value) at x's listed columns of row r.
+    // Per row j of gw: zero it, then per event r (nonzero gy[r, j]) in
+    // order add g (times x's value) at x's listed columns of row r. The
+    // events: gy^T[j, :]'s nonzeros, or compact_columns' lists of column j
+    // segment by segment.
     int64_t events = spec.inFeatures, cols = spec.outFeatures;
-    Value gyT = args[0], xColumns = args[1];
-    Value xValues = spec.xValues ? args[2] : Value();
+    int64_t segment = spec.columnSegment;
+    Value gyIn = args[0], gyRows = segment ? args[1] : Value();
+    unsigned xAt = segment ? 2 : 1;
+    Value xColumns = args[xAt];
+    Value xValues = spec.xValues ? args[xAt + 1] : Value();
     Value decision = args[args.size() - 2], gw = args.back();
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
     auto [row, outStart] = zeroedRows(gw, cols);
+    // x's list of row r up to its -1 (or slot K).
+    auto addEvent = [&](Value r, Value gv) {
+      emitHostListWalk(
+          b, loc, xColumns, e.mulI(r, e.idx(cols)), cols, [&](Value at) {
+            Value out = e.addI(outStart, e.toIndex(e.load(xColumns, at)));
+            Value term = xValues ? arith::MulFOp::create(b, loc, gv,
+                                                         e.load(xValues, at))
+                                 : gv;
+            e.store(arith::AddFOp::create(b, loc, e.load(gw, out), term), gw,
+                    out);
+          });
+    };
+    if (segment) {
+      Value first = loopFrom(e.idx(0), e.idx(events), segment);
+      Value length = arith::MinUIOp::create(
+          b, loc, e.idx(segment),
+          arith::SubIOp::create(b, loc, e.idx(events), first));
+      emitHostListWalk(
+          b, loc, gyRows, e.addI(e.mulI(row, e.idx(events)), first), length,
+          [&](Value at) {
+            Value r = e.toIndex(e.load(gyRows, at));
+            addEvent(r, e.load(gyIn, e.addI(e.mulI(r, e.idx(spec.rows)), row)));
+          });
+      break;
+    }
     Value r = forLoop(events);
-    Value gv = e.load(gyT, e.addI(e.mulI(row, e.idx(events)), r));
+    Value gv = e.load(gyIn, e.addI(e.mulI(row, e.idx(events)), r));
     e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, gv,
                                    e.f32(0.0)));
-    // x's list of row r up to its -1 (or slot K).
-    emitHostListWalk(b, loc, xColumns, e.mulI(r, e.idx(cols)), cols,
-                     [&](Value at) {
-                       Value out =
-                           e.addI(outStart, e.toIndex(e.load(xColumns, at)));
-                       Value term =
-                           xValues ? arith::MulFOp::create(
-                                         b, loc, gv, e.load(xValues, at))
-                                   : gv;
-                       e.store(arith::AddFOp::create(b, loc, e.load(gw, out),
-                                                     term),
-                               gw, out);
-                     });
+    addEvent(r, gv);
     break;
   }
   case OpKernelKind::SpikeDensity: {

@@ -6,14 +6,15 @@
 // event-driven kernels of the forward applied to gy:
 //   gx [M, K] = gy w:   event_linear over the rows of gy, the weight rows
 //                       w[j, :] already contiguous (no transpose);
-//   gw [N, K] = gyᵀ x:  gy transposed, then event_linear over its rows
-//                       (per output feature j, the rows where gy[:, j] != 0)
-//                       reading x's nonzeros as per-row lists
-//                       (compact_rows, then event_weight_grad_lists); with
-//                       spike-bits, event_weight_grad_bits reading x's bits
-//                       where x is a spiking layer's output or the network
-//                       input; event_linear with x [M, K] as the "weight"
-//                       when K is too wide for the lists' shared rows.
+//   gw [N, K] = gyᵀ x:  per output feature j, the rows where gy[:, j] != 0
+//                       (compact_columns lists them from gy), reading x's
+//                       nonzeros as per-row lists (compact_rows, then
+//                       event_weight_grad_lists); with spike-bits, gy
+//                       transposed and event_weight_grad_bits reading x's
+//                       bits where x is a spiking layer's output or the
+//                       network input; gy transposed and event_linear with
+//                       x [M, K] as the "weight" when K is too wide for the
+//                       lists' shared rows.
 // One density kernel decides for both; the dense linear_bwd after them
 // skips its GEMMs when the event-driven path ran and always writes gb.
 // Every sum runs in index order: no atomics, reproducible on both devices.
@@ -108,21 +109,10 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   if (gx)
     emitEventLinear(m, n, k, *gy, *w, *gx);
 
-  // gyᵀ [N, M]: transpose_weight of a [M, N] "weight".
-  int64_t gyT =
-      addTensor(Object{{"shape", Array{n, m}}, {"role", "grad"}});
-  Object transpose{{"op", "transpose_weight"},
-                   {"in", Array{decision, *gy}},
-                   {"out", Array{gyT}}};
-  emit(Phase::Backward,
-       makeKernelOp(makeSpec(OpKernelKind::TransposeWeight, 0, n, m),
-                    Array{decision, *gy, gyT}, Array{decision, *gy},
-                    Array{gyT}, Array{std::move(transpose)}));
-  // gw reads x as bits where it can (a spiking layer's spikes; the network
-  // input's occupancy, then its values at the set bits): ceil(K / 32)
-  // words per event instead of K floats.
-  // gw's kernel op reading gyᵀ and x's form (`in`), then the decision.
-  auto emitWeightGrad = [&](const OpKernelSpec &spec, Array in) {
+  // gw's kernel op reading gy's form and x's form (`in`), then the
+  // decision.
+  auto emitWeightGrad = [&](const OpKernelSpec &spec, Array in,
+                            Object attrs = Object()) {
     in.push_back(decision);
     Array args(in);
     args.push_back(gw);
@@ -130,33 +120,71 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                  {"in", Array(in)},
                  {"out", Array{gw}},
                  {"x_values", spec.xValues}};
+    for (auto &kv : attrs)
+      event[kv.first] = std::move(kv.second);
     emit(Phase::Backward, makeKernelOp(spec, std::move(args), std::move(in),
                                        Array{gw}, Array{std::move(event)}));
   };
   bool xValues = false;
-  if (std::optional<int64_t> words = getEventGradBits(bwd.getInput(), xValues)) {
-    OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBits, n, m, k);
-    spec.xValues = xValues;
-    Array in{gyT, *words};
-    if (xValues)
-      in.push_back(*xValue);
-    emitWeightGrad(spec, std::move(in));
-  } else if (OpKernelSpec lists = makeSpec(OpKernelKind::EventLinearLists,
-                                            n, m, k);
-             hasEventListsKernel(lists)) {
-    // x's nonzeros listed per row (compact_rows), then per event only the
-    // listed columns: O(nonzeros of x's row) per event instead of O(K).
+  bool bits =
+      getEventGradBits(bwd.getInput(), xValues, /*pack=*/false).has_value();
+  OpKernelSpec lists = makeSpec(OpKernelKind::EventLinearLists, n, m, k);
+  if (!bits && hasEventListsKernel(lists)) {
+    // The events of gw's row j, gy's nonzero rows in column j, listed by
+    // compact_columns from gy itself in segments that nest in the lists
+    // kernel's warp segments (the same sums, in the same order, as from a
+    // transposed gy, without writing and reading it); x's nonzeros listed
+    // per row (compact_rows), then per event only the listed columns:
+    // O(nonzeros of x's row) per event instead of O(K).
+    int64_t segment = getEventRowLayout(lists)->segment % 128 == 0 ? 128 : 32;
+    OpKernelSpec columns = makeSpec(OpKernelKind::CompactColumns, m, n, 0);
+    columns.columnSegment = segment;
+    int64_t gyRows = addTensor(Object{{"shape", Array{n * m}},
+                                      {"dtype", "i32"},
+                                      {"role", "grad"}});
+    Object compact{{"op", "compact_columns"},
+                   {"in", Array{*gy, decision}},
+                   {"out", Array{gyRows}},
+                   {"segment", segment}};
+    emit(Phase::Backward,
+         makeKernelOp(columns, Array{*gy, decision, gyRows},
+                      Array{*gy, decision}, Array{gyRows},
+                      Array{std::move(compact)}));
     save(x);
     lists.xValues = listsNeedValues(bwd.getInput());
-    auto [columns, values] = emitCompactRows(Phase::Backward, x, m, k,
-                                             lists.xValues, decision);
-    Array in{gyT, columns};
+    lists.columnSegment = segment;
+    auto [xColumns, values] = emitCompactRows(Phase::Backward, x, m, k,
+                                              lists.xValues, decision);
+    Array in{*gy, gyRows, xColumns};
     if (values)
       in.push_back(*values);
-    emitWeightGrad(lists, std::move(in));
+    emitWeightGrad(lists, std::move(in), Object{{"gy_segment", segment}});
   } else {
-    save(x);
-    emitEventLinear(n, m, k, gyT, x, gw);
+    // gyᵀ [N, M]: transpose_weight of a [M, N] "weight".
+    int64_t gyT =
+        addTensor(Object{{"shape", Array{n, m}}, {"role", "grad"}});
+    Object transpose{{"op", "transpose_weight"},
+                     {"in", Array{decision, *gy}},
+                     {"out", Array{gyT}}};
+    emit(Phase::Backward,
+         makeKernelOp(makeSpec(OpKernelKind::TransposeWeight, 0, n, m),
+                      Array{decision, *gy, gyT}, Array{decision, *gy},
+                      Array{gyT}, Array{std::move(transpose)}));
+    if (bits) {
+      // gw reads x as bits (a spiking layer's spikes; the network input's
+      // occupancy, then its values at the set bits, packed here): ceil(K /
+      // 32) words per event instead of K floats.
+      std::optional<int64_t> words = getEventGradBits(bwd.getInput(), xValues);
+      OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBits, n, m, k);
+      spec.xValues = xValues;
+      Array in{gyT, *words};
+      if (xValues)
+        in.push_back(*xValue);
+      emitWeightGrad(spec, std::move(in));
+    } else {
+      save(x);
+      emitEventLinear(n, m, k, gyT, x, gw);
+    }
   }
 
   if (!denseOp)

@@ -272,8 +272,11 @@ private:
   /// The words an event-driven weight gradient reads for its input `x`:
   /// a spiking layer's packed spikes (`values` false) or the occupancy bits
   /// of the network input, packed in the backward (`values` true: the
-  /// kernel also reads x at the set bits); none for other inputs.
-  std::optional<int64_t> getEventGradBits(Value x, bool &values);
+  /// kernel also reads x at the set bits); none for other inputs. With
+  /// `pack` false nothing is emitted: the answer only says whether (-1 for
+  /// input bits not packed yet).
+  std::optional<int64_t> getEventGradBits(Value x, bool &values,
+                                          bool pack = true);
   /// The tensor that the backward op `op` reads for its spike input `x`
   /// (tensor `xId`): a scratch copy unpacked right before `op` when x's
   /// spikes were saved as bits only, else `xId` itself.

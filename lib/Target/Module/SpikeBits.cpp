@@ -138,7 +138,8 @@ void ManifestBuilder::emitPackSpikes(int64_t spikes, bool dropFloats) {
 }
 
 std::optional<int64_t> ManifestBuilder::getEventGradBits(Value x,
-                                                         bool &values) {
+                                                         bool &values,
+                                                         bool pack) {
   values = false;
   Value source = stripFlatten(x);
   auto found = ids.find(source);
@@ -158,6 +159,10 @@ std::optional<int64_t> ManifestBuilder::getEventGradBits(Value x,
       !readByEventLinear(source, /*backward=*/false))
     return std::nullopt;
   values = true;
+  if (!pack) {
+    auto packed = occupancyBits.find(id);
+    return packed != occupancyBits.end() ? packed->second : -1;
+  }
   auto [it, added] = occupancyBits.try_emplace(id, 0);
   if (added)
     it->second = emitPackBits(id, Phase::Backward, "activation",

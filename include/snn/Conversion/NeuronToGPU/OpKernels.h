@@ -44,6 +44,7 @@ enum class OpKernelKind {
   EventLinear,     ///< y = x w^T + b summing only the nonzero inputs' columns
   EventLinearBits, ///< gw = gy^T x over gy's nonzeros, x read as bits
   CompactRows,     ///< per row of x: its nonzeros' columns (and values)
+  CompactColumns,  ///< per column of gy and segment of rows: its nonzeros' rows
   EventLinearLists, ///< gw = gy^T x over gy's nonzeros and x's row lists
   EventLinearTiles, ///< y = x w^T + b over x's row lists, w's tiles shared
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
@@ -113,6 +114,7 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::EventLinear ||
          kind == OpKernelKind::EventLinearBits ||
          kind == OpKernelKind::CompactRows ||
+         kind == OpKernelKind::CompactColumns ||
          kind == OpKernelKind::EventLinearLists ||
          kind == OpKernelKind::EventLinearTiles;
 }
@@ -215,6 +217,10 @@ struct OpKernelSpec {
   /// event_linear_tiles: the output features of a block's tile of the
   /// transposed weight in shared memory (8, 16 or 32; getEventTileColumns).
   int64_t tileColumns = 0;
+  /// compact_columns (rows = M, inFeatures = N of gy [M, N]): the rows of a
+  /// segment of each column's list. event_weight_grad_lists: nonzero when
+  /// it reads gy [M, N] and those lists instead of gy^T.
+  int64_t columnSegment = 0;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
   ChannelGeometry channelGeometry;
@@ -233,8 +239,9 @@ struct OpKernelSpec {
   /// w, wt; event_linear x, wt, b (has_bias), flag, y;
   /// event_weight_grad_bits gy^T, x's words, x (xValues), flag, gw;
   /// compact_rows x, flag, counts, columns, values (xValues);
-  /// event_weight_grad_lists gy^T, counts, columns, values (xValues), flag,
-  /// gw; event_linear_tiles x's columns, x's values (xValues), wt, b
+  /// compact_columns gy, flag, rows;
+  /// event_weight_grad_lists gy^T (columnSegment: gy, gy's column lists),
+  /// columns, values (xValues), flag, gw; event_linear_tiles x's columns, x's values (xValues), wt, b
   /// (has_bias), flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,

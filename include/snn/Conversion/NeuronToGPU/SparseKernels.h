@@ -104,6 +104,10 @@ Value emitEventPathChosen(OpBuilder &b, Location loc, Value decision);
 void emitHostListWalk(OpBuilder &b, Location loc, Value columns,
                       Value listStart, int64_t k,
                       function_ref<void(Value at)> body);
+/// The same over a list of `k` (index) slots.
+void emitHostListWalk(OpBuilder &b, Location loc, Value columns,
+                      Value listStart, Value k,
+                      function_ref<void(Value at)> body);
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 
