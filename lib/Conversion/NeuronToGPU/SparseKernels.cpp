@@ -967,7 +967,8 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
     // The warp's segment of chunk c starts at row (c W + w) segment; its
     // lists are the column's segments of columnSegment rows in it.
     assert(layout.segment % columnSegment == 0 && "segments must nest");
-    int64_t n = spec.rows;
+    // gy's row length (gw's rows), not to be confused with an event count.
+    int64_t gyWidth = spec.rows;
     auto chunks = scf::ForOp::create(b, loc, e.idx(0), e.idx(layout.chunks),
                                      e.idx(1));
     {
@@ -1025,7 +1026,7 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
                 found);
             Value r = e.toIndex(
                 arith::SelectOp::create(b, loc, valid, listed, e.i32(0)));
-            Value gv = e.load(gyIn, e.addI(e.mulI(r, e.idx(n)), row));
+            Value gv = e.load(gyIn, e.addI(e.mulI(r, e.idx(gyWidth)), row));
             Value ri = arith::IndexCastUIOp::create(b, loc, i32Type, r);
             auto fromLane = [&](Value v, Value src) -> Value {
               return NVVM::ShflOp::create(
