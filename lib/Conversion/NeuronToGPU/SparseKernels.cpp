@@ -765,8 +765,8 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
   }
 }
 
-/// compact_rows on the GPU: a warp per row of x [M, K], 128 columns per
-/// round of loads (emitWarpCompaction: coalesced loads, a ballot per 32,
+/// compact_rows on the GPU: a warp per row of x [M, K], up to 512 columns
+/// per round of loads (emitWarpCompaction: coalesced loads, a ballot per 32,
 /// each nonzero's slot from the popcount of the lower lanes' bits). The
 /// list holds the row's
 /// nonzero columns in column order (and their values), then -1 unless the
@@ -787,10 +787,16 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
   Value row = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)), warp);
   // Whole warps only: the ballots below need every lane.
   e.openIf(e.ult(row, e.idx(m)));
-  // 4 groups of 32 columns per load round (the row's span padded to 128).
+  // Up to 16 groups of 32 columns per load round, as few rounds as that
+  // allows, the groups spread evenly over them: a round waits for its
+  // loads once (a row of 1472 floats in 3 rounds instead of 12).
+  constexpr int64_t kMaxGroupsPerRound = 16;
+  int64_t groups = llvm::divideCeilSigned(k, 32);
+  int64_t rounds = llvm::divideCeilSigned(groups, kMaxGroupsPerRound);
+  int64_t unroll = llvm::divideCeilSigned(groups, rounds);
   Value rowStart = e.mulI(row, e.idx(k));
   Value found = emitWarpCompaction(
-      e, x, rowStart, e.idx(0), llvm::alignTo(k, 128), k, laneInWarp, 4,
+      e, x, rowStart, e.idx(0), rounds * unroll * 32, k, laneInWarp, unroll,
       [&](Value j, Value xv, Value slot) {
         Value at = e.addI(rowStart, e.toIndex(slot));
         e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);

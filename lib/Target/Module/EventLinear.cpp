@@ -72,10 +72,19 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                            Array{decision, *w}, Array{wt},
                            Array{std::move(transpose)}));
 
-  if (!emitEventLinearTiles(phase, spec.rows, spec.inFeatures,
-                            spec.outFeatures, *x,
-                            listsNeedValues(linear.getInput()), wt, bias,
-                            decision, *y)) {
+  bool xValues = listsNeedValues(linear.getInput());
+  std::optional<int64_t> lists =
+      emitEventLinearTiles(phase, spec.rows, spec.inFeatures,
+                           spec.outFeatures, *x, xValues, wt, bias, decision,
+                           *y);
+  // Lists of spikes that every training step writes (no dense path) can
+  // stand in for the spikes in the backward: the same 4 bytes per element,
+  // and no second compact_rows. Lists with values would be saved on top
+  // of the input they list (the network input): those are listed again.
+  if (lists && phase == Phase::TrainForward && !denseFallback && !xValues &&
+      !bodyTarget)
+    trainForwardRowLists[*x] = *lists;
+  if (!lists) {
     spec.kind = OpKernelKind::EventLinear;
     Array args{*x, wt};
     if (bias)
@@ -156,7 +165,8 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
   return {columns, valueList};
 }
 
-bool ManifestBuilder::emitEventLinearTiles(Phase phase, int64_t rows,
+std::optional<int64_t>
+ManifestBuilder::emitEventLinearTiles(Phase phase, int64_t rows,
                                            int64_t in, int64_t out, int64_t x,
                                            bool xValues, int64_t wt,
                                            std::optional<int64_t> bias,
@@ -167,7 +177,7 @@ bool ManifestBuilder::emitEventLinearTiles(Phase phase, int64_t rows,
   constexpr int64_t kMinTileOutputs = 256;
   int64_t columns = getEventTileColumns(in, out, sharedMemoryLimit);
   if (!columns || out < kMinTileOutputs)
-    return false;
+    return std::nullopt;
   auto [list, values] =
       emitCompactRows(phase, x, rows, in, xValues, decision);
   OpKernelSpec spec;
@@ -195,7 +205,7 @@ bool ManifestBuilder::emitEventLinearTiles(Phase phase, int64_t rows,
                {"tile_columns", columns}};
   emit(phase, makeKernelOp(spec, std::move(args), std::move(inputs),
                            Array{y}, Array{std::move(event)}));
-  return true;
+  return list;
 }
 
 std::string ManifestBuilder::getEventLayerName(Operation *op, Value weight,

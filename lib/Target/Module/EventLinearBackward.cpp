@@ -8,7 +8,8 @@
 //                       w[j, :] already contiguous (no transpose);
 //   gw [N, K] = gyᵀ x:  per output feature j, the rows where gy[:, j] != 0
 //                       (compact_columns lists them from gy), reading x's
-//                       nonzeros as per-row lists (compact_rows, then
+//                       nonzeros as per-row lists (compact_rows, or the
+//                       lists the forward's tiles always write, then
 //                       event_weight_grad_lists); with spike-bits, gy
 //                       transposed and event_weight_grad_bits reading x's
 //                       bits where x is a spiking layer's output or the
@@ -150,11 +151,21 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
          makeKernelOp(columns, Array{*gy, decision, gyRows},
                       Array{*gy, decision}, Array{gyRows},
                       Array{std::move(compact)}));
-    save(x);
     lists.xValues = listsNeedValues(bwd.getInput());
     lists.columnSegment = segment;
-    auto [xColumns, values] = emitCompactRows(Phase::Backward, x, m, k,
-                                              lists.xValues, decision);
+    // The lists train_forward wrote for the event-driven forward, when it
+    // always writes them, else x's listed again.
+    int64_t xColumns;
+    std::optional<int64_t> values;
+    auto listed = trainForwardRowLists.find(x);
+    if (!lists.xValues && listed != trainForwardRowLists.end()) {
+      xColumns = listed->second;
+      tensor(xColumns)["role"] = "saved";
+    } else {
+      save(x);
+      std::tie(xColumns, values) = emitCompactRows(
+          Phase::Backward, x, m, k, lists.xValues, decision);
+    }
     Array in{*gy, gyRows, xColumns};
     if (values)
       in.push_back(*values);

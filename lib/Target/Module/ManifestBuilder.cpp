@@ -275,6 +275,7 @@ LogicalResult ManifestBuilder::beginFunction(func::FuncOp func, bool training) {
   neurons.clear();
   savedState.clear();
   forwardActivations.clear();
+  trainForwardRowLists.clear();
   packedSpikes.clear();
   bitsOnlySpikes.clear();
   occupancyBits.clear();

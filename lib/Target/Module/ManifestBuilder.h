@@ -157,9 +157,10 @@ private:
                   bool values, int64_t decision);
   /// Emits y = x wt + b as compact_rows of x [rows, in] then
   /// event_linear_tiles over wt [in, out] when `out` is at least 256 and
-  /// the tile fits the module's shared memory (EventLinearTiles.h); false
-  /// (nothing emitted) when not, or the module has no GPU kernels.
-  bool emitEventLinearTiles(Phase phase, int64_t rows, int64_t in,
+  /// the tile fits the module's shared memory (EventLinearTiles.h), and
+  /// returns the lists' columns tensor; nothing (nothing emitted) when
+  /// not, or the module has no GPU kernels.
+  std::optional<int64_t> emitEventLinearTiles(Phase phase, int64_t rows, int64_t in,
                             int64_t out, int64_t x, bool xValues, int64_t wt,
                             std::optional<int64_t> bias, int64_t decision,
                             int64_t y);
@@ -353,6 +354,11 @@ private:
                                          llvm::json::Array &out,
                                          llvm::json::Object &json);
   llvm::DenseSet<int64_t> forwardActivations;
+  /// A spiking layer's spikes -> the row lists (compact_rows' columns) that
+  /// train_forward always writes for them (an event-driven linear without
+  /// a dense path): the weight gradient's backward reads those instead of
+  /// listing the spikes again.
+  llvm::DenseMap<int64_t, int64_t> trainForwardRowLists;
   llvm::StringMap<unsigned> layerCounters;
   /// Unrolled steps of each named step layer whose H was saved.
   llvm::StringMap<unsigned> savedStepH;

@@ -376,10 +376,14 @@ def compare_backward(snn_run, d, bands, device):
         if any(op["op"] == "event_weight_grad_bits"
                for o in lists_mod.m["programs"]["backward"] for op in o.get("of", [])):
             problems.append("lists: its weight gradients read bits without spike-bits")
+        # compact_rows in the lists module's backward: none where the
+        # forward's tiles always list the spikes the weight gradient reads.
+        relisted = sum(op["op"] == "compact_rows" for o in lists_mod.m["programs"]["backward"]
+                       for op in o.get("of", []))
         print(f"BAND {band_name(band)} x-density={density:g} grad-density={shares} "
               f"bits={len(bits)} values={values} "
               f"lists={len(lists)} list-values={sum(bool(op.get('x_values')) for op in lists)} "
-              f"tiles={count_tiles(mod, 'train_forward')} "
+              f"tiles={count_tiles(mod, 'train_forward')} relisted={relisted} "
               f"ref_rel={ref_worst:.1e} lists_ref_rel={lists_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
