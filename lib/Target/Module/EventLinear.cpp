@@ -74,9 +74,8 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
 
   bool xValues = listsNeedValues(linear.getInput());
   std::optional<int64_t> lists =
-      emitEventLinearTiles(phase, spec.rows, spec.inFeatures,
-                           spec.outFeatures, *x, xValues, wt, bias, decision,
-                           *y);
+      emitEventLinearTiles(phase, spec.rows, spec.inFeatures, spec.outFeatures,
+                           *x, xValues, wt, bias, decision, *y);
   // Lists of spikes that every training step writes (no dense path) can
   // stand in for the spikes in the backward: the same 4 bytes per element,
   // and no second compact_rows. Lists with values would be saved on top
@@ -165,12 +164,9 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
   return {columns, valueList};
 }
 
-std::optional<int64_t>
-ManifestBuilder::emitEventLinearTiles(Phase phase, int64_t rows,
-                                           int64_t in, int64_t out, int64_t x,
-                                           bool xValues, int64_t wt,
-                                           std::optional<int64_t> bias,
-                                           int64_t decision, int64_t y) {
+std::optional<int64_t> ManifestBuilder::emitEventLinearTiles(
+    Phase phase, int64_t rows, int64_t in, int64_t out, int64_t x, bool xValues,
+    int64_t wt, std::optional<int64_t> bias, int64_t decision, int64_t y) {
   // Narrow outputs read few weights per event: the per-row kernel, which
   // lists a row's inputs itself, is faster there than compact_rows and the
   // tiles (a 20-wide readout on an H100: 55 us against 43 + 31 us).

@@ -147,10 +147,9 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                    {"in", Array{*gy, decision}},
                    {"out", Array{gyRows}},
                    {"segment", segment}};
-    emit(Phase::Backward,
-         makeKernelOp(columns, Array{*gy, decision, gyRows},
-                      Array{*gy, decision}, Array{gyRows},
-                      Array{std::move(compact)}));
+    emit(Phase::Backward, makeKernelOp(columns, Array{*gy, decision, gyRows},
+                                       Array{*gy, decision}, Array{gyRows},
+                                       Array{std::move(compact)}));
     lists.xValues = listsNeedValues(bwd.getInput());
     lists.columnSegment = segment;
     // The lists train_forward wrote for the event-driven forward, when it
@@ -163,8 +162,8 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
       tensor(xColumns)["role"] = "saved";
     } else {
       save(x);
-      std::tie(xColumns, values) = emitCompactRows(
-          Phase::Backward, x, m, k, lists.xValues, decision);
+      std::tie(xColumns, values) =
+          emitCompactRows(Phase::Backward, x, m, k, lists.xValues, decision);
     }
     Array in{*gy, gyRows, xColumns};
     if (values)

@@ -160,10 +160,12 @@ private:
   /// the tile fits the module's shared memory (EventLinearTiles.h), and
   /// returns the lists' columns tensor; nothing (nothing emitted) when
   /// not, or the module has no GPU kernels.
-  std::optional<int64_t> emitEventLinearTiles(Phase phase, int64_t rows, int64_t in,
-                            int64_t out, int64_t x, bool xValues, int64_t wt,
-                            std::optional<int64_t> bias, int64_t decision,
-                            int64_t y);
+  std::optional<int64_t> emitEventLinearTiles(Phase phase, int64_t rows,
+                                              int64_t in, int64_t out,
+                                              int64_t x, bool xValues,
+                                              int64_t wt,
+                                              std::optional<int64_t> bias,
+                                              int64_t decision, int64_t y);
   /// Whether row lists of the linear input `input` need its values: it is
   /// not the spikes (0 or 1) of a spiking layer.
   static bool listsNeedValues(Value input);
