@@ -8,9 +8,9 @@
 //                       w[j, :] already contiguous (no transpose);
 //   gw [N, K] = gyᵀ x:  per output feature j, the rows where gy[:, j] != 0
 //                       (compact_columns lists them from gy), reading x's
-//                       nonzeros as per-row lists (compact_rows, or the
-//                       lists the forward's tiles always write, then
-//                       event_weight_grad_lists); with spike-bits, gy
+//                       nonzeros as per-row lists (those the forward's
+//                       tiles always write for spikes, else compact_rows)
+//                       in event_weight_grad_lists; with spike-bits, gy
 //                       transposed and event_weight_grad_bits reading x's
 //                       bits where x is a spiking layer's output or the
 //                       network input; gy transposed and event_linear with
@@ -152,12 +152,12 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                                        Array{std::move(compact)}));
     lists.xValues = listsNeedValues(bwd.getInput());
     lists.columnSegment = segment;
-    // The lists train_forward wrote for the event-driven forward, when it
-    // always writes them, else x's listed again.
+    // The lists train_forward always writes for x when x is spikes (no
+    // values), else x's listed again.
     int64_t xColumns;
     std::optional<int64_t> values;
     auto listed = trainForwardRowLists.find(x);
-    if (!lists.xValues && listed != trainForwardRowLists.end()) {
+    if (listed != trainForwardRowLists.end()) {
       xColumns = listed->second;
       tensor(xColumns)["role"] = "saved";
     } else {

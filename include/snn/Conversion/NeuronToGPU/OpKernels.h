@@ -241,8 +241,8 @@ struct OpKernelSpec {
   /// compact_rows x, flag, counts, columns, values (xValues);
   /// compact_columns gy, flag, rows;
   /// event_weight_grad_lists gy^T (columnSegment: gy, gy's column lists),
-  /// columns, values (xValues), flag, gw; event_linear_tiles x's columns, x's values (xValues), wt, b
-  /// (has_bias), flag, y; pool x, y;
+  /// columns, values (xValues), flag, gw; event_linear_tiles x's columns,
+  /// x's values (xValues), wt, b (has_bias), flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
