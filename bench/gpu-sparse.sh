@@ -67,6 +67,11 @@
 #       on the SHD step at calibrated activity 1, 5, 10% (alternating
 #       rounds, CUDA graphs) and a per-op profile of each form at 1% and
 #       5%. File: sparse-tiles.txt.
+#   bench/gpu-sparse.sh rowbits SNN_RUN [OUT]
+#       GPU machine: spikes as row bits (--snn-compile row-bits) against
+#       float spikes on the SHD step (tiles modules, default and sm_90
+#       chips): the row-bits checks on cuda:0, the gradients bit for bit,
+#       the step at calibrated activity 1, 5, 10%. File: sparse-rowbits.txt.
 #   bench/gpu-sparse.sh layers SNN_RUN [OUT]
 #       GPU machine: per layer size N = 1024, 2048, 4096 (spike input
 #       [T*B = 4096, N], W [N, N]) the forward, the weight gradient and the
@@ -216,6 +221,19 @@ prepare)
     "$opt" "$g/shd128.mlir" "$ad" --snn-sparsify="$sp" --snn-fuse \
       --snn-compile="output=$g/shd128-bwd-$name-sm90.snnmod target=cuda event-tiles=true chips=sm_90" -o /dev/null 2>/dev/null
   done
+  # `rowbits`: the always event-driven tiles modules with float spikes
+  # (row-bits=false; the modules above write lif1's as row bits), and the
+  # row-bits correctness cases (test/Runtime/row-bits.test's, batch 1 too).
+  sp="input-is-spikes crossover=1"
+  "$opt" "$g/shd128.mlir" "$ad" --snn-sparsify="$sp" --snn-fuse \
+    --snn-compile="output=$g/shd128-bwd-event-fused-tiles-floats.snnmod target=cuda event-tiles=true row-bits=false" -o /dev/null 2>/dev/null
+  "$opt" "$g/shd128.mlir" "$ad" --snn-sparsify="$sp" --snn-fuse \
+    --snn-compile="output=$g/shd128-bwd-event-fused-sm90-floats.snnmod target=cuda event-tiles=true chips=sm_90 row-bits=false" -o /dev/null 2>/dev/null
+  mkdir -p "$g/rowbits" "$g/rowbits1"
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/row_bits_check.py" prepare \
+    "$opt" "$g/rowbits" 9 5 64 128 512 0.1@0.02 0.3@0.1 inf@0.5 2>/dev/null
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/row_bits_check.py" prepare \
+    "$opt" "$g/rowbits1" 7 1 36 96 256 0.3@0.1 inf@1 2>/dev/null
   rm -f "$g"/*.mlir
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
     "$g/checkbwd3" "$g/checkbwdin" "$g/checkbwdin2"
@@ -431,6 +449,60 @@ tiles)
   done
   rm -rf "$act"
   ;;
+rowbits)
+  # Spikes as row bits: the row-bits correctness cases on cuda:0 (memory
+  # plan poisoned), the SHD gradients of the float and row-bits tiles
+  # modules on the same batch (bit for bit), then the SHD step at
+  # calibrated activity 1, 5, 10%, float vs row bits, 3 alternating rounds
+  # (CUDA graphs), the dense module once per density; one per-op profile of
+  # each sm_90 form at 1%. File: sparse-rowbits.txt.
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-rowbits.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  echo "== row_bits_check compare cuda:0" >>"$raw"
+  for c in rowbits:"0.1@0.02 0.3@0.1 inf@0.5" rowbits1:"0.3@0.1 inf@1"; do
+    SNNRT_MEMORY_PLAN=poison PYTHONPATH="$root/python" python3 \
+      "$root/test/Runtime/Inputs/row_bits_check.py" compare "$run" "$g/${c%%:*}" cuda:0 ${c#*:} >>"$raw" 2>&1
+  done
+  act="$(mktemp -d)"
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+    "$root/bench/inputs/shd-activity.json" 0.05 "$act/w.safetensors" || exit 1
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" input 0.05 100 128 700 "$act/x.npy"
+  python3 -c "import numpy as np; np.save('$act/y.npy', np.random.default_rng(5).integers(0, 20, 128).astype(np.int32))"
+  echo "== SHD gradients, float vs row-bits spikes (cuda:0, plan poisoned)" >>"$raw"
+  vs="bwd-event-fused-tiles-floats bwd-event-fused-tiles bwd-event-fused-sm90-floats bwd-event-fused-sm90"
+  for v in $vs; do
+    SNNRT_MEMORY_PLAN=poison "$run" "$g/shd128-$v.snnmod" grads --device cuda:0 --weights "$act/w.safetensors" \
+      --data "$act/x.npy" --labels "$act/y.npy" --output "$act/$v.safetensors" >>"$raw" 2>&1 || exit 1
+  done
+  PYTHONPATH="$root/python" python3 - "$act" >>"$raw" 2>&1 <<'PY'
+import sys, numpy as np
+from snnref.tensorio import read_safetensors
+d = sys.argv[1]
+for chips in ("tiles", "sm90"):
+    a = read_safetensors(f"{d}/bwd-event-fused-{chips}-floats.safetensors")[0]
+    b = read_safetensors(f"{d}/bwd-event-fused-{chips}.safetensors")[0]
+    same = all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+    print(f"{chips}: row bits vs floats: loss and {len(a) - 1} gradients "
+          + ("identical" if same else "DIFFER"))
+PY
+  for d in 0.01 0.05 0.1; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    shd_bench graphs dense "$d" 20
+    for round in 1 2 3; do
+      for v in $vs; do
+        shd_bench "graphs round=$round" $v "$d" 30
+      done
+    done
+  done
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+    "$root/bench/inputs/shd-activity.json" 0.01 "$act/w.safetensors"
+  for v in bwd-event-fused-sm90-floats bwd-event-fused-sm90; do
+    shd_bench profile $v 0.01 30 --profile
+  done
+  rm -rf "$act"
+  ;;
 layers)
   # Per layer size N: the forward, the weight gradient and the input
   # gradient, event-driven vs dense, against input (forward) or output
@@ -475,7 +547,7 @@ cpu)
   python3 "$root/bench/sparse_report.py" "$raw" - "$out" sparse-cpu
   ;;
 *)
-  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | profile SNN_RUN [OUT] | tiles SNN_RUN [OUT] | layers SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
+  echo "usage: bench/gpu-sparse.sh prepare | calibrate | check SNN_RUN | gpu SNN_RUN [OUT] | gpu-bwd SNN_RUN [OUT] | crossover SNN_RUN [OUT] | profile SNN_RUN [OUT] | tiles SNN_RUN [OUT] | rowbits SNN_RUN [OUT] | layers SNN_RUN [OUT] | cpu SNN_RUN [OUT] [BATCH]" >&2
   exit 2
   ;;
 esac

@@ -380,7 +380,10 @@ def _run_op(mod, op, lr, smooth):
             # [nonzero count, 1 if count <= limit (event-driven path)]; the
             # limit is a one-word tensor (the runtime may calibrate it).
             ins = _ids(op, "in", 2, 2, "inputs (x, limit)")
-            count = int(np.count_nonzero(mod.get(ins[0])))
+            x = mod.get(ins[0])
+            if "elements" in op:  # x: a spiking layer's row bits
+                x = layers.unpack_bits(x, int(op["elements"]))
+            count = int(np.count_nonzero(x))
             limit = int(np.asarray(mod.get(ins[1])).reshape(-1)[0])
             put(0, np.array([count, 1 if count <= limit else 0]))
         elif kind == "transpose_weight":
@@ -503,6 +506,13 @@ def _run_op(mod, op, lr, smooth):
             ins = _ids(op, "in", 2, 2, "inputs (x, decision)")
             x = mod.get(ins[0])
             k = x.shape[-1]
+            if op.get("x_bits", False):
+                # x: a spiking layer's row bits (pack_bits' layout).
+                k = int(op.get("features", 0))
+                if k <= 0 or mod.numel(out[0]) % k:
+                    raise OpError("compact_rows of bits needs 'features' "
+                                  "dividing its lists' length")
+                x = layers.unpack_bits(x, mod.numel(out[0]))
             columns, values = layers.compact_rows(x.reshape(-1, k))
             put(0, columns)
             if len(out) > 1:
@@ -551,6 +561,9 @@ def _run_op(mod, op, lr, smooth):
                 sv = np.moveaxis(sv, -1, 1) if last else sv
                 put(0, _from_planes(layers.pool2d(pool["kind"], sv, k, k,
                                                   [0, 0]), last))
+            elif op.get("spike_bits") == "rows":
+                # The training spikes as row bits (pack_bits' layout).
+                put(0, layers.pack_bits(s))
             else:
                 put(0, h if nrn.model == "li" else s)
             # The membrane after each step's reset (li: H).

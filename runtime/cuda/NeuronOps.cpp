@@ -208,7 +208,15 @@ void runForward(CudaDevice &device, OpCall &call) {
   // A fused layer's output is the pooled spikes.
   if (call.op.contains("pool"))
     checkPooled(call, call.out[0], x, area);
-  for (size_t i = call.op.contains("pool") ? 1 : 0; i < call.out.size(); ++i)
+  // Row bits: T x N / 32 u32 words (the generated kernel's bytes).
+  bool rowBits = call.op.value("spike_bits", std::string()) == "rows";
+  if (rowBits && call.out[0].numel() * 32 != x.numel())
+    opError(call, "tensor " + call.out[0].name + " has " +
+                      std::to_string(call.out[0].numel()) +
+                      " words; expected " + std::to_string(x.numel() / 32) +
+                      " (row bits of " + x.name + ")");
+  for (size_t i = call.op.contains("pool") || rowBits ? 1 : 0;
+       i < call.out.size(); ++i)
     if (i != 1 || chunk == 0)
       checkShape(call, call.out[i], x);
   if (chunk > 0)

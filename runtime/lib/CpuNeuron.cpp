@@ -213,6 +213,9 @@ void runNeuron(const Ctx &c) {
   if (c.op.attrs.contains("pool"))
     c.expectElements(c.out(0), total / area,
                      "the pooled spikes, T x N / (KH KW)");
+  else if (c.op.attrs.value("spike_bits", std::string()) == "rows")
+    c.expectElements(c.out(0), total / 32,
+                     "the spikes as row bits, T x N / 32 words");
   else
     c.expectElements(c.out(0), total, l.li ? "H, like the input"
                                            : "the spikes, like the input");

@@ -216,7 +216,9 @@ static void collectEventSites(const std::vector<Op> &ops,
       site.input = source.in[0];
       site.limit = source.in[1];
       site.decision = source.out[0];
-      site.elements = static_cast<int64_t>(m.tensor(site.input).numel());
+      // A spiking layer's row bits count 32 inputs a word ("elements").
+      site.elements = of.value(
+          "elements", static_cast<int64_t>(m.tensor(site.input).numel()));
       site.crossover = of.at("crossover").get<double>();
       site.denseFallback = of.value("dense_fallback", true);
       m.hostReads.push_back(site.decision);

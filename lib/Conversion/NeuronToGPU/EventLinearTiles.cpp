@@ -60,6 +60,13 @@ int64_t mlir::snn::getEventTileColumns(int64_t inFeatures, int64_t outFeatures,
   return 0;
 }
 
+bool mlir::snn::runsAsEventTiles(int64_t inFeatures, int64_t outFeatures,
+                                 int64_t sharedLimit) {
+  constexpr int64_t kMinTileOutputs = 256;
+  return sharedLimit > 0 && outFeatures >= kMinTileOutputs &&
+         getEventTileColumns(inFeatures, outFeatures, sharedLimit) != 0;
+}
+
 int64_t mlir::snn::getEventTileSharedBytes(const OpKernelSpec &spec) {
   // K rows of the weight, then a row of zeros that slots past a list's
   // end read.

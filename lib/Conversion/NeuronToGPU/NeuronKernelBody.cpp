@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -261,7 +262,9 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     return Value();
   }
   Value spike = fires(hv);
-  if (s && !spec.packsSpikes())
+  if (s && rowBits)
+    storeRowBits(spike, s, at);
+  else if (s && !spec.packsSpikes())
     store(select(spike, splat(1.0), splat(0.0)), s, at);
   if (h)
     store(hSaved, h, at);
@@ -270,6 +273,51 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     store(v, vOut, at);
   next.insert(next.begin(), v);
   return spike;
+}
+
+void ThreadEmitter::storeRowBits(Value spike, Value s, Value at) {
+  Type i32 = b.getI32Type();
+  auto i32c = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  Value bits = i32c(0);
+  for (int64_t i = 0; i < width; ++i) {
+    Value fired =
+        width == 1 ? spike : vector::ExtractOp::create(b, loc, spike, i);
+    bits = arith::OrIOp::create(
+        b, loc, bits,
+        arith::ShLIOp::create(
+            b, loc, arith::ExtUIOp::create(b, loc, i32, fired), i32c(i)));
+  }
+  Value byteAt = arith::DivUIOp::create(b, loc, at, index(8));
+  auto storeByte = [&](Value v) {
+    memref::StoreOp::create(b, loc,
+                            arith::TruncIOp::create(b, loc, b.getI8Type(), v),
+                            s, ValueRange{byteAt});
+  };
+  if (width == 8) {
+    storeByte(bits);
+    return;
+  }
+  assert(width == 4 && !spec.host && "row bits: 8 lanes, or 4 on the GPU");
+  // Threads 2i and 2i + 1 of a warp hold neurons 8i .. 8i + 7.
+  Value lane = arith::IndexCastUIOp::create(
+      b, loc, i32,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, base, index(4)), index(32)));
+  Value pair = arith::ShLIOp::create(
+      b, loc, i32c(3), arith::AndIOp::create(b, loc, lane, i32c(30)));
+  Value other =
+      NVVM::ShflOp::create(b, loc, i32, pair, bits, i32c(1), i32c(0x1f),
+                           NVVM::ShflKind::bfly, UnitAttr());
+  Value even = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, lane, i32c(1)), i32c(0));
+  auto ifEven = scf::IfOp::create(b, loc, even, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifEven.thenBlock());
+  storeByte(arith::OrIOp::create(
+      b, loc, bits, arith::ShLIOp::create(b, loc, other, i32c(4))));
 }
 
 void ThreadEmitter::spreadPooledGrad() {
@@ -481,6 +529,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
   Value iSaved = saveH && spec.hasSynapse() ? args[3] : Value();
   Value vOut = record ? args[3] : Value();
   roundsH = h && !record && spec.storage.bf16HInF32;
+  rowBits = saveH && !record && spec.rowSpikeBits;
   unsigned numOutputs = record ? 4 : !saveH ? 2 : spec.hasSynapse() ? 4 : 3;
   ValueRange stateArgs = chainedStateArgs(args, numOutputs);
   unsigned numFixed = numOutputs + stateArgs.size();

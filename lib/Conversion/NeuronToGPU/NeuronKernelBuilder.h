@@ -176,6 +176,12 @@ struct NeuronSpec {
   int64_t getNumThreads() const {
     return pool ? getNumWindows() : numNeurons / getWidth();
   }
+  /// kSpikeRowBitsAttrName: the ForwardSaveH kernel writes the spikes as
+  /// row bits, [T N / 8] bytes (byte i = neurons 8 i .. 8 i + 7).
+  bool rowSpikeBits = false;
+  bool writesRowBits(KernelKind kind) const {
+    return rowSpikeBits && kind == KernelKind::ForwardSaveH;
+  }
   /// The forward writes its spikes as packed bits (a pooled layer writes
   /// the pooled spikes only).
   bool packsSpikes() const { return storage.spikeBits && spikes() && !pool; }

@@ -222,6 +222,15 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
       spec.bnBwdScratchSize = getBatchNormScratchElements(g);
     }
   }
+  spec.rowSpikeBits = op->hasAttr(kSpikeRowBitsAttrName);
+  if (spec.rowSpikeBits &&
+      (step || !isa<LIFOp, IFOp>(op) || spec.pool || spec.bn ||
+       spec.chainsState || spec.numFeatures % 32 != 0)) {
+    why = "its snn.spike_row_bits needs a multi-step lif or if layer without "
+          "pooling, batch norm or a time split whose rows hold a multiple of "
+          "32 neurons";
+    return std::nullopt;
+  }
   spec.countsSpikes = op->hasAttr(kFusedSpikeCountAttrName);
   spec.countsGrad = op->hasAttr(kFusedGradCountAttrName);
   if ((spec.countsSpikes || spec.countsGrad) &&
@@ -320,6 +329,8 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   Type s = flat, gs = flat;
   if (spec.pool)
     s = gs = MemRefType::get({spec.numSteps * spec.getNumWindows()}, f32);
+  else if (spec.writesRowBits(kind))
+    s = MemRefType::get({size / 8}, IntegerType::get(ctx, 8));
   else if (spec.packsSpikes())
     s = MemRefType::get(
         {spec.getNumSpikeWords() * spec.numNeurons},

@@ -269,6 +269,12 @@ private:
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;
+  /// The spikes go out as row bits (NeuronSpec::writesRowBits).
+  bool rowBits = false;
+  /// Stores the lanes' spike mask as row bits at element `at` of [T, N]
+  /// into the byte tensor `s`: a CPU thread's 8 lanes are a byte; on the
+  /// GPU the even thread of a pair adds its neighbour's 4 bits (a shuffle).
+  void storeRowBits(Value spike, Value s, Value at);
   /// Whether to count the written nonzeros, and the thread's count.
   bool counting = false;
   Value count;

@@ -212,9 +212,9 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6}", rows, inFeatures,
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6},{7}", rows, inFeatures,
                          outFeatures, hasBias, xValues, tileColumns,
-                         columnSegment)
+                         columnSegment, xBits)
                .str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {

@@ -71,10 +71,12 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     return types;
   }
   case OpKernelKind::CompactRows: {
-    // x [M, K], decision, columns [M, K] (, values [M, K]).
+    // x [M, K] (xBits: [M, K / 32] words), decision, columns [M, K]
+    // (, values [M, K]).
     Type i32 = IntegerType::get(ctx, 32);
-    SmallVector<Type> types{tensor(m * k), decision,
-                            MemRefType::get({m * k}, i32)};
+    Type x = spec.xBits ? Type(MemRefType::get({m * k / kBitsPerWord}, i32))
+                        : tensor(m * k);
+    SmallVector<Type> types{x, decision, MemRefType::get({m * k}, i32)};
     if (spec.xValues)
       types.push_back(tensor(m * k));
     return types;
@@ -765,6 +767,56 @@ static void emitEventWeightGradBitsGPU(EventEmitter &e, ValueRange args,
   }
 }
 
+/// compact_rows of a row of spikes given as bits (spec.xBits: K / 32 u32
+/// words a row): the warp's lanes load the row's words at once (32 a
+/// round), then per word, in order, every lane takes bit `lane` of it from
+/// a shuffle, and a set bit's slot is the count so far plus the popcount of
+/// the lower lanes' bits, as emitWarpCompaction's ballot gives for floats:
+/// the same lists. Every lane must call it; returns the count (i32).
+static Value emitWarpBitsCompaction(EventEmitter &e, Value words, Value row,
+                                    int64_t k, Value laneInWarp, Value columns,
+                                    Value rowStart) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type i32Type = b.getI32Type();
+  int64_t rowWords = k / kBitsPerWord;
+  Value lane32 = arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp);
+  Value lowerLanes = arith::SubIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, e.i32(1), lane32), e.i32(1));
+  auto popcount = [&](Value v) {
+    return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
+  };
+  Value wordStart = e.mulI(row, e.idx(rowWords));
+  SmallVector<Value> loaded;
+  for (int64_t r = 0; r * 32 < rowWords; ++r) {
+    Value w = e.addI(laneInWarp, e.idx(32 * r));
+    Value inRange = e.ult(w, e.idx(rowWords));
+    Value wc = arith::SelectOp::create(b, loc, inRange, w, e.idx(rowWords - 1));
+    Value word = e.load(words, e.addI(wordStart, wc));
+    loaded.push_back(arith::SelectOp::create(b, loc, inRange, word, e.i32(0)));
+  }
+  Value found = e.i32(0);
+  for (int64_t w = 0; w < rowWords; ++w) {
+    Value word = NVVM::ShflOp::create(
+        b, loc, i32Type, e.i32(-1), loaded[w / 32], e.i32(w % 32), e.i32(0x1f),
+        NVVM::ShflKind::idx, UnitAttr());
+    Value bit = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, word, lane32), e.i32(1));
+    Value rank = popcount(arith::AndIOp::create(b, loc, word, lowerLanes));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
+                                     e.i32(0)));
+      Value column =
+          arith::AddIOp::create(b, loc, lane32, e.i32(w * kBitsPerWord));
+      e.store(column, columns,
+              e.addI(rowStart, e.toIndex(e.addI(found, rank))));
+    }
+    found = e.addI(found, popcount(word));
+  }
+  return found;
+}
+
 /// compact_rows on the GPU: a warp per row of x [M, K], up to 512 columns
 /// per round of loads (emitWarpCompaction: coalesced loads, a ballot per 32,
 /// each nonzero's slot from the popcount of the lower lanes' bits). The
@@ -795,14 +847,18 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
   int64_t rounds = llvm::divideCeilSigned(groups, kMaxGroupsPerRound);
   int64_t unroll = llvm::divideCeilSigned(groups, rounds);
   Value rowStart = e.mulI(row, e.idx(k));
-  Value found = emitWarpCompaction(
-      e, x, rowStart, e.idx(0), rounds * unroll * 32, k, laneInWarp, unroll,
-      [&](Value j, Value xv, Value slot) {
-        Value at = e.addI(rowStart, e.toIndex(slot));
-        e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j), columns, at);
-        if (values)
-          e.store(xv, values, at);
-      });
+  Value found =
+      spec.xBits
+          ? emitWarpBitsCompaction(e, x, row, k, laneInWarp, columns, rowStart)
+          : emitWarpCompaction(
+                e, x, rowStart, e.idx(0), rounds * unroll * 32, k, laneInWarp,
+                unroll, [&](Value j, Value xv, Value slot) {
+                  Value at = e.addI(rowStart, e.toIndex(slot));
+                  e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j),
+                          columns, at);
+                  if (values)
+                    e.store(xv, values, at);
+                });
   Value count = e.toIndex(found);
   e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
                                  e.ult(count, e.idx(k))));
@@ -1520,9 +1576,25 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
       b.setInsertionPointToStart(cols.getBody());
       Value j = cols.getInductionVar(), found = cols.getRegionIterArg(0);
       Value at = e.addI(rowStart, j);
-      Value xv = e.load(x, at);
-      Value set = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                                        e.f32(0.0));
+      Value xv, set;
+      if (spec.xBits) {
+        // Bit j % 32 of the row's word j / 32 (the row's words start at
+        // rowStart / 32: K is a multiple of 32).
+        Type i32 = b.getI32Type();
+        Value word =
+            e.load(x, arith::DivUIOp::create(b, loc, at, e.idx(kBitsPerWord)));
+        Value shift = arith::IndexCastUIOp::create(
+            b, loc, i32,
+            arith::RemUIOp::create(b, loc, j, e.idx(kBitsPerWord)));
+        Value bit = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, word, shift), e.i32(1));
+        set = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
+                                    e.i32(0));
+      } else {
+        xv = e.load(x, at);
+        set = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
+                                    e.f32(0.0));
+      }
       {
         OpBuilder::InsertionGuard store(b);
         e.openIf(set);

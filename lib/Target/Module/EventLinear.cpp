@@ -39,9 +39,7 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   Array wShape = *tensor(*w).getArray("shape");
   spec.outFeatures = *wShape[0].getAsInteger();
   spec.inFeatures = *wShape[1].getAsInteger();
-  int64_t elements = 1;
-  for (const llvm::json::Value &d : *tensor(*x).getArray("shape"))
-    elements *= *d.getAsInteger();
+  int64_t elements = getValueElements(*x);
   spec.rows = elements / spec.inFeatures;
   spec.hasBias = bias.has_value();
   double crossover = linear.getEventDriven()->convertToDouble();
@@ -150,6 +148,7 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
   spec.rows = rows;
   spec.inFeatures = features;
   spec.xValues = values;
+  spec.xBits = rowBitsTensors.contains(x);
   Array out{columns};
   if (valueList)
     out.push_back(*valueList);
@@ -159,6 +158,10 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
   Object op{{"op", "compact_rows"},
             {"in", Array{x, decision}},
             {"out", Array(out)}};
+  if (spec.xBits) { // x is [rows * features / 32] words
+    op["x_bits"] = true;
+    op["features"] = features;
+  }
   emit(phase, makeKernelOp(spec, std::move(args), Array{x, decision},
                            std::move(out), Array{std::move(op)}));
   return {columns, valueList};
@@ -167,13 +170,9 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
 std::optional<int64_t> ManifestBuilder::emitEventLinearTiles(
     Phase phase, int64_t rows, int64_t in, int64_t out, int64_t x, bool xValues,
     int64_t wt, std::optional<int64_t> bias, int64_t decision, int64_t y) {
-  // Narrow outputs read few weights per event: the per-row kernel, which
-  // lists a row's inputs itself, is faster there than compact_rows and the
-  // tiles (a 20-wide readout on an H100: 55 us against 43 + 31 us).
-  constexpr int64_t kMinTileOutputs = 256;
-  int64_t columns = getEventTileColumns(in, out, sharedMemoryLimit);
-  if (!columns || out < kMinTileOutputs)
+  if (!runsAsEventTiles(in, out, sharedMemoryLimit))
     return std::nullopt;
+  int64_t columns = getEventTileColumns(in, out, sharedMemoryLimit);
   auto [list, values] =
       emitCompactRows(phase, x, rows, in, xValues, decision);
   OpKernelSpec spec;
@@ -251,9 +250,7 @@ LogicalResult ManifestBuilder::addFusedCount(Operation *layerOp,
                                              Operation *eventOp, Phase phase,
                                              int64_t counted, Array &in,
                                              Array &out, Object &json) {
-  int64_t elements = 1;
-  for (const llvm::json::Value &d : *tensor(counted).getArray("shape"))
-    elements *= *d.getAsInteger();
+  int64_t elements = getValueElements(counted);
   Value weight;
   double crossover;
   int64_t features;
@@ -335,6 +332,10 @@ Object ManifestBuilder::makeSpikeDensity(Phase phase, StringRef layer,
                  {"crossover", crossover},
                  {"limit", limit},
                  {"dense_fallback", denseFallback}};
+  // Row bits hold 32 inputs a word; this op (never run without a dense
+  // path: nothing to calibrate) stands for the fused count's site.
+  if (rowBitsTensors.contains(x))
+    density["elements"] = rows * features;
   Object densityOp =
       makeKernelOp(spec, Array{x, limitId, decision}, Array{x, limitId},
                    Array{decision}, Array{std::move(density)});

@@ -83,6 +83,25 @@ FailureOr<int64_t> ManifestBuilder::addValueTensor(Operation *where,
   return id;
 }
 
+FailureOr<int64_t> ManifestBuilder::addRowBitsTensor(Operation *where,
+                                                     Value spikes,
+                                                     StringRef layer) {
+  FailureOr<SmallVector<int64_t>> shape = resolveShape(where, spikes.getType());
+  if (failed(shape))
+    return failure();
+  int64_t elements = 1;
+  for (int64_t d : *shape)
+    elements *= d;
+  // Saved: snn-run reads the layer's density from it after train_forward.
+  int64_t id = addTensor(Object{{"name", (layer + ".bits").str()},
+                                {"shape", Array{elements / 32}},
+                                {"dtype", "u32"},
+                                {"role", "saved"}});
+  ids[spikes] = id;
+  rowBitsTensors.insert(id);
+  return id;
+}
+
 FailureOr<Array> ManifestBuilder::addResultTensors(Operation *op,
                                                   StringRef role) {
   Array out;
@@ -900,8 +919,12 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
       poolJson["channels_last"] = true;
     record.attrs["pool"] = std::move(poolJson);
   }
-  FailureOr<int64_t> s = addValueTensor(op, spikes, "activation",
-                                        phase == Phase::Infer ? layer : "");
+  bool rowBits = phase == Phase::TrainForward && !*fusedPool &&
+                 writesSpikeRowBits(op, rowBitsOptions);
+  FailureOr<int64_t> s =
+      rowBits ? addRowBitsTensor(op, spikes, layer)
+              : addValueTensor(op, spikes, "activation",
+                               phase == Phase::Infer ? layer : "");
   if (failed(s))
     return failure();
   Array out{*s};
@@ -966,6 +989,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   for (const auto &kv : bnJson)
     json[kv.first] = kv.second;
   json["save_h"] = saveH;
+  if (rowBits)
+    json["spike_bits"] = "rows";
   if (!initState.empty())
     json["chained_states"] = static_cast<int64_t>(initState.size());
   // snn-run --record finds the layer by this name.
@@ -988,7 +1013,9 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
     emitPackSpikes(*s, savesSpikesAsBits(op));
   if (phase == Phase::TrainForward && model != "li") {
     auto bits = packedSpikes.find(*s);
-    trainSpikes[layer] = {*s, bits == packedSpikes.end() ? -1 : bits->second};
+    trainSpikes[layer] = {*s, rowBits                      ? *s
+                              : bits == packedSpikes.end() ? -1
+                                                           : bits->second};
   }
   neurons[op] = std::move(record);
   return success();

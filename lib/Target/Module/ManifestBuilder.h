@@ -3,6 +3,7 @@
 #ifndef SNN_LIB_TARGET_MODULE_MANIFESTBUILDER_H
 #define SNN_LIB_TARGET_MODULE_MANIFESTBUILDER_H
 
+#include "RowSpikeBits.h"
 #include "SafetensorsWriter.h"
 
 #include "snn/Conversion/NeuronToGPU/OpKernels.h"
@@ -73,6 +74,10 @@ public:
   /// module (getSharedMemoryLimit); 0, the default, for a module without
   /// GPU kernels: event_linear_tiles is not used.
   void setSharedMemoryLimit(int64_t bytes) { sharedMemoryLimit = bytes; }
+  /// Which layers write their training spikes as row bits (RowSpikeBits.h).
+  void setRowSpikeBits(const RowSpikeBitsOptions &options) {
+    rowBitsOptions = options;
+  }
 
   /// The functions are one rank's share of a time split (--snn-split-time)
   /// of `totalSteps` steps: the module's input and output keep all steps,
@@ -121,6 +126,18 @@ private:
     std::optional<StringRef> name = tensor(id).getString("name");
     return name ? name->str() : "%" + std::to_string(id);
   }
+  /// The elements tensor `id` stands for: its shape's, 32 per word of a
+  /// row-bits tensor.
+  int64_t getValueElements(int64_t id) {
+    int64_t elements = 1;
+    for (const llvm::json::Value &d : *tensor(id).getArray("shape"))
+      elements *= *d.getAsInteger();
+    return rowBitsTensors.contains(id) ? elements * 32 : elements;
+  }
+  /// The row bits of a layer's training spikes `spikes` (a saved u32
+  /// tensor of T x N / 32 words) as the value's tensor.
+  FailureOr<int64_t> addRowBitsTensor(Operation *where, Value spikes,
+                                      StringRef layer);
   FailureOr<int64_t> addValueTensor(Operation *where, Value value,
                                     StringRef role, std::string name = "");
   FailureOr<int64_t> lookup(Operation *user, Value value);
@@ -297,6 +314,9 @@ private:
   /// Spikes kept only for weight gradients are saved as bits.
   bool spikeBits;
   int64_t sharedMemoryLimit = 0;
+  RowSpikeBitsOptions rowBitsOptions;
+  /// The row-bits spike tensors (u32 words): compact_rows reads them.
+  llvm::DenseSet<int64_t> rowBitsTensors;
   /// Spike tensor -> its packed words.
   llvm::DenseMap<int64_t, int64_t> packedSpikes;
   /// Spike tensors whose floats the backward does not read (spike-bits).

@@ -192,6 +192,16 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
   kernelOptions.batch = options.batch;
   kernelOptions.savedHBf16 = options.savedHBf16;
   kernelOptions.recomputeChunk = options.recomputeChunk;
+  int64_t tilesSharedLimit =
+      options.target != ModuleTarget::Cpu && options.eventTiles
+          ? getSharedMemoryLimit(options.chips)
+          : 0;
+  RowSpikeBitsOptions rowBits;
+  rowBits.enabled = options.rowBits;
+  rowBits.sharedMemoryLimit = tilesSharedLimit;
+  rowBits.spikeBits = options.spikeBits;
+  rowBits.batch = options.batch;
+  kernelOptions.rowBits = rowBits;
   ModuleKernels moduleKernels(entries, kernelOptions);
   if (failed(moduleKernels.prepare(kernels)))
     return failure();
@@ -205,8 +215,8 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     auto builder = std::make_unique<ManifestBuilder>(
         options.batch, kernels, opKernels, options.savedHBf16,
         options.recomputeChunk, options.spikeBits);
-    if (options.target != ModuleTarget::Cpu && options.eventTiles)
-      builder->setSharedMemoryLimit(getSharedMemoryLimit(options.chips));
+    builder->setSharedMemoryLimit(tilesSharedLimit);
+    builder->setRowSpikeBits(rowBits);
     if (split)
       builder->setTimeSplit(
           cast<IntegerAttr>(split.get("steps")).getInt());

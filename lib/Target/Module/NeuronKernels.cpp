@@ -70,6 +70,8 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
 #ifdef SNN_HAVE_NEURON_TO_GPU
     if (getFoldedStepAddend(op))
       copy->setAttr(kStepAddendAttrName, b.getUnitAttr());
+    if (writesSpikeRowBits(op, options.rowBits))
+      copy->setAttr(kSpikeRowBitsAttrName, b.getUnitAttr());
 #endif
     originalOf[copy] = op;
   }

@@ -4,6 +4,7 @@
 #define SNN_LIB_TARGET_MODULE_NEURONKERNELS_H
 
 #include "ManifestBuilder.h"
+#include "RowSpikeBits.h"
 
 #include <map>
 
@@ -24,6 +25,8 @@ struct ModuleKernelOptions {
   bool savedHBf16 = false;
   /// lif/if kernels recompute H (NeuronStorage::recomputeChunk).
   int64_t recomputeChunk = 0;
+  /// Which layers' training forward writes row bits (RowSpikeBits.h).
+  RowSpikeBitsOptions rowBits;
 };
 
 /// The kernels of a compiled module: the neuron kernels of every entry

@@ -49,6 +49,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
     options.recomputeChunk = recompute;
     options.spikeBits = spikeBits;
     options.eventTiles = eventTiles;
+    options.rowBits = rowBits;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

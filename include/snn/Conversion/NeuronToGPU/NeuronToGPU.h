@@ -45,6 +45,14 @@ struct NeuronStorage {
 /// into its `neuron_step` (`"addend"`): the step kernel reads both operands.
 inline constexpr llvm::StringLiteral kStepAddendAttrName = "snn.step_addend";
 
+/// Marks a multi-step lif or if op whose training forward (the kernel that
+/// saves H) writes its spikes as row bits instead of floats: u32 words,
+/// bit j of word w = the spike of element 32 w + j of [T, B, K] (K a
+/// multiple of 32), which only compact_rows reads (--snn-compile sets it,
+/// RowSpikeBits.cpp). 1/32 of the float spikes' bytes.
+inline constexpr llvm::StringLiteral kSpikeRowBitsAttrName =
+    "snn.spike_row_bits";
+
 /// Threads per block of the generated GPU kernels.
 inline constexpr int64_t kNeuronKernelBlockSize = 256;
 

@@ -214,6 +214,10 @@ struct OpKernelSpec {
   /// its nonzeros (x is not binary); compact_rows (rows = M, inFeatures =
   /// K) then lists them.
   bool xValues = false;
+  /// compact_rows: x is a spiking layer's spikes as row bits (u32 words,
+  /// bit j of word w = element 32 w + j; rows of K / 32 words), which its
+  /// neuron kernel wrote instead of floats (kSpikeRowBitsAttrName).
+  bool xBits = false;
   /// event_linear_tiles: the output features of a block's tile of the
   /// transposed weight in shared memory (8, 16 or 32; getEventTileColumns).
   int64_t tileColumns = 0;

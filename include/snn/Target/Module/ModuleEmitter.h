@@ -45,6 +45,9 @@ struct ModuleCompileOptions {
   /// event_linear_tiles where the tile fits every chip's shared memory
   /// (EventLinearTiles.h).
   bool eventTiles = false;
+  /// A spiking layer whose training spikes only those tiles' compact_rows
+  /// read writes them as bits (lib/Target/Module/RowSpikeBits.h).
+  bool rowBits = true;
 };
 
 /// Parses "cpu", "cuda" or "all".

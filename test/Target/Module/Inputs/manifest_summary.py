@@ -178,7 +178,13 @@ def check_op(op, where, shape):
             h = -3 if op["pool"].get("channels_last") else -2
             y[h] //= kh
             y[h + 1] //= kw
-        if numel(x) % f or s != y:
+        if op.get("spike_bits") == "rows":
+            # The spikes as row bits: T N / 32 u32 words, rows of whole words.
+            if kind != "neuron" or f % 32 or s != [numel(x) // 32] or \
+                    tensors_of_kernel[outs[0]].get("dtype") != "u32":
+                fail(f"{where}: {kind} row bits are not [T N / 32] u32 "
+                     f"words of rows of a multiple of 32 features ({f})")
+        elif numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
         if "bn" in op and kind == "neuron_bwd":
             # The batch norm backward's sums: x, saved_mean, saved_invstd
@@ -254,6 +260,14 @@ def walk_kernel(op, where, program, indent, shape):
             if numel(shape(words)) != -(-numel(shape(spikes)) // 32) or \
                     tensors_of_kernel[words].get("dtype") != "u32":
                 fail(f"{where}: {sub['op']} #{n}: the words are not ceil(spikes / 32) u32")
+        if sub["op"] == "compact_rows" and sub.get("x_bits"):
+            words, columns = sub["in"][0], sub["out"][0]
+            k = sub.get("features", 0)
+            if k <= 0 or k % 32 or numel(shape(columns)) % k or \
+                    numel(shape(words)) * 32 != numel(shape(columns)) or \
+                    tensors_of_kernel[words].get("dtype") != "u32":
+                fail(f"{where}: compact_rows #{n}: x_bits needs u32 row words "
+                     f"of 'features' (a multiple of 32) per row")
         if sub["op"] in ("sgd", "adam") and \
                 any(shape(t) != shape(sub["in"][0]) for t in sub["in"]):
             fail(f"{where}: {sub['op']} #{n}: state or gradient unlike the parameter")

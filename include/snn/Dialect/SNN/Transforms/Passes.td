@@ -478,6 +478,11 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "transposed weight fits a block's shared memory on every chip "
            "(faster from about 5% input density on an H100, slower at 1%; "
            "false: the per-row event_linear kernels)">,
+    Option<"rowBits", "row-bits", "bool", /*default=*/"true",
+           "A lif or if layer whose training spikes only event_linear_tiles' "
+           "compact_rows read (an always event-driven layer after it, "
+           "--snn-fuse counting its spikes) writes them as bits, 32 "
+           "neurons a u32 word, instead of floats (the same results)">,
   ];
 }
 

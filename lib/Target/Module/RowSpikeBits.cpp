@@ -1,0 +1,103 @@
+//===- RowSpikeBits.cpp - spikes written as row bits ----------------------===//
+//
+// RowSpikeBits.h. The same predicate decides for the kernel generator
+// (NeuronKernels.cpp marks the layer's copy) and for the manifest
+// (NeuronSerialization of the layer, compact_rows of its readers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowSpikeBits.h"
+
+#include "snn/Conversion/NeuronToGPU/EventLinearTiles.h"
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
+#include "snn/Dialect/SNN/IR/FusedCount.h"
+#include "snn/Dialect/SNN/IR/FusedPool.h"
+#include "snn/Dialect/SNN/IR/SNNOps.h"
+
+using namespace mlir;
+using namespace mlir::snn;
+
+static constexpr int64_t kBitsPerWord = 32;
+
+/// The elements of a tensor value, dynamic dims taken as `batch`; 0 when
+/// unknown.
+static int64_t getElements(Value value, int64_t batch) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return 0;
+  int64_t elements = 1;
+  for (int64_t d : type.getShape()) {
+    if (ShapedType::isDynamic(d)) {
+      if (batch <= 0)
+        return 0;
+      d = batch;
+    }
+    elements *= d;
+  }
+  return elements;
+}
+
+/// The event path always runs (no dense GEMM reads the floats).
+static bool alwaysEventDriven(std::optional<APFloat> crossover,
+                              int64_t elements) {
+  return crossover && elements > 0 &&
+         getEventPathLimit(crossover->convertToDouble(), elements) >= elements;
+}
+
+bool mlir::snn::writesSpikeRowBits(Operation *neuron,
+                                   const RowSpikeBitsOptions &options) {
+  if (!options.enabled || options.sharedMemoryLimit <= 0 || options.spikeBits)
+    return false;
+  auto iface = dyn_cast<NeuronOpInterface>(neuron);
+  if (!iface || !isa<LIFOp, IFOp>(neuron) || iface.isStepForm() ||
+      neuron->hasAttr(kFusedPoolAttrName) ||
+      neuron->hasAttr(kFusedBatchNormAttrName) ||
+      !neuron->hasAttr(kFusedSpikeCountAttrName))
+    return false;
+  Value spikes = neuron->getResult(0);
+  auto type = dyn_cast<RankedTensorType>(spikes.getType());
+  if (!type || type.getRank() != 3 || ShapedType::isDynamic(type.getDimSize(2)))
+    return false;
+  int64_t k = type.getDimSize(2);
+  int64_t elements = getElements(spikes, options.batch);
+  if (k % kBitsPerWord != 0 || elements <= 0)
+    return false;
+  bool backward = false;
+  for (OpOperand &use : spikes.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto linear = dyn_cast<LinearOp>(user)) {
+      auto w = cast<RankedTensorType>(linear.getWeight().getType());
+      if (use.getOperandNumber() != 0 ||
+          !alwaysEventDriven(linear.getEventDriven(), elements) ||
+          !runsAsEventTiles(k, w.getDimSize(0), options.sharedMemoryLimit))
+        return false;
+      continue;
+    }
+    if (auto bwd = dyn_cast<NeuronBwdOp>(user)) {
+      if (&use != &bwd.getForwardMutable())
+        return false;
+      backward = true;
+      continue;
+    }
+    if (auto bwd = dyn_cast<LinearBwdOp>(user)) {
+      // event_weight_grad_lists over the forward's row lists (the
+      // backward's own compact_rows reads the bits as well).
+      auto w = cast<RankedTensorType>(bwd.getWeight().getType());
+      int64_t n = w.getDimSize(0), m = elements / k;
+      OpKernelSpec lists;
+      lists.kind = OpKernelKind::EventLinearLists;
+      lists.rows = n;
+      lists.inFeatures = m;
+      lists.outFeatures = k;
+      if (use.getOperandNumber() != 1 || bwd.getHasBias() ||
+          !alwaysEventDriven(bwd.getEventDriven(),
+                             getElements(bwd.getGradOutput(), options.batch)) ||
+          !hasEventListsKernel(lists))
+        return false;
+      continue;
+    }
+    return false;
+  }
+  return backward;
+}

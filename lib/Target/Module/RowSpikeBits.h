@@ -1,0 +1,43 @@
+//===- RowSpikeBits.h - spikes written as row bits --------------*- C++ -*-===//
+//
+// A spiking layer whose spikes, in training, only compact_rows reads (the
+// event_linear_tiles forward of each event-driven linear layer it feeds,
+// whose row lists the weight gradient reads again) writes them as row bits
+// (kSpikeRowBitsAttrName) instead of floats: its training forward kernel
+// stores T x N / 8 bytes instead of T x N floats, and compact_rows reads
+// K / 32 words per row instead of K floats. The lists, and every result,
+// are those of the float spikes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SNN_LIB_TARGET_MODULE_ROWSPIKEBITS_H
+#define SNN_LIB_TARGET_MODULE_ROWSPIKEBITS_H
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir::snn {
+
+/// What the choice depends on among --snn-compile's options.
+struct RowSpikeBitsOptions {
+  /// --snn-compile row-bits (on by default).
+  bool enabled = false;
+  /// The shared memory event_linear_tiles may use on every chip; 0 when the
+  /// module runs no tiles (target=cpu, or event-tiles off).
+  int64_t sharedMemoryLimit = 0;
+  /// --snn-compile spike-bits: the weight gradients read pack_bits' bits.
+  bool spikeBits = false;
+  /// Fills dynamic batch dimensions.
+  int64_t batch = 0;
+};
+
+/// Whether the multi-step neuron op `neuron` of a training function writes
+/// its training spikes as row bits: a lif or if layer (no pooling, batch
+/// norm or time split fused into it) whose [T, B, K] spikes (K a multiple
+/// of 32) it counts itself (--snn-fuse), read only by its neuron_bwd, by
+/// event-driven linear layers that always take the event path and run as
+/// tiles, and as x by their event-driven weight gradients over row lists.
+bool writesSpikeRowBits(Operation *neuron, const RowSpikeBitsOptions &options);
+
+} // namespace mlir::snn
+
+#endif // SNN_LIB_TARGET_MODULE_ROWSPIKEBITS_H
