@@ -47,6 +47,23 @@ static int64_t getBackwardStepsPerIteration(const NeuronSpec &spec) {
   return 1;
 }
 
+/// Steps whose input the inference forward scan (no H saved) of a layer
+/// with few threads (as above) loads ahead: step t loads X[t + 4] before its
+/// arithmetic and carries X[t + 1 .. t + 4] in registers, so that four
+/// steps' loads per thread stay in flight (software pipelining). On an H200
+/// the SHD layer's inference forward went from 54.6 to 49.5 us; the forward
+/// that saves H went from 73.8 to 82.2 us the same way (and loads first in
+/// an unrolled iteration measured no faster on an H100), so it keeps one
+/// step's load (bench/results/2026-12-01-H200-row-bits.md). 0: each step
+/// loads its own input. Same arithmetic in the same order.
+static int64_t getForwardPrefetchDepth(const NeuronSpec &spec) {
+  constexpr int64_t kFewThreads = 128 * 1024, kDepth = 4;
+  if (spec.host || spec.pool || spec.step || spec.numSteps <= kDepth ||
+      spec.getNumThreads() >= kFewThreads)
+    return 0;
+  return kDepth;
+}
+
 Value ThreadEmitter::paramVector(Value memref) {
   // Lanes stay inside one sample when F is a multiple of W (runs of a
   // pooled layer's window: of the map, which F is a multiple of): one
@@ -231,7 +248,7 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     Value row = arith::MulIOp::create(b, loc, slot, index(spec.numNeurons));
     store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
   }
-  Value in = load(x, at);
+  Value in = preloadedInput ? preloadedInput : load(x, at);
   if (bnScale) // as the batch norm's apply kernel: x scale + shift
     in = add(mul(in, bnScale), bnShift);
   if (addend)
@@ -548,18 +565,40 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
     // The spikes counted per lane, after the state.
     if (counting)
       init.push_back(zeroCounts());
+    // Then the inputs of the next `depth` steps, loaded ahead.
+    size_t carried = init.size();
+    int64_t depth = saveH || record ? 0 : getForwardPrefetchDepth(spec);
+    Value last = index(spec.numSteps - 1);
+    for (int64_t j = 0; j < depth; ++j)
+      init.push_back(load(x, offset(index(std::min(j, spec.numSteps - 1)))));
     auto loop = scf::ForOp::create(
         b, loc, index(0), index(spec.numSteps), index(1), init,
-        [&](OpBuilder &, Location, Value t, ValueRange state) {
+        [&](OpBuilder &, Location, Value t, ValueRange loopState) {
+          ValueRange state = loopState.take_front(carried);
           SmallVector<Value> next;
+          Value fresh;
+          if (depth) {
+            // Step t + depth's input (the last step's again near the end:
+            // in bounds, unused) goes out before step t's arithmetic.
+            Value ahead = arith::MinUIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, t, index(depth)), last);
+            fresh = load(x, offset(ahead));
+            preloadedInput = loopState[carried];
+          }
           Value spike =
               forwardStep(t, counting ? state.drop_back() : state, x, s, h,
                           iSaved, ckpt, next, vOut);
+          preloadedInput = Value();
           if (counting)
             next.push_back(addCounts(state.back(), spike));
+          if (depth) {
+            for (int64_t j = 1; j < depth; ++j)
+              next.push_back(loopState[carried + j]);
+            next.push_back(fresh);
+          }
           scf::YieldOp::create(b, loc, next);
         });
-    ValueRange results = loop.getResults();
+    ValueRange results = loop.getResults().take_front(carried);
     if (counting) {
       count = sumCounts(results.back());
       results = results.drop_back();

@@ -269,6 +269,9 @@ private:
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;
+  /// The input of the step forwardStep runs, loaded ahead (null: it loads
+  /// its own).
+  Value preloadedInput;
   /// The spikes go out as row bits (NeuronSpec::writesRowBits).
   bool rowBits = false;
   /// Stores the lanes' spike mask as row bits at element `at` of [T, N]
