@@ -74,6 +74,8 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     // x [M, K] (xBits: [M, K / 32] words), decision, columns [M, K]
     // (, values [M, K]).
     Type i32 = IntegerType::get(ctx, 32);
+    assert(!(spec.xBits && spec.xValues) && "row bits are spikes: no values");
+    assert((!spec.xBits || k % kBitsPerWord == 0) && "rows of whole words");
     Type x = spec.xBits ? Type(MemRefType::get({m * k / kBitsPerWord}, i32))
                         : tensor(m * k);
     SmallVector<Type> types{x, decision, MemRefType::get({m * k}, i32)};
