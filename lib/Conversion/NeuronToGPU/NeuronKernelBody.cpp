@@ -229,7 +229,8 @@ Value ThreadEmitter::surrogate(Value h) {
 
 Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
                                  Value h, Value iSaved, Value ckpt,
-                                 SmallVectorImpl<Value> &next, Value vOut) {
+                                 SmallVectorImpl<Value> &next, Value vOut,
+                                 Value input) {
   Value at = offset(t);
   if (ckpt) {
     // The membrane before the first step of chunks 1, 2, ...
@@ -248,7 +249,7 @@ Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
     Value row = arith::MulIOp::create(b, loc, slot, index(spec.numNeurons));
     store(state[0], ckpt, arith::AddIOp::create(b, loc, row, base));
   }
-  Value in = preloadedInput ? preloadedInput : load(x, at);
+  Value in = input ? input : load(x, at);
   if (bnScale) // as the batch norm's apply kernel: x scale + shift
     in = add(mul(in, bnScale), bnShift);
   if (addend)
@@ -583,12 +584,10 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
             Value ahead = arith::MinUIOp::create(
                 b, loc, arith::AddIOp::create(b, loc, t, index(depth)), last);
             fresh = load(x, offset(ahead));
-            preloadedInput = loopState[carried];
           }
-          Value spike =
-              forwardStep(t, counting ? state.drop_back() : state, x, s, h,
-                          iSaved, ckpt, next, vOut);
-          preloadedInput = Value();
+          Value spike = forwardStep(t, counting ? state.drop_back() : state, x,
+                                    s, h, iSaved, ckpt, next, vOut,
+                                    depth ? loopState[carried] : Value());
           if (counting)
             next.push_back(addCounts(state.back(), spike));
           if (depth) {

@@ -49,10 +49,11 @@ public:
   /// Runs one forward step at `t` from `state`: stores what the step
   /// writes except packed spikes (the spikes only when `s` is given; the
   /// membrane before the step at a chunk start when `ckpt`), and returns
-  /// the next state and the spike mask (null for li).
+  /// the next state and the spike mask (null for li). `input`: the step's
+  /// X[t] loaded ahead (null: the step loads it).
   Value forwardStep(Value t, ValueRange state, Value x, Value s, Value h,
                     Value iSaved, Value ckpt, SmallVectorImpl<Value> &next,
-                    Value vOut = Value());
+                    Value vOut = Value(), Value input = Value());
   /// The state before the first step: V (and I for cuba_lif).
   SmallVector<Value> initialState() {
     SmallVector<Value> init{
@@ -269,9 +270,6 @@ private:
   /// The saved H is rounded to bf16 in f32 elements (NeuronStorage::
   /// bf16HInF32), not the recorded one.
   bool roundsH = false;
-  /// The input of the step forwardStep runs, loaded ahead (null: it loads
-  /// its own).
-  Value preloadedInput;
   /// The spikes go out as row bits (NeuronSpec::writesRowBits).
   bool rowBits = false;
   /// Stores the lanes' spike mask as row bits at element `at` of [T, N]
