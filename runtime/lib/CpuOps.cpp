@@ -11,6 +11,7 @@
 
 #include "CpuOpContext.h"
 #include "HostKernels.h"
+#include "snnrt/BlasCore.h"
 #include "snnrt/CpuThreads.h"
 
 #ifdef SNNRT_HAVE_CBLAS
@@ -31,6 +32,7 @@ namespace cpu {
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, const float *b, float beta, float *c) {
 #ifdef SNNRT_HAVE_CBLAS
+  warnIfGenericBlasCore();
   int64_t lda = transA ? m : k, ldb = transB ? k : n;
   // C's rows [i0, i1) and columns [j0, j1).
   auto slice = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {

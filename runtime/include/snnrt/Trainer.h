@@ -14,6 +14,7 @@
 #ifndef SNNRT_TRAINER_H
 #define SNNRT_TRAINER_H
 
+#include "snnrt/BlasCore.h"
 #include "snnrt/Calibration.h"
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuOps.h"
@@ -102,7 +103,9 @@ public:
   std::size_t deviceBytes() const override { return exec.storageBytes(); }
   std::string describe() const override {
     int threads = getCpuThreads();
+    std::string blas = getBlasCoreName();
     return "cpu, " + describeCpuNeuronKernels(exec.module()) + ", " +
+           (blas.empty() ? std::string() : "OpenBLAS " + blas + ", ") +
            std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
            (splitsGemms() ? " (GEMMs in tiles on them)" : "");
   }

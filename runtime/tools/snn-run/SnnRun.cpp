@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "snnrt/BlasCore.h"
 #include "snnrt/Calibration.h"
 #include "snnrt/Communicator.h"
 #include "snnrt/CpuThreads.h"
@@ -1380,6 +1381,8 @@ int runCommand(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // First: OpenBLAS chose its kernels when it loaded (BlasCore.h).
+  reexecWithBlasCore(argv);
   try {
     Options o = parse(argc, argv);
     if (o.nproc > 0)
