@@ -317,7 +317,7 @@ public:
   Value sumNonzeroColumnsGPU(Value x, Value wt, Value row, Value col,
                              Value laneInWarp) {
     int64_t k = spec.inFeatures, n = spec.outFeatures;
-    Type i32Type = b.getI32Type(), f32Type = b.getF32Type();
+    Type i32Type = b.getI32Type();
     Value rowStart = mulI(row, idx(k));
     auto chunks = scf::ForOp::create(b, loc, idx(0), idx(k), idx(32),
                                      ValueRange{f32(0.0)});
@@ -334,41 +334,17 @@ public:
                               f32(0.0)));
     Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, i32(-1), active,
                                             NVVM::VoteSyncKind::ballot);
-    auto bits = scf::WhileOp::create(
-        b, loc, TypeRange{i32Type, f32Type},
-        ValueRange{ballot, chunks.getRegionIterArg(0)},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value more = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::ne, args[0],
-              arith::ConstantIntOp::create(nb, l, i32Type, 0));
-          scf::ConditionOp::create(nb, l, more, args);
-        },
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value mask = args[0], acc = args[1];
-          // The mask is nonzero here; the intrinsic needs no math lowering.
-          Value bit = LLVM::CountTrailingZerosOp::create(
-              nb, l, i32Type, mask, /*is_zero_poison=*/true);
-          Value jj = arith::AddIOp::create(
-              nb, l, c0,
-              arith::IndexCastUIOp::create(nb, l, nb.getIndexType(), bit));
-          Value v = memref::LoadOp::create(
-              nb, l, x, ValueRange{arith::AddIOp::create(nb, l, rowStart, jj)});
-          Value w = memref::LoadOp::create(
-              nb, l, wt,
-              ValueRange{arith::AddIOp::create(
-                  nb, l,
-                  arith::MulIOp::create(
-                      nb, l, jj, arith::ConstantIndexOp::create(nb, l, n)),
-                  col)});
-          Value term = arith::MulFOp::create(nb, l, v, w);
-          Value sum = arith::AddFOp::create(nb, l, acc, term);
-          Value rest = arith::AndIOp::create(
-              nb, l, mask,
-              arith::SubIOp::create(
-                  nb, l, mask, arith::ConstantIntOp::create(nb, l, i32Type, 1)));
-          scf::YieldOp::create(nb, l, ValueRange{rest, sum});
-        });
-    scf::YieldOp::create(b, loc, ValueRange{bits.getResult(1)});
+    Value sum = emitForEachSetBit(
+                    b, loc, ballot, ValueRange{chunks.getRegionIterArg(0)},
+                    [&](Value bit, ValueRange acc) -> SmallVector<Value> {
+                      Value jj = addI(c0, toIndex(bit));
+                      Value v = load(x, addI(rowStart, jj));
+                      Value w = load(wt, addI(mulI(jj, idx(n)), col));
+                      Value term = arith::MulFOp::create(b, loc, v, w);
+                      return {arith::AddFOp::create(b, loc, acc[0], term)};
+                    })
+                    .front();
+    scf::YieldOp::create(b, loc, ValueRange{sum});
     return chunks.getResult(0);
   }
   /// One compensated (Kahan) step: {sum + term, the part of it lost}.
@@ -1571,6 +1547,19 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     e.openIf(e.eventPathChosen(decision));
     Value row = rangeLoop();
     Value rowStart = e.mulI(row, e.idx(k));
+    if (!spec.xBits) {
+      Value count = emitHostNonzeroScan(
+          b, loc, x, rowStart, k, [&](Value j, Value found) {
+            Value slot = e.addI(rowStart, found);
+            e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
+                    columns, slot);
+            if (values)
+              e.store(e.load(x, e.addI(rowStart, j)), values, slot);
+          });
+      e.openIf(e.ult(count, e.idx(k)));
+      e.store(e.i32(-1), columns, e.addI(rowStart, count));
+      break;
+    }
     auto cols = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(1),
                                    ValueRange{e.i32(0)});
     {
@@ -1639,15 +1628,16 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     {
       OpBuilder::InsertionGuard inner(b);
       Value r = loopFrom(first, e.addI(first, length), 1);
-      Value jj = loopFrom(e.idx(0), width, 1);
-      Value j = e.addI(j0, jj);
-      e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                     e.load(gy, e.addI(e.mulI(r, e.idx(k)), j)),
-                                     e.f32(0.0)));
-      Value count = e.load(counts, jj);
-      e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), r), rows,
-              e.addI(e.addI(e.mulI(j, e.idx(m)), first), count));
-      e.store(e.addI(count, e.idx(1)), counts, jj);
+      // The strip's nonzeros in row r, 8 columns compared at a time.
+      emitHostNonzeroScan(
+          b, loc, gy, e.addI(e.mulI(r, e.idx(k)), j0), width,
+          [&](Value jj, Value) {
+            Value count = e.load(counts, jj);
+            e.store(
+                arith::IndexCastUIOp::create(b, loc, b.getI32Type(), r), rows,
+                e.addI(e.addI(e.mulI(e.addI(j0, jj), e.idx(m)), first), count));
+            e.store(e.addI(count, e.idx(1)), counts, jj);
+          });
     }
     Value jj = loopFrom(e.idx(0), width, 1);
     Value count = e.load(counts, jj);
@@ -1730,36 +1720,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
             e.addI(e.mulI(j, e.idx(n)), o));
     break;
   }
-  case OpKernelKind::EventLinear: {
-    // Per row: zero the output row, add x[row, j] * wt[j, :] for every
-    // nonzero input j (a contiguous row: vectorized), then the bias.
-    Value x = args[0], wt = args[1], decision = args[args.size() - 2];
-    Value y = args.back();
-    OpBuilder::InsertionGuard g(b);
-    e.openIf(e.eventPathChosen(decision));
-    auto [row, outStart] = zeroedRows(y, n);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      Value j = forLoop(k);
-      Value xv = e.load(x, e.addI(e.mulI(row, e.idx(k)), j));
-      e.openIf(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                                     e.f32(0.0)));
-      Value wStart = e.mulI(j, e.idx(n));
-      Value o = forLoop(n);
-      Value at = e.addI(outStart, o);
-      Value term = arith::MulFOp::create(b, loc, xv,
-                                         e.load(wt, e.addI(wStart, o)));
-      e.store(arith::AddFOp::create(b, loc, e.load(y, at), term), y, at);
-    }
-    if (spec.hasBias) {
-      OpBuilder::InsertionGuard inner(b);
-      Value o = forLoop(n);
-      Value at = e.addI(outStart, o);
-      e.store(arith::AddFOp::create(b, loc, e.load(y, at), e.load(args[2], o)),
-              y, at);
-    }
+  case OpKernelKind::EventLinear:
+    emitEventLinearHost(b, loc, spec, fn, args);
     break;
-  }
   default:
     llvm_unreachable("not an event-driven kernel");
   }

@@ -111,10 +111,36 @@ void emitHostListWalk(OpBuilder &b, Location loc, Value columns,
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 
-/// The CPU form: a row at a time, adding the contiguous transposed weight
-/// row of each nonzero input to the output row (vectorized by LLVM);
-/// event_weight_grad_bits visits the set bits of each event's words (ctz)
-/// and sums with compensation, in tiles of up to 4096 columns.
+/// `while (mask) { state = body(ctz(mask), state); mask &= mask - 1; }` over
+/// an i32 mask, the set bits in increasing order (host or GPU code); the
+/// final state.
+SmallVector<Value> emitForEachSetBit(
+    OpBuilder &b, Location loc, Value mask, ValueRange state,
+    function_ref<SmallVector<Value>(Value bit, ValueRange state)> body);
+
+/// Host code: body(j, slot) for each j in [0, k) where x[rowStart + j] is
+/// not 0, in increasing j, `slot` counting the earlier ones (index); 8
+/// floats compared at a time, only the set bits visited. Returns the count.
+Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
+                          int64_t k,
+                          function_ref<void(Value j, Value slot)> body);
+/// The same over k (index) elements.
+Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
+                          Value k,
+                          function_ref<void(Value j, Value slot)> body);
+
+/// The CPU form of event_linear (x dense): a block of rows lists its
+/// nonzero inputs, then sums 64 outputs at a time over each row's list in
+/// vector registers (HostEventLinear.cpp). `args` are the host function's
+/// tensors (getEventKernelArgTypes).
+void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
+                         func::FuncOp fn, ValueRange args);
+
+/// The CPU form: event_linear as above; the other row kernels a row at a
+/// time, adding the contiguous transposed weight row of each listed input
+/// to the output row (vectorized by LLVM); event_weight_grad_bits visits the
+/// set bits of each event's words (ctz) and sums with compensation, in tiles of
+/// up to 4096 columns.
 func::FuncOp buildEventHostKernel(OpBuilder &b, Location loc, StringRef name,
                                   const OpKernelSpec &spec);
 

@@ -1,0 +1,164 @@
+//===- HostEventLinear.cpp - event_linear on the CPU, in column chunks ----===//
+//
+// y [M, N] = x [M, K] wt [K, N] (+ b) over x's nonzeros, on the CPU. Why
+// chunks: a row's events each read a row of wt (N floats, 5.9 KB for the
+// SHD net's 1472 outputs), and a whole-row walk reads all of wt (8.7 MB:
+// past L2) once per input row. Here a block of rows lists its nonzeros
+// once, then runs C = 64 outputs at a time: every event adds C weights to
+// C sums held in vector registers, and the block's reads of wt stay within
+// a K x C strip (377 KB) at a time. Measured on the SHD step (2 cores):
+// docs and bench/results/2026-12-02-cpu2-host-event-chunks.md.
+//
+// Each output is the same sum as the row walk's: 0, then x[r, j] wt[j, o]
+// added for the nonzero j in increasing order, then the bias; the same
+// bits (test/Runtime/sparsify.test and the thread checks compare them with
+// the dense path and across thread counts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
+#include "snn/Conversion/NeuronToGPU/KernelArith.h"
+#include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::snn;
+
+namespace {
+/// Outputs a chunk sums at once (8 AVX2 registers).
+constexpr int64_t kChunkOutputs = 64;
+/// Bytes of a block's lists on the stack (the runtime's threads have
+/// megabytes of stack; a block of 64 rows of K = 1024 i16 lists is 128 KB).
+constexpr int64_t kListBytes = 128 * 1024;
+constexpr int64_t kMaxBlockRows = 64;
+
+class Emitter : public KernelArith {
+public:
+  Emitter(OpBuilder &b, Location loc) : KernelArith(b, loc) {}
+  using KernelArith::load;
+  using KernelArith::store;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  /// `for (i = first; i < end; i += step)` with the insertion point in its
+  /// body; its induction variable.
+  Value openFor(Value first, Value end, int64_t step) {
+    auto loop = scf::ForOp::create(b, loc, first, end, idx(step));
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    return loop.getInductionVar();
+  }
+};
+} // namespace
+
+void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
+                                    const OpKernelSpec &spec, func::FuncOp fn,
+                                    ValueRange args) {
+  int64_t k = spec.inFeatures, n = spec.outFeatures;
+  Value x = args[0], wt = args[1];
+  Value bias = spec.hasBias ? args[2] : Value();
+  Value decision = args[args.size() - 2], y = args.back();
+  Emitter e(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+
+  // Chunk width: 64 outputs, or the most whole vectors of 8 a narrow layer
+  // has; the last n % width outputs are summed one at a time.
+  int64_t width = n >= kChunkOutputs ? kChunkOutputs : n / 8 * 8;
+  int64_t chunked = width ? n / width * width : 0;
+  bool narrowIndices = k <= 65536;
+  Type indexType = narrowIndices ? b.getI16Type() : b.getI32Type();
+  int64_t indexBytes = narrowIndices ? 2 : 4;
+  int64_t blockRows =
+      std::clamp<int64_t>(kListBytes / (k * indexBytes), 1, kMaxBlockRows);
+  Value lists = memref::AllocaOp::create(
+      b, loc, MemRefType::get({blockRows * k}, indexType));
+  Value counts = memref::AllocaOp::create(
+      b, loc, MemRefType::get({blockRows}, b.getIndexType()));
+
+  auto ifOp = scf::IfOp::create(b, loc, emitEventPathChosen(b, loc, decision),
+                                /*withElse=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto [first, last] = getHostRangeBounds(b, loc, fn, 0, spec.rows);
+  Value block = e.openFor(first, last, blockRows);
+  Value blockEnd =
+      arith::MinUIOp::create(b, loc, e.addI(block, e.idx(blockRows)), last);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+
+  // The block's nonzero columns, row by row, and their counts.
+  {
+    OpBuilder::InsertionGuard inner(b);
+    Value row = e.openFor(block, blockEnd, 1);
+    Value slot = e.mulI(arith::SubIOp::create(b, loc, row, block), e.idx(k));
+    Value rowStart = e.mulI(row, e.idx(k));
+    Value count =
+        emitHostNonzeroScan(b, loc, x, rowStart, k, [&](Value j, Value at) {
+          e.store(arith::IndexCastUIOp::create(b, loc, indexType, j), lists,
+                  e.addI(slot, at));
+        });
+    e.store(count, counts, arith::SubIOp::create(b, loc, row, block));
+  }
+
+  // Sum of x[row, j] wt[j, col .. col + lanes) over the row's list: a vector
+  // of `lanes` (lanes 0: a scalar) in list order, from 0.
+  auto sumListed = [&](Value row, Value col, int64_t lanes) -> Value {
+    Value local = arith::SubIOp::create(b, loc, row, block);
+    Value slot = e.mulI(local, e.idx(k)), rowStart = e.mulI(row, e.idx(k));
+    Type accType =
+        lanes ? Type(VectorType::get({lanes}, b.getF32Type())) : b.getF32Type();
+    Value init =
+        lanes ? Value(arith::ConstantOp::create(
+                    b, loc, accType,
+                    DenseElementsAttr::get(cast<VectorType>(accType), 0.0f)))
+              : zero;
+    auto walk = scf::ForOp::create(b, loc, e.idx(0), e.load(counts, local),
+                                   e.idx(1), ValueRange{init});
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(walk.getBody());
+    Value j = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        e.load(lists, e.addI(slot, walk.getInductionVar())));
+    Value xv = e.load(x, e.addI(rowStart, j));
+    Value at = e.addI(e.mulI(j, e.idx(n)), col);
+    Value w =
+        lanes ? Value(vector::LoadOp::create(b, loc, cast<VectorType>(accType),
+                                             wt, ValueRange{at}))
+              : e.load(wt, at);
+    if (lanes)
+      xv = vector::BroadcastOp::create(b, loc, accType, xv);
+    Value term = arith::MulFOp::create(b, loc, xv, w);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::AddFOp::create(
+                             b, loc, walk.getRegionIterArg(0), term)});
+    return walk.getResult(0);
+  };
+
+  // Chunk by chunk over the block's rows, then the outputs past the chunks.
+  if (width) {
+    OpBuilder::InsertionGuard inner(b);
+    Value col = e.openFor(e.idx(0), e.idx(chunked), width);
+    Value row = e.openFor(block, blockEnd, 1);
+    Value sum = sumListed(row, col, width);
+    auto vecType = VectorType::get({width}, b.getF32Type());
+    if (bias)
+      sum = arith::AddFOp::create(
+          b, loc, sum,
+          vector::LoadOp::create(b, loc, vecType, bias, ValueRange{col}));
+    vector::StoreOp::create(b, loc, sum, y,
+                            ValueRange{e.addI(e.mulI(row, e.idx(n)), col)});
+  }
+  if (chunked < n) {
+    OpBuilder::InsertionGuard inner(b);
+    Value row = e.openFor(block, blockEnd, 1);
+    Value col = e.openFor(e.idx(chunked), e.idx(n), 1);
+    Value sum = sumListed(row, col, 0);
+    if (bias)
+      sum = arith::AddFOp::create(b, loc, sum, e.load(bias, col));
+    e.store(sum, y, e.addI(e.mulI(row, e.idx(n)), col));
+  }
+}
