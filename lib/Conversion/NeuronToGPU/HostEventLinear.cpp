@@ -6,8 +6,10 @@
 // past L2) once per input row. Here a block of rows lists its nonzeros
 // once, then runs C = 64 outputs at a time: every event adds C weights to
 // C sums held in vector registers, and the block's reads of wt stay within
-// a K x C strip (377 KB) at a time. Measured on the SHD step (2 cores):
-// docs and bench/results/2026-12-02-cpu2-host-event-chunks.md.
+// a K x C strip (377 KB) at a time, so most come from L2. The events still
+// gather 256 bytes each from L2: at 5% density that, not arithmetic, bounds
+// the kernel (bench/results/2026-12-02-cpu2-host-event-chunks.md: SHD fc2
+// 10-20% faster than the row walk, the 20-output readout 1.3-2.5x).
 //
 // Each output is the same sum as the row walk's: 0, then x[r, j] wt[j, o]
 // added for the nonzero j in increasing order, then the bias; the same
@@ -33,10 +35,13 @@ using namespace mlir::snn;
 namespace {
 /// Outputs a chunk sums at once (8 AVX2 registers).
 constexpr int64_t kChunkOutputs = 64;
-/// Bytes of a block's lists on the stack (the runtime's threads have
-/// megabytes of stack; a block of 64 rows of K = 1024 i16 lists is 128 KB).
-constexpr int64_t kListBytes = 128 * 1024;
-constexpr int64_t kMaxBlockRows = 64;
+/// Bytes of a block's lists on the stack (well within the megabytes of
+/// glibc's default thread stacks; 174 rows of the SHD net's K = 1472 i16
+/// lists). Blocks of
+/// 44 rows (128 KB) were ~10% slower at 5%: each block reads the strips from
+/// L3 once.
+constexpr int64_t kListBytes = 512 * 1024;
+constexpr int64_t kMaxBlockRows = 256;
 
 class Emitter : public KernelArith {
 public:
