@@ -1701,23 +1701,65 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     break;
   }
   case OpKernelKind::TransposeWeight: {
-    // In 32 x 32 tiles: both the reads and the writes of a tile stay in
-    // the cache (a plain double loop strides through w by k floats).
+    // wt [K, N] = w [N, K]^T, per strip of 32 rows of wt: 8 x 8 blocks
+    // transposed in vector registers (8 loads of 8, 24 shuffles, 8 stores
+    // of 8; a scalar loop strided through w by K floats per element), the
+    // columns and rows past the last whole block one at a time.
     Value decision = args[0], w = args[1], wt = args[2];
     OpBuilder::InsertionGuard g(b);
     e.openIf(e.eventPathChosen(decision));
-    constexpr int64_t tile = kTransposeTile;
-    auto withinTile = [&](Value first, int64_t count) {
-      Value end = arith::MinUIOp::create(b, loc, e.addI(first, e.idx(tile)),
-                                         e.idx(count));
-      return loopFrom(first, end, 1);
+    constexpr int64_t tile = kTransposeTile, lanes = 8;
+    int64_t k8 = k / lanes * lanes, n8 = n / lanes * lanes;
+    auto copy = [&](Value j, Value o) {
+      e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt,
+              e.addI(e.mulI(j, e.idx(n)), o));
     };
     Value j0 = e.mulI(rangeLoop(), e.idx(tile));
-    Value o0 = loopFrom(e.idx(0), e.idx(n), tile);
-    Value j = withinTile(j0, k);
-    Value o = withinTile(o0, n);
-    e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt,
-            e.addI(e.mulI(j, e.idx(n)), o));
+    Value jEnd =
+        arith::MinUIOp::create(b, loc, e.addI(j0, e.idx(tile)), e.idx(k));
+    Value jBlocksEnd = arith::MaxUIOp::create(
+        b, loc, j0, arith::MinUIOp::create(b, loc, jEnd, e.idx(k8)));
+    {
+      OpBuilder::InsertionGuard blocks(b);
+      Value j8 = loopFrom(j0, jBlocksEnd, lanes);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        Value o8 = loopFrom(e.idx(0), e.idx(n8), lanes);
+        auto vecType = VectorType::get({lanes}, b.getF32Type());
+        SmallVector<Value> v;
+        for (int64_t r = 0; r < lanes; ++r)
+          v.push_back(vector::LoadOp::create(
+              b, loc, vecType, w,
+              ValueRange{e.addI(e.mulI(e.addI(o8, e.idx(r)), e.idx(k)), j8)}));
+        auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) {
+          return vector::ShuffleOp::create(b, loc, x, y, mask).getResult();
+        };
+        // unpacklo/hi, then shufps 0x44/0xEE, then vperm2f128 0x20/0x31.
+        SmallVector<Value> t, u, c(lanes);
+        for (int64_t r = 0; r < lanes; r += 2) {
+          t.push_back(shuffle(v[r], v[r + 1], {0, 8, 1, 9, 4, 12, 5, 13}));
+          t.push_back(shuffle(v[r], v[r + 1], {2, 10, 3, 11, 6, 14, 7, 15}));
+        }
+        for (int64_t q : {0, 1, 4, 5}) {
+          u.push_back(shuffle(t[q], t[q + 2], {0, 1, 8, 9, 4, 5, 12, 13}));
+          u.push_back(shuffle(t[q], t[q + 2], {2, 3, 10, 11, 6, 7, 14, 15}));
+        }
+        for (int64_t q = 0; q < 4; ++q) {
+          c[q] = shuffle(u[q], u[q + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+          c[q + 4] = shuffle(u[q], u[q + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+        }
+        for (int64_t r = 0; r < lanes; ++r)
+          vector::StoreOp::create(
+              b, loc, c[r], wt,
+              ValueRange{e.addI(e.mulI(e.addI(j8, e.idx(r)), e.idx(n)), o8)});
+      }
+      if (n8 < n) {
+        Value j = loopFrom(j8, e.addI(j8, e.idx(lanes)), 1);
+        copy(j, loopFrom(e.idx(n8), e.idx(n), 1));
+      }
+    }
+    Value j = loopFrom(jBlocksEnd, jEnd, 1);
+    copy(j, loopFrom(e.idx(0), e.idx(n), 1));
     break;
   }
   case OpKernelKind::EventLinear:
