@@ -178,11 +178,16 @@ def run_one(cp, kdir, rng, check_neurons):
     ginit = {}
     gX = ref.backward(model, attrs, values, got_h, gs[:, :m], gfinal=gfinal,
                       ginit=ginit)
+    # gx in float32 against float64: its error grows with the gradient's
+    # scale (a CUBA layer's two recurrences over 12 steps: 1.5-2.6e-6 at
+    # max |gX| 4-6 over 12 fresh seeds), so the absolute part of the
+    # tolerance is 1e-6 of that scale (at least 1e-6).
+    gx_atol = 1e-6 * max(1.0, float(np.max(np.abs(gX))))
     checks = dict(
         spikes=bool(np.allclose(got_s, S, rtol=1e-6, atol=1e-7) if model == "li"
                     else np.array_equal(got_s, S)),
         h=bool(np.allclose(got_h, H, rtol=1e-6, atol=1e-7)),
-        gx=bool(np.allclose(got_gx, gX, rtol=1e-5, atol=1e-6)))
+        gx=bool(np.allclose(got_gx, gX, rtol=1e-5, atol=gx_atol)))
     if cuba:
         checks["i"] = bool(np.allclose(cp.asnumpy(di)[:, :m], I, rtol=1e-6, atol=1e-7))
     for k in names:
@@ -197,7 +202,8 @@ def run_one(cp, kdir, rng, check_neurons):
                   steps=steps, neurons=n, checked_neurons=m,
                   h_dtype="bf16" if bf16 else "f32", spike_word_bits=word_bits,
                   recompute_chunk=chunk,
-                  max_abs_err_gx=float(np.max(np.abs(got_gx - gX))))
+                  max_abs_err_gx=float(np.max(np.abs(got_gx - gX))),
+                  max_abs_gx=float(np.max(np.abs(gX))))
     if cfg["name"].startswith("bench_"):
         fwd_ms, bwd_ms = time_ms(cp, run_fwd), time_ms(cp, run_bwd)
         nbytes = x.nbytes
