@@ -1394,24 +1394,10 @@ static void emitEventWeightGradBitsHost(EventEmitter &e, func::FuncOp fn,
       b, loc, i32Type,
       arith::XOrIOp::create(b, loc, lowBits(hi), lowBits(lo)));
   Value bits = arith::AndIOp::create(b, loc, e.load(words, w), mask);
-  scf::WhileOp::create(
-      b, loc, TypeRange{i32Type}, ValueRange{bits},
-      [&](OpBuilder &nb, Location l, ValueRange state) {
-        Value more = arith::CmpIOp::create(
-            nb, l, arith::CmpIPredicate::ne, state[0],
-            arith::ConstantIntOp::create(nb, l, i32Type, 0));
-        scf::ConditionOp::create(nb, l, more, state);
-      },
-      [&](OpBuilder &nb, Location l, ValueRange state) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(nb.getInsertionBlock());
-        Value set = state[0];
-        Value at = e.addI(
-            wordStart,
-            arith::IndexCastUIOp::create(
-                b, loc, b.getIndexType(),
-                LLVM::CountTrailingZerosOp::create(b, loc, i32Type, set,
-                                                   /*is_zero_poison=*/true)));
+  emitForEachSetBit(
+      b, loc, bits, ValueRange{},
+      [&](Value bit, ValueRange) -> SmallVector<Value> {
+        Value at = e.addI(wordStart, e.toIndex(bit));
         Value col = arith::SubIOp::create(b, loc, at, rowBits);
         Value term = x ? arith::MulFOp::create(b, loc, gv, e.load(x, at))
                        : gv;
@@ -1420,9 +1406,7 @@ static void emitEventWeightGradBitsHost(EventEmitter &e, func::FuncOp fn,
         auto [t, l2] = e.kahanAdd(e.load(gw, out), e.load(lost, slot), term);
         e.store(t, gw, out);
         e.store(l2, lost, slot);
-        Value rest = arith::AndIOp::create(
-            b, loc, set, arith::SubIOp::create(b, loc, set, e.i32(1)));
-        scf::YieldOp::create(b, loc, ValueRange{rest});
+        return {};
       });
 }
 
@@ -1547,60 +1531,38 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     e.openIf(e.eventPathChosen(decision));
     Value row = rangeLoop();
     Value rowStart = e.mulI(row, e.idx(k));
-    if (!spec.xBits) {
-      Value count = emitHostNonzeroScan(
-          b, loc, x, rowStart, k, [&](Value j, Value found) {
-            Value slot = e.addI(rowStart, found);
-            e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
-                    columns, slot);
-            if (values)
-              e.store(e.load(x, e.addI(rowStart, j)), values, slot);
-          });
-      e.openIf(e.ult(count, e.idx(k)));
-      e.store(e.i32(-1), columns, e.addI(rowStart, count));
-      break;
-    }
-    auto cols = scf::ForOp::create(b, loc, e.idx(0), e.idx(k), e.idx(1),
-                                   ValueRange{e.i32(0)});
-    {
+    auto list = [&](Value j, Value found) {
+      Value slot = e.addI(rowStart, found);
+      e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j), columns,
+              slot);
+      if (values)
+        e.store(e.load(x, e.addI(rowStart, j)), values, slot);
+    };
+    Value count;
+    if (spec.xBits) {
+      // The row's K / 32 words (K is a multiple of 32), each word's set
+      // bits in order.
+      int64_t rowWords = k / kBitsPerWord;
+      auto words = scf::ForOp::create(b, loc, e.idx(0), e.idx(rowWords),
+                                      e.idx(1), ValueRange{e.idx(0)});
       OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(cols.getBody());
-      Value j = cols.getInductionVar(), found = cols.getRegionIterArg(0);
-      Value at = e.addI(rowStart, j);
-      Value xv, set;
-      if (spec.xBits) {
-        // Bit j % 32 of the row's word j / 32 (the row's words start at
-        // rowStart / 32: K is a multiple of 32).
-        Type i32 = b.getI32Type();
-        Value word =
-            e.load(x, arith::DivUIOp::create(b, loc, at, e.idx(kBitsPerWord)));
-        Value shift = arith::IndexCastUIOp::create(
-            b, loc, i32,
-            arith::RemUIOp::create(b, loc, j, e.idx(kBitsPerWord)));
-        Value bit = arith::AndIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, word, shift), e.i32(1));
-        set = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
-                                    e.i32(0));
-      } else {
-        xv = e.load(x, at);
-        set = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, xv,
-                                    e.f32(0.0));
-      }
-      {
-        OpBuilder::InsertionGuard store(b);
-        e.openIf(set);
-        Value slot = e.addI(rowStart, e.toIndex(found));
-        e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
-                columns, slot);
-        if (values)
-          e.store(xv, values, slot);
-      }
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{e.addI(found, arith::ExtUIOp::create(
-                                       b, loc, b.getI32Type(), set))});
+      b.setInsertionPointToStart(words.getBody());
+      Value w = words.getInductionVar();
+      Value word = e.load(x, e.addI(e.mulI(row, e.idx(rowWords)), w));
+      Value found =
+          emitForEachSetBit(
+              b, loc, word, ValueRange{words.getRegionIterArg(0)},
+              [&](Value bit, ValueRange state) -> SmallVector<Value> {
+                list(e.addI(e.mulI(w, e.idx(kBitsPerWord)), e.toIndex(bit)),
+                     state[0]);
+                return {e.addI(state[0], e.idx(1))};
+              })
+              .front();
+      scf::YieldOp::create(b, loc, ValueRange{found});
+      count = words.getResult(0);
+    } else {
+      count = emitHostNonzeroScan(b, loc, x, rowStart, k, list);
     }
-    Value count = e.toIndex(cols.getResult(0));
     e.openIf(e.ult(count, e.idx(k)));
     e.store(e.i32(-1), columns, e.addI(rowStart, count));
     break;
