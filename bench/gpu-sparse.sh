@@ -15,6 +15,8 @@
 #       bench/inputs/shd-activity.json; `bench/gpu-sparse.sh calibrate`
 #       (snn-run built here) measures them again (bench/sparse_activity.py,
 #       on the CPU at batch 16, a few minutes).
+#   bench/gpu-sparse.sh prepare-check
+#       here: only those correctness cases (into .gpu/sparse/check*).
 #   bench/gpu-sparse.sh check SNN_RUN
 #       GPU machine: those cases on cuda:0 with the memory plan poisoned:
 #       dense vs dispatch vs always event-driven (the generated GPU kernels,
@@ -72,6 +74,17 @@
 #       float spikes on the SHD step (tiles modules, default and sm_90
 #       chips): the row-bits checks on cuda:0, the gradients bit for bit,
 #       the step at calibrated activity 1, 5, 10%. File: sparse-rowbits.txt.
+#   bench/gpu-sparse.sh prepare-ab OLD_SNN_OPT
+#       here: a change to the generated kernels, old against new: the SHD
+#       training modules of `compiler-ab` (sparse backward, --snn-fuse:
+#       always event-driven per-row, as sm_90 tiles, and the dispatch)
+#       compiled by OLD_SNN_OPT into .gpu/sparse/old/ and by build/bin's
+#       snn-opt into .gpu/sparse/new/, plus the dense module.
+#   bench/gpu-sparse.sh compiler-ab SNN_RUN [OUT]
+#       GPU machine: those modules, old vs new: the loss and gradients on
+#       one batch (bit for bit; cuda:0, memory plan poisoned), the step at
+#       calibrated activity 1, 5, 10% (3 alternating rounds, CUDA graphs),
+#       one per-op profile of each at 1%. File: sparse-compiler-ab.txt.
 #   bench/gpu-sparse.sh layers SNN_RUN [OUT]
 #       GPU machine: per layer size N = 1024, 2048, 4096 (spike input
 #       [T*B = 4096, N], W [N, N]) the forward, the weight gradient and the
@@ -235,6 +248,14 @@ prepare)
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/row_bits_check.py" prepare \
     "$opt" "$g/rowbits1" 7 1 36 96 256 0.3@0.1 inf@1 2>/dev/null
   rm -f "$g"/*.mlir
+  bash "$root/bench/gpu-sparse.sh" prepare-check
+  echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
+  ;;
+prepare-check)
+  # The correctness cases of `check` only (also part of `prepare`).
+  set -e
+  opt="${SNN_OPT:-$root/build/bin/snn-opt}"
+  rm -rf "$g/check" "$g/check1" "$g"/checkbwd*
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
     "$g/checkbwd3" "$g/checkbwdin" "$g/checkbwdin2"
   # Event-driven backwards: small and odd sizes, batch 1, and 12800 rows
@@ -262,7 +283,6 @@ prepare)
   # (with event-tiles=true: fc1, 700 -> 300, as event_linear_tiles)
   SPARSE_CHECK_TILES=1 PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare "$opt" \
     "$g/check1" 8 32 700 300 0.01 0.05 0.2
-  echo "prepared $(ls -d "$g"/*.snnmod | wc -l) modules in $g"
   ;;
 calibrate)
   PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" calibrate \
@@ -449,6 +469,77 @@ tiles)
   done
   rm -rf "$act"
   ;;
+prepare-ab)
+  set -e
+  old=$2; new="${SNN_OPT:-$root/build/bin/snn-opt}"
+  rm -rf "$g/old" "$g/new" && mkdir -p "$g/old" "$g/new"
+  shd_model 128 >"$g/shd128-ab.mlir"
+  ad="--snn-autodiff=optimizer=adam lr=0.001 grad-threshold=$grad_band"
+  for side in old new; do
+    opt=$old; [ $side = new ] && opt=$new
+    d="$g/$side"
+    "$opt" "$g/shd128-ab.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" --snn-fuse \
+      --snn-compile="output=$d/shd128-bwd-event-fused.snnmod target=cuda" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd128-ab.mlir" "$ad" --snn-sparsify="input-is-spikes crossover=1" --snn-fuse \
+      --snn-compile="output=$d/shd128-bwd-event-fused-sm90.snnmod target=cuda event-tiles=true chips=sm_90" -o /dev/null 2>/dev/null
+    "$opt" "$g/shd128-ab.mlir" "$ad" --snn-sparsify="input-is-spikes target=cuda" --snn-fuse \
+      --snn-compile="output=$d/shd128-bwd-fused.snnmod target=cuda" -o /dev/null 2>/dev/null
+  done
+  "$new" "$g/shd128-ab.mlir" "$ad" --snn-compile="output=$g/new/shd128-bwd-dense.snnmod target=cuda" -o /dev/null
+  rm -f "$g/shd128-ab.mlir"
+  for m in "$g"/old/*.snnmod; do
+    cmp -s "$m/kernels.ptx" "$g/new/$(basename "$m")/kernels.ptx" &&
+      echo "$(basename "$m"): PTX unchanged" || echo "$(basename "$m"): PTX changed"
+  done
+  ;;
+compiler-ab)
+  run=$2; out=${3:-${OUT:-.}}
+  raw="$out/sparse-compiler-ab.txt"; : >"$raw"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$raw" 2>&1
+  act="$(mktemp -d)"
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+    "$root/bench/inputs/shd-activity.json" 0.05 "$act/w.safetensors" || exit 1
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" input 0.05 100 128 700 "$act/x.npy"
+  python3 -c "import numpy as np; np.save('$act/y.npy', np.random.default_rng(5).integers(0, 20, 128).astype(np.int32))"
+  vs="bwd-event-fused bwd-event-fused-sm90 bwd-fused"
+  echo "== SHD gradients, old vs new compiler (cuda:0, plan poisoned)" >>"$raw"
+  for side in old new; do
+    for v in $vs; do
+      SNNRT_MEMORY_PLAN=poison "$run" "$g/$side/shd128-$v.snnmod" grads --device cuda:0 --weights "$act/w.safetensors" \
+        --data "$act/x.npy" --labels "$act/y.npy" --output "$act/$side-$v.safetensors" >>"$raw" 2>&1 || exit 1
+    done
+  done
+  for v in $vs; do
+    PYTHONPATH="$root/python" python3 "$root/bench/same_grads.py" "$v: new vs old" \
+      "$act/old-$v.safetensors" "$act/new-$v.safetensors" >>"$raw" 2>&1
+  done
+  for d in 0.01 0.05 0.1; do
+    PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+      "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
+    echo "== graphs new/shd128act-bwd-dense density=$d" >>"$raw"
+    "$run" "$g/new/shd128-bwd-dense.snnmod" bench --device cuda:0 --density "$d" --iterations 20 \
+      --weights "$act/w.safetensors" >>"$raw" 2>&1
+    for round in 1 2 3; do
+      for v in $vs; do
+        for side in old new; do
+          echo "== graphs round=$round $side/shd128act-$v density=$d" >>"$raw"
+          "$run" "$g/$side/shd128-$v.snnmod" bench --device cuda:0 --density "$d" --iterations 30 \
+            --weights "$act/w.safetensors" >>"$raw" 2>&1
+        done
+      done
+    done
+  done
+  PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
+    "$root/bench/inputs/shd-activity.json" 0.01 "$act/w.safetensors"
+  for v in $vs; do
+    for side in old new; do
+      echo "== profile $side/shd128act-$v density=0.01" >>"$raw"
+      "$run" "$g/$side/shd128-$v.snnmod" bench --device cuda:0 --density 0.01 --iterations 30 \
+        --weights "$act/w.safetensors" --profile >>"$raw" 2>&1
+    done
+  done
+  rm -rf "$act"
+  ;;
 rowbits)
   # Spikes as row bits: the row-bits correctness cases on cuda:0 (memory
   # plan poisoned), the SHD gradients of the float and row-bits tiles
@@ -475,17 +566,10 @@ rowbits)
     SNNRT_MEMORY_PLAN=poison "$run" "$g/shd128-$v.snnmod" grads --device cuda:0 --weights "$act/w.safetensors" \
       --data "$act/x.npy" --labels "$act/y.npy" --output "$act/$v.safetensors" >>"$raw" 2>&1 || exit 1
   done
-  PYTHONPATH="$root/python" python3 - "$act" >>"$raw" 2>&1 <<'PY'
-import sys, numpy as np
-from snnref.tensorio import read_safetensors
-d = sys.argv[1]
-for chips in ("tiles", "sm90"):
-    a = read_safetensors(f"{d}/bwd-event-fused-{chips}-floats.safetensors")[0]
-    b = read_safetensors(f"{d}/bwd-event-fused-{chips}.safetensors")[0]
-    same = all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
-    print(f"{chips}: row bits vs floats: loss and {len(a) - 1} gradients "
-          + ("identical" if same else "DIFFER"))
-PY
+  for chips in tiles sm90; do
+    PYTHONPATH="$root/python" python3 "$root/bench/same_grads.py" "$chips: row bits vs floats" \
+      "$act/bwd-event-fused-$chips-floats.safetensors" "$act/bwd-event-fused-$chips.safetensors" >>"$raw" 2>&1
+  done
   for d in 0.01 0.05 0.1; do
     PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \
       "$root/bench/inputs/shd-activity.json" "$d" "$act/w.safetensors" || break
