@@ -80,10 +80,13 @@ bool hasEventListsKernel(const OpKernelSpec &spec);
 /// this (blocks of a multiple of 32 threads, `grid` of them). Each warp
 /// adds its sum to decision[0] with one atomic, each block then takes a
 /// ticket in decision[1], and the last block writes the decision
-/// (decision[1] = decision[0] <= limit[0]). The decision must be zero
-/// before the launch.
+/// (decision[1] = decision[0] <= limit[0]). With `warpSums` (a workgroup
+/// i32 array of one slot per warp) the block's sum goes out with one
+/// atomic instead of one per warp. The decision must be zero before the
+/// launch.
 void emitGPUCountDecision(OpBuilder &b, Location loc, Value count, Value lane,
-                          int64_t grid, Value limit, Value decision);
+                          int64_t grid, Value limit, Value decision,
+                          Value warpSums = Value());
 
 /// The host twin, at the end of a ranged host kernel (HostKernelRange.h) of
 /// `items` work items: `count` (i32) is the range's, `rangeItems` (i32) its
