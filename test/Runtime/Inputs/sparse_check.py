@@ -29,6 +29,10 @@ dispatch with --snn-fuse after --snn-autodiff (the neuron kernels count the
 event layers' inputs: no spike_density op), must give the dispatch's
 outputs, gradients and per-layer event report bit for bit.
 
+Every case's weights lie on a 2^-20 grid (on_grid), and a draw whose
+float64 membranes come within 1e-5 of a threshold or band edge is drawn
+again (draw_well_conditioned): float32 cannot resolve such a draw.
+
 The backward modes train the same model with a surrogate band B
 (`grad-threshold`) and --snn-sparsify after --snn-autodiff, so that both
 linear_bwd ops are event-driven: per band, the loss and every gradient of the
@@ -120,6 +124,74 @@ def on_grid(weights):
             for k, v in weights.items()}
 
 
+# How far (in H - v_th) every float64 reference membrane stays from a
+# decision: float32 rounding moves a membrane by ~1e-6 at most here.
+DECISION_MARGIN = 1e-5
+
+
+def decision_margin(mod):
+    """The smallest distance of a spiking layer's H in `mod`'s last
+    train_forward from a decision: the threshold (a spike) and, with a
+    surrogate band B, |H - v_th| = B (a surrogate entry). Closer than
+    float32 rounding, a float32 module and the float64 reference can decide
+    differently and differ by a whole spike or surrogate entry. An exact tie
+    (distance 0) is exact arithmetic, e.g. an IF layer on 0/1 input, which
+    float32 computes the same: it does not count."""
+    margin, layers = np.inf, 0
+    for op in (sub for o in mod.m["programs"]["train_forward"] for sub in o.get("of", [o])):
+        if op.get("op") != "neuron" or op.get("model") == "li":
+            continue
+        if not op.get("save_h") or op.get("recompute_chunk"):
+            sys.exit(f"{mod.where}: a training neuron op that does not save H")
+        n = mod.neuron_of(op)
+        u = np.abs(mod.get(int(op["out"][1])) - n.v_th)
+        layers += 1
+        u = u[u > 0]
+        distances = [u]
+        if n.surrogate.grad_band is not None and np.isfinite(n.surrogate.grad_band):
+            distances.append(np.abs(u - n.surrogate.grad_band))
+        for dist in distances:
+            margin = min(margin, float(dist[dist > 0].min(initial=np.inf)))
+    if not layers:
+        sys.exit(f"{mod.where}: no spiking layer in train_forward")
+    return margin
+
+
+def draw_well_conditioned(draw, reference, tries=32):
+    """Calls draw() (a case's fresh random data) until reference() (the
+    float64 reference after its train_forward on that data) keeps every
+    membrane DECISION_MARGIN from a decision: the data stays fresh and
+    random, without the rare draw whose exact answer float32 cannot resolve."""
+    for attempt in range(tries):
+        draw()
+        margin = decision_margin(reference())
+        if margin > DECISION_MARGIN:
+            return
+        print(f"draw {attempt + 1}: a membrane {margin:.1e} from a decision, "
+              "drawing again", file=sys.stderr)
+    sys.exit(f"no draw in {tries} kept its membranes {DECISION_MARGIN:g} from "
+             "every decision: widen the weights' spread")
+
+
+def write_case(case, x, weights, labels):
+    """A case's input, weights (on the grid) and labels, as snn-run reads them."""
+    write_safetensors(f"{case}/w.safetensors", on_grid(weights))
+    np.save(f"{case}/x.npy", x)
+    np.save(f"{case}/y.npy", labels.astype(np.int64))
+
+
+def reference_forward(case, module):
+    """The float64 reference of `module` on the case's weights, input and
+    labels, after its train_forward."""
+    weights = read_safetensors(f"{case}/w.safetensors")[0]
+    mod = Module(module)
+    mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
+    mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
+    mod.set("labels", np.load(f"{case}/y.npy"))
+    mod.run("train_forward")
+    return mod
+
+
 def prepare(snn_opt, d, T, B, K, N, densities, target):
     """The three modules and, per density, fresh spikes, weights, labels."""
     with open(f"{d}/model.mlir", "w") as f:
@@ -132,13 +204,14 @@ def prepare(snn_opt, d, T, B, K, N, densities, target):
     for density in densities:
         case = f"{d}/d{density:g}"
         os.makedirs(case, exist_ok=True)
-        x = (rng.random((T, B, K)) < density).astype(np.float32)
-        weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
-                   "fc1.bias": rng.normal(0.3, 0.2, (N,)),
-                   "fc2.weight": rng.normal(0, 2.0 / np.sqrt(N), (5, N))}
-        write_safetensors(f"{case}/w.safetensors", on_grid(weights))
-        np.save(f"{case}/x.npy", x)
-        np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+
+        def draw():
+            x = (rng.random((T, B, K)) < density).astype(np.float32)
+            weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
+                       "fc1.bias": rng.normal(0.3, 0.2, (N,)),
+                       "fc2.weight": rng.normal(0, 2.0 / np.sqrt(N), (5, N))}
+            write_case(case, x, weights, rng.integers(0, 5, B))
+        draw_well_conditioned(draw, lambda: reference_forward(case, f"{d}/event.snnmod"))
 
 
 def compare(snn_run, d, densities, device):
@@ -147,7 +220,6 @@ def compare(snn_run, d, densities, device):
     for density in densities:
         case = f"{d}/d{density:g}"
         x = np.load(f"{case}/x.npy")
-        weights = read_safetensors(f"{case}/w.safetensors")[0]
         # On a GPU, the same batch three times: the first run of a program
         # is eager, the second is captured into a CUDA graph (the dense GEMM
         # in a conditional node) and replayed, the third replays it.
@@ -190,11 +262,7 @@ def compare(snn_run, d, densities, device):
             if not worst <= 1e-6:
                 problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
         # The event-driven module against the float64 reference.
-        mod = Module(f"{d}/event.snnmod")
-        mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
-        mod.set("input", x.astype(np.float64))
-        mod.set("labels", np.load(f"{case}/y.npy"))
-        mod.run("train_forward")
+        mod = reference_forward(case, f"{d}/event.snnmod")
         mod.run("backward")
         ref_worst = max(rel(grads["event"][t["name"]], mod.get(t["name"]))
                         for t in mod.m["tensors"]
@@ -272,28 +340,24 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
             run(snn_opt, f"{d}/model.mlir", autodiff, *passes,
                 f"--snn-compile=output={case}/{name}.snnmod target={target}{bits}",
                 "-o", "/dev/null")
-        x = (rng.random((T, B, K)) < density).astype(np.float32)
-        if net_input:
-            x *= rng.choice(np.array([1.0, 2.0, 0.5], np.float32), x.shape)
-        weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
-                   "fc1.bias": rng.normal(0.3, 0.2, (N,)),
-                   # Wide enough that some output membranes come near the
-                   # threshold: the band lets gradient into both layers.
-                   "fc2.weight": rng.normal(0, 4.0 / np.sqrt(N), (5, N))}
-        write_safetensors(f"{case}/w.safetensors", on_grid(weights))
-        np.save(f"{case}/x.npy", x)
-        np.save(f"{case}/y.npy", rng.integers(0, 5, B).astype(np.int64))
+
+        def draw():
+            x = (rng.random((T, B, K)) < density).astype(np.float32)
+            if net_input:
+                x *= rng.choice(np.array([1.0, 2.0, 0.5], np.float32), x.shape)
+            weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
+                       "fc1.bias": rng.normal(0.3, 0.2, (N,)),
+                       # Wide enough that some output membranes come near the
+                       # threshold: the band lets gradient into both layers.
+                       "fc2.weight": rng.normal(0, 4.0 / np.sqrt(N), (5, N))}
+            write_case(case, x, weights, rng.integers(0, 5, B))
+        draw_well_conditioned(draw, lambda: reference_forward(case, f"{case}/event.snnmod"))
 
 
 def reference_step(case, name):
     """The float64 reference's training forward and backward of the case's
     `name` module on its weights, input and labels."""
-    weights = read_safetensors(f"{case}/w.safetensors")[0]
-    mod = Module(f"{case}/{name}.snnmod")
-    mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
-    mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
-    mod.set("labels", np.load(f"{case}/y.npy"))
-    mod.run("train_forward")
+    mod = reference_forward(case, f"{case}/{name}.snnmod")
     mod.run("backward")
     return mod
 
