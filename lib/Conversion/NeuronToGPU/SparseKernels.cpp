@@ -434,6 +434,19 @@ public:
 };
 } // namespace
 
+/// In a block's thread 0, after its count is added to word 0: a fence that
+/// releases the count before the block's ticket (word 1); the last block's
+/// fence orders everyone's counts before its read of the total, from which
+/// it writes the decision.
+static void emitLastBlockDecision(EventEmitter &e, int64_t grid, Value limit,
+                                  Value decision) {
+  NVVM::MembarOp::create(e.b, e.loc, NVVM::MemScopeKind::GPU);
+  Value ticket = e.atomicAdd(e.i32(1), decision, 1);
+  e.openIf(e.eq(ticket, e.i32(grid - 1)));
+  NVVM::MembarOp::create(e.b, e.loc, NVVM::MemScopeKind::GPU);
+  e.storeDecision(e.atomicAdd(e.i32(0), decision, 0), limit, decision);
+}
+
 void mlir::snn::emitGPUCountDecision(OpBuilder &b, Location loc, Value count,
                                      Value lane, int64_t grid, Value limit,
                                      Value decision, Value warpSums) {
@@ -459,13 +472,7 @@ void mlir::snn::emitGPUCountDecision(OpBuilder &b, Location loc, Value count,
     for (int64_t w = 1; w < warps; ++w)
       total = e.addI(total, e.load(warpSums, e.idx(w)));
     e.atomicAdd(total, decision, 0);
-    // Release the block's count before its ticket; the last block's fence
-    // orders everyone's before its read of the total.
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    Value ticket = e.atomicAdd(e.i32(1), decision, 1);
-    e.openIf(e.eq(ticket, e.i32(grid - 1)));
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    e.storeDecision(e.atomicAdd(e.i32(0), decision, 0), limit, decision);
+    emitLastBlockDecision(e, grid, limit, decision);
     return;
   }
   {
@@ -478,13 +485,9 @@ void mlir::snn::emitGPUCountDecision(OpBuilder &b, Location loc, Value count,
   gpu::BarrierOp::create(b, loc);
   OpBuilder::InsertionGuard g(b);
   e.openIf(e.eq(lane, e.idx(0)));
-  // The barrier and this fence order the block's counts before its ticket;
-  // the last block's fence orders everyone's before its read of the total.
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  Value ticket = e.atomicAdd(e.i32(1), decision, 1);
-  e.openIf(e.eq(ticket, e.i32(grid - 1)));
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  e.storeDecision(e.atomicAdd(e.i32(0), decision, 0), limit, decision);
+  // With the barrier before it, the fence orders the block's counts before
+  // its ticket.
+  emitLastBlockDecision(e, grid, limit, decision);
 }
 
 void mlir::snn::emitHostCountDecision(OpBuilder &b, Location loc, Value count,
