@@ -62,7 +62,6 @@ def case_dir(d, case):
 def prepare(snn_opt, d, T, B, I, K, N, cases):
     with open(f"{d}/model.mlir", "w") as f:
         f.write(MODEL.format(T=T, B=B, I=I, K=K, N=N))
-    rng = np.random.default_rng()  # fresh every run
     for case in cases:
         band, density = parse_case(case)
         c = case_dir(d, case)
@@ -74,7 +73,7 @@ def prepare(snn_opt, d, T, B, I, K, N, cases):
                 f"--snn-compile=output={c}/{name}.snnmod target=all event-tiles=true"
                 + extra, "-o", "/dev/null")
 
-        def draw():
+        def draw(rng):
             x = (rng.random((T, B, I)) < density).astype(np.float32)
             # A unit's input is about N(mean, sd); a mean near the threshold
             # makes lif1 fire at about the input's density or more.

@@ -31,7 +31,8 @@ outputs, gradients and per-layer event report bit for bit.
 
 Every case's weights lie on a 2^-20 grid (on_grid), and a draw whose
 float64 membranes come within 1e-5 of a threshold or band edge is drawn
-again (draw_well_conditioned): float32 cannot resolve such a draw.
+again, up to 8 times (draw_well_conditioned): float32 cannot resolve such
+a draw.
 
 The backward modes train the same model with a surrogate band B
 (`grad-threshold`) and --snn-sparsify after --snn-autodiff, so that both
@@ -157,20 +158,26 @@ def decision_margin(mod):
     return margin
 
 
-def draw_well_conditioned(draw, reference, tries=32):
-    """Calls draw() (a case's fresh random data) until reference() (the
-    float64 reference after its train_forward on that data) keeps every
-    membrane DECISION_MARGIN from a decision: the data stays fresh and
-    random, without the rare draw whose exact answer float32 cannot resolve."""
-    for attempt in range(tries):
-        draw()
-        margin = decision_margin(reference())
-        if margin > DECISION_MARGIN:
+def draw_well_conditioned(draw, reference, tries=8):
+    """Calls draw(rng) (a case's random data, with a fresh generator) until
+    reference() (the float64 reference after its train_forward on that
+    data) keeps every membrane DECISION_MARGIN from a decision: the data
+    stays fresh and random, without the rare draw whose exact answer
+    float32 cannot resolve. Over many neuron-steps (the GPU checks' 100 x
+    128 rows) some membrane lies closer in every draw, but one flipped
+    decision then moves a normwise error little: the draw of the widest
+    margin of `tries` is kept."""
+    seeds = np.random.SeedSequence().spawn(tries)  # fresh every run
+    margins = []
+    for seed in seeds:
+        draw(np.random.default_rng(seed))
+        margins.append(decision_margin(reference()))
+        if margins[-1] > DECISION_MARGIN:
             return
-        print(f"draw {attempt + 1}: a membrane {margin:.1e} from a decision, "
-              "drawing again", file=sys.stderr)
-    sys.exit(f"no draw in {tries} kept its membranes {DECISION_MARGIN:g} from "
-             "every decision: widen the weights' spread")
+    best = int(np.argmax(margins))
+    print(f"no draw in {tries} kept its membranes {DECISION_MARGIN:g} from every "
+          f"decision; keeping the widest, {margins[best]:.1e}", file=sys.stderr)
+    draw(np.random.default_rng(seeds[best]))
 
 
 def write_case(case, x, weights, labels):
@@ -200,12 +207,11 @@ def prepare(snn_opt, d, T, B, K, N, densities, target):
         run(snn_opt, f"{d}/model.mlir", *passes, "--snn-autodiff=optimizer=sgd",
             *AFTER.get(name, []),
             f"--snn-compile=output={d}/{name}.snnmod target={target}", "-o", "/dev/null")
-    rng = np.random.default_rng()  # fresh every run
     for density in densities:
         case = f"{d}/d{density:g}"
         os.makedirs(case, exist_ok=True)
 
-        def draw():
+        def draw(rng):
             x = (rng.random((T, B, K)) < density).astype(np.float32)
             weights = {"fc1.weight": rng.normal(0, 1.5 / np.sqrt(K), (N, K)),
                        "fc1.bias": rng.normal(0.3, 0.2, (N,)),
@@ -330,7 +336,6 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
         model = re.sub(r'  %s0 = snn.if .*\n', "", model).replace("%s0,", "%x,")
     with open(f"{d}/model.mlir", "w") as f:
         f.write(model)
-    rng = np.random.default_rng()  # fresh every run
     for band, density in bands:
         case = f"{d}/{case_name(band, density)}"
         os.makedirs(case, exist_ok=True)
@@ -341,7 +346,7 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
                 f"--snn-compile=output={case}/{name}.snnmod target={target}{bits}",
                 "-o", "/dev/null")
 
-        def draw():
+        def draw(rng):
             x = (rng.random((T, B, K)) < density).astype(np.float32)
             if net_input:
                 x *= rng.choice(np.array([1.0, 2.0, 0.5], np.float32), x.shape)
