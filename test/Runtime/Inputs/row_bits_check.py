@@ -30,7 +30,8 @@ import numpy as np
 
 from snnref.manifest import Module
 from snnref.tensorio import read_safetensors
-from sparse_check import draw_well_conditioned, reference_forward, rel, run, write_case
+from grad_band_check import reference_after_forward
+from sparse_check import draw_well_conditioned, rel, run, write_case
 
 MODEL = """
 func.func @forward(%x: tensor<{T}x{B}x{I}xf32>) -> tensor<{T}x{B}x5xf32> {{
@@ -82,7 +83,7 @@ def prepare(snn_opt, d, T, B, I, K, N, cases):
                        "fc2.weight": rng.normal(0, 2.0 / np.sqrt(K * density + 1), (N, K)),
                        "fc3.weight": rng.normal(0, 1.0 / np.sqrt(N), (5, N))}
             write_case(c, x, weights, rng.integers(0, 5, B))
-        draw_well_conditioned(draw, lambda: reference_forward(c, f"{c}/bits.snnmod"))
+        draw_well_conditioned(draw, lambda: reference_after_forward(f"{c}/bits.snnmod", c))
 
 
 def row_bits_ops(path):
@@ -112,7 +113,7 @@ def compare(snn_run, d, device, cases):
             if not np.array_equal(np.asarray(grads["bits"][key]), np.asarray(value)):
                 problems.append(f"{key} differs (rel {rel(grads['bits'][key], value):.1e})")
         # The float64 reference runs the row-bits module's manifest.
-        mod = reference_forward(c, f"{c}/bits.snnmod")
+        mod = reference_after_forward(f"{c}/bits.snnmod", c)
         x = np.load(f"{c}/x.npy")
         lif1 = next(t for t in mod.m["tensors"] if t.get("name") == "lif1.bits")
         rate = float(np.unpackbits(np.asarray(mod.get(mod.m["tensors"].index(lif1)),

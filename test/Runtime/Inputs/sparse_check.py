@@ -55,6 +55,7 @@ import sys
 
 import numpy as np
 
+from grad_band_check import reference_after_forward
 from snnref.manifest import Module
 from snnref.tensorio import read_safetensors, write_safetensors
 
@@ -148,11 +149,10 @@ def decision_margin(mod):
         u = np.abs(mod.get(int(op["out"][1])) - n.v_th)
         layers += 1
         u = u[u > 0]
-        distances = [u]
+        margin = min(margin, float(u.min(initial=np.inf)))
         if n.surrogate.grad_band is not None and np.isfinite(n.surrogate.grad_band):
-            distances.append(np.abs(u - n.surrogate.grad_band))
-        for dist in distances:
-            margin = min(margin, float(dist[dist > 0].min(initial=np.inf)))
+            edge = np.abs(u - n.surrogate.grad_band)
+            margin = min(margin, float(edge[edge > 0].min(initial=np.inf)))
     if not layers:
         sys.exit(f"{mod.where}: no spiking layer in train_forward")
     return margin
@@ -187,18 +187,6 @@ def write_case(case, x, weights, labels):
     np.save(f"{case}/y.npy", labels.astype(np.int64))
 
 
-def reference_forward(case, module):
-    """The float64 reference of `module` on the case's weights, input and
-    labels, after its train_forward."""
-    weights = read_safetensors(f"{case}/w.safetensors")[0]
-    mod = Module(module)
-    mod.initialize(weights={k: v.astype(np.float64) for k, v in weights.items()})
-    mod.set("input", np.load(f"{case}/x.npy").astype(np.float64))
-    mod.set("labels", np.load(f"{case}/y.npy"))
-    mod.run("train_forward")
-    return mod
-
-
 def prepare(snn_opt, d, T, B, K, N, densities, target):
     """The three modules and, per density, fresh spikes, weights, labels."""
     with open(f"{d}/model.mlir", "w") as f:
@@ -217,7 +205,7 @@ def prepare(snn_opt, d, T, B, K, N, densities, target):
                        "fc1.bias": rng.normal(0.3, 0.2, (N,)),
                        "fc2.weight": rng.normal(0, 2.0 / np.sqrt(N), (5, N))}
             write_case(case, x, weights, rng.integers(0, 5, B))
-        draw_well_conditioned(draw, lambda: reference_forward(case, f"{d}/event.snnmod"))
+        draw_well_conditioned(draw, lambda: reference_after_forward(f"{d}/event.snnmod", case))
 
 
 def compare(snn_run, d, densities, device):
@@ -268,7 +256,7 @@ def compare(snn_run, d, densities, device):
             if not worst <= 1e-6:
                 problems.append(f"{name}: loss/gradients differ by {worst:.1e}")
         # The event-driven module against the float64 reference.
-        mod = reference_forward(case, f"{d}/event.snnmod")
+        mod = reference_after_forward(f"{d}/event.snnmod", case)
         mod.run("backward")
         ref_worst = max(rel(grads["event"][t["name"]], mod.get(t["name"]))
                         for t in mod.m["tensors"]
@@ -356,13 +344,13 @@ def prepare_backward(snn_opt, d, T, B, K, N, bands, target, net_input=False):
                        # threshold: the band lets gradient into both layers.
                        "fc2.weight": rng.normal(0, 4.0 / np.sqrt(N), (5, N))}
             write_case(case, x, weights, rng.integers(0, 5, B))
-        draw_well_conditioned(draw, lambda: reference_forward(case, f"{case}/event.snnmod"))
+        draw_well_conditioned(draw, lambda: reference_after_forward(f"{case}/event.snnmod", case))
 
 
 def reference_step(case, name):
     """The float64 reference's training forward and backward of the case's
     `name` module on its weights, input and labels."""
-    mod = reference_forward(case, f"{case}/{name}.snnmod")
+    mod = reference_after_forward(f"{case}/{name}.snnmod", case)
     mod.run("backward")
     return mod
 
