@@ -399,6 +399,16 @@ def _run_op(mod, op, lr, smooth):
             wt = wt.reshape(-1, wt.shape[-1])
             b = mod.get(ins[2]) if op.get("has_bias", False) else None
             put(0, layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, b))
+        elif kind == "event_linear_band":
+            # gx = gy w only where |h - v_th| <= band (the test of the
+            # surrogate that reads gx, NaN in the band), else 0.
+            ins = _ids(op, "in", 4, 4, "inputs (gy, w, h, decision)")
+            wt = mod.get(ins[1])
+            wt = wt.reshape(-1, wt.shape[-1])
+            gx = layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, None)
+            h = np.asarray(mod.get(ins[2]), dtype=np.float64).reshape(gx.shape)
+            outside = np.abs(h - float(op["v_th"])) > float(op["band"])
+            put(0, np.where(outside, 0.0, gx))
         elif kind == "event_linear_tiles":
             # y = x wt + b with x as compact_rows' lists, wt [K, N].
             values = bool(op.get("x_values", False))

@@ -65,6 +65,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return (xValues ? 6 : 5) + (columnSegment ? 1 : 0);
   case OpKernelKind::EventLinearTiles:
     return 4 + (xValues ? 1 : 0) + (hasBias ? 1 : 0);
+  case OpKernelKind::EventLinearBand:
+    return 5;
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
@@ -149,6 +151,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "event_weight_grad_lists";
   case OpKernelKind::EventLinearTiles:
     return "event_linear_tiles";
+  case OpKernelKind::EventLinearBand:
+    return "event_linear_band";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -216,6 +220,8 @@ std::string OpKernelSpec::getKey() const {
                          outFeatures, hasBias, xValues, tileColumns,
                          columnSegment, xBits)
                .str();
+  if (kind == OpKernelKind::EventLinearBand)
+    key += llvm::formatv(";{0:e17},{1:e17}", float(bandVTh), float(band)).str();
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {
     const BatchNormGeometry &g = batchNorm;
@@ -599,6 +605,7 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::CompactColumns:
   case OpKernelKind::EventLinearLists:
   case OpKernelKind::EventLinearTiles:
+  case OpKernelKind::EventLinearBand:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:

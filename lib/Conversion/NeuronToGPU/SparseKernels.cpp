@@ -114,6 +114,10 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     types.push_back(tensor(m * n));
     return types;
   }
+  case OpKernelKind::EventLinearBand:
+    // x [M, K], wt [K, N], h [M, N], decision, y [M, N].
+    return {tensor(m * k), tensor(k * n), tensor(m * n), decision,
+            tensor(m * n)};
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -215,6 +219,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
         kOpKernelBlockSize / 32);
   case OpKernelKind::EventLinearTiles:
     return getEventTileGridSize(spec);
+  case OpKernelKind::EventLinearBand:
+    return spec.rows;
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -227,6 +233,8 @@ bool mlir::snn::hasEventListsKernel(const OpKernelSpec &spec) {
 int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
   if (spec.kind == OpKernelKind::EventLinearTiles)
     return kEventTileThreads;
+  if (spec.kind == OpKernelKind::EventLinearBand)
+    return getEventBandBlockSize();
   if (spec.kind == OpKernelKind::EventLinear ||
       spec.kind == OpKernelKind::EventLinearBits ||
       spec.kind == OpKernelKind::EventLinearLists)
@@ -527,19 +535,13 @@ static void emitDensityGPU(EventEmitter &e, ValueRange args, Value block,
                        warpSums);
 }
 
-/// A warp's in-order compaction of the nonzero x[rowStart + j] for j in
-/// [begin, begin + span) (j < length; span a multiple of 32 * unroll):
-/// per iteration `unroll` groups of 32 inputs, their loads first, then per
-/// group a ballot and each nonzero's slot (the count so far plus the
-/// popcount of the lower lanes' bits), given to `store(j, value, slot)`.
-/// Every lane must call it; returns the count (i32).
-static Value
-emitWarpCompaction(EventEmitter &e, Value x, Value rowStart, Value begin,
-                   int64_t span, int64_t length, Value laneInWarp,
-                   int64_t unroll,
-                   function_ref<void(Value j, Value value, Value slot)> store) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
+Value mlir::snn::emitWarpCompaction(
+    OpBuilder &b, Location loc, Value x, Value rowStart, Value begin,
+    int64_t span, int64_t length, Value laneInWarp, int64_t unroll,
+    function_ref<void(Value j, Value value, Value slot)> store,
+    function_ref<Value(Value value)> listed) {
+  OpKernelSpec none;
+  EventEmitter e(b, loc, none);
   Type i32Type = b.getI32Type();
   Value lowerLanes = arith::SubIOp::create(
       b, loc,
@@ -566,10 +568,11 @@ emitWarpCompaction(EventEmitter &e, Value x, Value rowStart, Value begin,
     loaded.push_back(e.load(x, e.addI(rowStart, jc)));
   }
   for (int64_t u = 0; u < unroll; ++u) {
-    Value active = arith::AndIOp::create(
-        b, loc, inRanges[u],
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, loaded[u],
-                              e.f32(0.0)));
+    Value chosen =
+        listed ? listed(loaded[u])
+               : arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                       loaded[u], e.f32(0.0));
+    Value active = arith::AndIOp::create(b, loc, inRanges[u], chosen);
     Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), active,
                                             NVVM::VoteSyncKind::ballot);
     Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
@@ -609,8 +612,8 @@ public:
                      : layout.segment % 64 == 0 ? 2
                                                 : 1;
     Value found = emitWarpCompaction(
-        e, x, rowStart, e.addI(chunkStart, listBase), layout.segment, length,
-        laneInWarp, unroll, [&](Value j, Value, Value slot) {
+        b, loc, x, rowStart, e.addI(chunkStart, listBase), layout.segment,
+        length, laneInWarp, unroll, [&](Value j, Value, Value slot) {
           e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
                   list, e.addI(listBase, e.toIndex(slot)));
         });
@@ -886,8 +889,8 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
       spec.xBits
           ? emitWarpBitsCompaction(e, x, row, k, laneInWarp, columns, rowStart)
           : emitWarpCompaction(
-                e, x, rowStart, e.idx(0), rounds * unroll * 32, k, laneInWarp,
-                unroll, [&](Value j, Value xv, Value slot) {
+                b, loc, x, rowStart, e.idx(0), rounds * unroll * 32, k,
+                laneInWarp, unroll, [&](Value j, Value xv, Value slot) {
                   Value at = e.addI(rowStart, e.toIndex(slot));
                   e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j),
                           columns, at);
@@ -1230,6 +1233,10 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                       b.getUnitAttr());
+  if (spec.kind == OpKernelKind::EventLinearBand) {
+    buildEventLinearBandGPU(b, loc, kernel, spec);
+    return kernel;
+  }
   std::optional<EventRowLayout> layout;
   if (spec.kind == OpKernelKind::EventLinear ||
       spec.kind == OpKernelKind::EventLinearBits ||
@@ -1546,6 +1553,7 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   // A row writes and reads its N outputs at least once: rows of ~16k
   // outputs are worth a thread of their own.
   bool rows = spec.kind == OpKernelKind::EventLinear ||
+              spec.kind == OpKernelKind::EventLinearBand ||
               spec.kind == OpKernelKind::EventLinearBits ||
               spec.kind == OpKernelKind::EventLinearLists ||
               spec.kind == OpKernelKind::EventLinearTiles;
@@ -1590,6 +1598,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     return std::make_pair(row, outStart);
   };
   switch (spec.kind) {
+  case OpKernelKind::EventLinearBand:
+    buildEventLinearBandHost(b, loc, fn, spec);
+    break;
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsHost(e, fn, args);
     break;

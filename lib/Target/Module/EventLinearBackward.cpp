@@ -5,7 +5,9 @@
 // banded input gradient of a neuron layer, mostly exact zeros) becomes the
 // event-driven kernels of the forward applied to gy:
 //   gx [M, K] = gy w:   event_linear over the rows of gy, the weight rows
-//                       w[j, :] already contiguous (no transpose);
+//                       w[j, :] already contiguous (no transpose); with
+//                       snn.band_masked_gx, event_linear_band: only where
+//                       the reading layer's saved H is in its band;
 //   gw [N, K] = gyᵀ x:  per output feature j, the rows where gy[:, j] != 0
 //                       (compact_columns lists them from gy), reading x's
 //                       nonzeros as per-row lists (those the forward's
@@ -25,6 +27,7 @@
 #include "ManifestBuilder.h"
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
+#include "snn/Dialect/SNN/IR/BandMaskedGrad.h"
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -107,8 +110,36 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   // gx stays event_linear over gy's rows: on tiles (measured on an H100,
   // SHD net, bench/results/2026-11-27-H100-event-tiles.md) the kernel saved
   // about 10 us of 142-166 and gy's compact_rows cost 42 on top.
-  if (gx)
+  // snn.band_masked_gx: only the entries in the band of the layer that
+  // reads gx, tested on its saved f32 H (one with bf16 or recomputed H
+  // keeps the full gx).
+  std::optional<int64_t> bandH;
+  std::optional<SurrogateBand> band;
+  if (gx && bwd->hasAttr(kBandMaskedGxAttrName)) {
+    Operation *neuron = getGradientReadingNeuron(bwd);
+    auto record = neuron ? neurons.find(neuron) : neurons.end();
+    band = neuron ? getSurrogateBand(neuron) : std::nullopt;
+    if (band && record != neurons.end() && record->second.savedH >= 0 &&
+        record->second.input < 0 &&
+        !tensor(record->second.savedH).getString("dtype"))
+      bandH = record->second.savedH;
+  }
+  if (gx && bandH) {
+    OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBand, m, n, k);
+    spec.bandVTh = band->vTh;
+    spec.band = band->band;
+    Object event{{"op", "event_linear_band"},
+                 {"in", Array{*gy, *w, *bandH, decision}},
+                 {"out", Array{*gx}},
+                 {"v_th", band->vTh},
+                 {"band", band->band}};
+    emit(Phase::Backward,
+         makeKernelOp(spec, Array{*gy, *w, *bandH, decision, *gx},
+                      Array{*gy, *w, *bandH, decision}, Array{*gx},
+                      Array{std::move(event)}));
+  } else if (gx) {
     emitEventLinear(m, n, k, *gy, *w, *gx);
+  }
 
   // gw's kernel op reading gy's form and x's form (`in`), then the
   // decision.

@@ -443,6 +443,18 @@ def compare_backward(snn_run, d, bands, device):
         if any(op["op"] == "event_weight_grad_bits"
                for o in lists_mod.m["programs"]["backward"] for op in o.get("of", [])):
             problems.append("lists: its weight gradients read bits without spike-bits")
+        # The fused module's fc2 computes lif1's input gradient in lif1's
+        # band only (event_linear_band, --snn-fuse) when the band is
+        # finite: its float64 reference masks it too.
+        fused_mod = reference_step(case, "fused")
+        band_ops = sum(op["op"] == "event_linear_band"
+                       for o in fused_mod.m["programs"]["backward"]
+                       for op in o.get("of", []))
+        if band_ops != (1 if np.isfinite(band) else 0):
+            problems.append(f"fused: {band_ops} event_linear_band ops")
+        fused_worst = worst_vs_reference(grads["fused"], fused_mod)
+        if not fused_worst < 1e-4:
+            problems.append(f"fused vs float64 reference: {fused_worst:.1e}")
         # compact_rows in the lists module's backward: none where the
         # forward's tiles always list the spikes the weight gradient reads.
         relisted = sum(op["op"] == "compact_rows" for o in lists_mod.m["programs"]["backward"]
@@ -451,6 +463,7 @@ def compare_backward(snn_run, d, bands, device):
               f"bits={len(bits)} values={values} "
               f"lists={len(lists)} list-values={sum(bool(op.get('x_values')) for op in lists)} "
               f"tiles={count_tiles(mod, 'train_forward')} relisted={relisted} "
+              f"band={band_ops} "
               f"ref_rel={ref_worst:.1e} lists_ref_rel={lists_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)

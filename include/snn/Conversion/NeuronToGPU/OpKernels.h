@@ -30,10 +30,10 @@ namespace mlir::snn {
 /// What an op kernel computes per element (docs/artifact-format.md, the op
 /// of the same name).
 enum class OpKernelKind {
-  Add,   ///< y = a + b: `add` and `accumulate`
-  Scale, ///< y = s x (y += s x with accumulate)
-  SGD,   ///< torch.optim.SGD, in place
-  Adam,  ///< torch.optim.Adam / AdamW, in place
+  Add,        ///< y = a + b: `add` and `accumulate`
+  Scale,      ///< y = s x (y += s x with accumulate)
+  SGD,        ///< torch.optim.SGD, in place
+  Adam,       ///< torch.optim.Adam / AdamW, in place
   Dropout,    ///< training dropout: x -> y, keep mask (u8)
   DropoutBwd, ///< gx = mask ? gy / (1 - p) : 0 (gx += ... with accumulate)
   Pool,       ///< avg/sum/max pooling of x[planes, H, W] (PoolKernels.cpp)
@@ -47,6 +47,7 @@ enum class OpKernelKind {
   CompactColumns,  ///< per column of gy and segment of rows: its nonzeros' rows
   EventLinearLists, ///< gw = gy^T x over gy's nonzeros and x's row lists
   EventLinearTiles, ///< y = x w^T + b over x's row lists, w's tiles shared
+  EventLinearBand,  ///< y = x wt only where |h - v_th| <= band, else 0
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -116,7 +117,8 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::CompactRows ||
          kind == OpKernelKind::CompactColumns ||
          kind == OpKernelKind::EventLinearLists ||
-         kind == OpKernelKind::EventLinearTiles;
+         kind == OpKernelKind::EventLinearTiles ||
+         kind == OpKernelKind::EventLinearBand;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -225,6 +227,11 @@ struct OpKernelSpec {
   /// segment of each column's list. event_weight_grad_lists: nonzero when
   /// it reads gy [M, N] and those lists instead of gy^T.
   int64_t columnSegment = 0;
+  /// event_linear_band: the surrogate band of the neuron layer that reads
+  /// y (rows = M, inFeatures = K of x [M, K], outFeatures = N of wt [K, N],
+  /// h [M, N] and y): y[r, c] is computed where |h[r, c] - bandVTh| <=
+  /// band in f32 (NaN included, as the neuron backward's test), else 0.
+  double bandVTh = 1.0, band = 0.0;
 
   // bias add, bias grad, layout copies (accumulate shared with scale)
   ChannelGeometry channelGeometry;
@@ -246,7 +253,8 @@ struct OpKernelSpec {
   /// compact_columns gy, flag, rows;
   /// event_weight_grad_lists gy^T (columnSegment: gy, gy's column lists),
   /// columns, values (xValues), flag, gw; event_linear_tiles x's columns,
-  /// x's values (xValues), wt, b (has_bias), flag, y; pool x, y;
+  /// x's values (xValues), wt, b (has_bias), flag, y; event_linear_band
+  /// x, wt, h, flag, y; pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
@@ -276,7 +284,7 @@ struct OpKernelSpec {
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear",
   /// "event_weight_grad_bits", "compact_rows", "event_weight_grad_lists",
-  /// "event_linear_tiles", "pack_bits",
+  /// "event_linear_tiles", "event_linear_band", "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",

@@ -114,6 +114,19 @@ void emitHostListWalk(OpBuilder &b, Location loc, Value columns,
 gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
                                    const OpKernelSpec &spec);
 
+/// GPU code: a warp's in-order compaction of the x[rowStart + j] for j in
+/// [begin, begin + span) (j < length; span a multiple of 32 * unroll) that
+/// `listed(value)` (i1) selects, the nonzeros when it is null: per
+/// iteration `unroll` groups of 32 elements, their loads first, then per
+/// group a ballot and each listed element's slot (the count so far plus
+/// the popcount of the lower lanes' bits), given to `store(j, value,
+/// slot)`. Every lane must call it; returns the count (i32).
+Value emitWarpCompaction(
+    OpBuilder &b, Location loc, Value x, Value rowStart, Value begin,
+    int64_t span, int64_t length, Value laneInWarp, int64_t unroll,
+    function_ref<void(Value j, Value value, Value slot)> store,
+    function_ref<Value(Value value)> listed = nullptr);
+
 /// `while (mask) { state = body(ctz(mask), state); mask &= mask - 1; }` over
 /// an i32 mask, the set bits in increasing order (host or GPU code); the
 /// final state.
@@ -138,6 +151,18 @@ Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
 /// tensors (getEventKernelArgTypes).
 void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                          func::FuncOp fn, ValueRange args);
+
+/// event_linear_band (EventLinearBand.cpp): the bytes of a GPU block's
+/// shared lists (the nonzero inputs and the banded outputs of its row,
+/// about 4 (K + N)) and its threads.
+int64_t getEventBandSharedBytes(const OpKernelSpec &spec);
+int64_t getEventBandBlockSize();
+/// Its GPU body, a block per row, into the empty `kernel` (and its return).
+void buildEventLinearBandGPU(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                             const OpKernelSpec &spec);
+/// Its CPU body, a row per work item, into the ranged host function `fn`.
+void buildEventLinearBandHost(OpBuilder &b, Location loc, func::FuncOp fn,
+                              const OpKernelSpec &spec);
 
 /// The CPU form: event_linear as above; the other row kernels a row at a
 /// time, adding the contiguous transposed weight row of each listed input

@@ -1,4 +1,5 @@
-//===- FuseNeuronPool.cpp - select neuron layers fusable with their pooling -===//
+//===- FuseNeuronPool.cpp - select neuron layers fusable with their pooling
+//-===//
 //
 // A spiking layer followed by an average or sum pooling writes the whole
 // spike tensor [T, B, C, H, W] only for the pooling to read it back; in
@@ -25,10 +26,12 @@
 // kernel (FuseBatchNormNeuron.cpp), in training and inference, in
 // training the batch norm backward's sums into the neuron backward, and the
 // input counts of event-driven layers into the neuron kernels that write
-// those inputs (FuseNeuronCount.cpp).
+// those inputs (FuseNeuronCount.cpp), and marks the event-driven input
+// gradients that a banded layer reads only in its band (FuseBandMask.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuseBandMask.h"
 #include "FuseBatchNormNeuron.h"
 #include "FuseNeuronCount.h"
 
@@ -181,6 +184,11 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         numUnfusedCounts += counts.unfused;
       }
     });
+    if (fuseBandMask)
+      getOperation().walk([&](LinearBwdOp bwd) {
+        if (fuseBandMaskIntoGradient(bwd))
+          ++numBandMasked;
+      });
   }
 
   /// Marks `op` with snn.fused_pool when its spikes go to a pooling that it

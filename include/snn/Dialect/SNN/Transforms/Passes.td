@@ -64,8 +64,9 @@ def SNNFuseElementwisePass : Pass<"snn-fuse-elementwise", "func::FuncOp"> {
 
 def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
   let summary = "Fuse spiking layers with the batch norm before them, the "
-                "average/sum pooling after them and the input counts of "
-                "event-driven layers";
+                "average/sum pooling after them, the input counts of "
+                "event-driven layers and the surrogate band of their "
+                "gradients";
   let description = [{
     Finds the multi-step spiking neuron layers (`snn.lif`, `snn.if`,
     `snn.cuba_lif`) whose spikes go only into an average or sum pooling whose
@@ -146,8 +147,25 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     backward sums its batch norm's gradient. Counts are integers: the
     decisions are those of the separate kernel, bit for bit.
 
-    `batch-norm=false`, `pool=false` or `spike-count=false` leaves that
-    fusion out (to measure each fusion alone).
+    Input gradients in a surrogate band, in training (run after
+    `--snn-sparsify`): when the input gradient of an event-driven
+    `snn.linear_bwd` is read only by the `snn.neuron_bwd` of a spiking
+    layer (`snn.lif`, `snn.if`, `snn.plif`) with a finite `grad_band` and a
+    scalar `v_th`, the linear backward gets `snn.band_masked_gx`: that
+    backward uses the gradient only times σ'(H - v_th), which is 0 where
+    `|H - v_th| > grad_band`, so the event-driven gx is computed only where
+    the layer's saved H is in the band and is 0 elsewhere (the manifest's
+    `event_linear_band`; a module that saves H in bf16 or recomputes it
+    keeps the full `event_linear`). The gradients equal the unmasked
+    module's (a zero may differ in sign). A remark on each event-driven linear backward with
+    an input gradient says which layer's band masks it or why not (other
+    readers of the gradient, a layer without a finite band, a per-neuron
+    `v_th`, a layer split in time or fused with its pooling, rows wider
+    than 8192 input plus output features).
+
+    `batch-norm=false`, `pool=false`, `spike-count=false` or
+    `band-mask=false` leaves that fusion out (to measure each fusion
+    alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -163,6 +181,9 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
            "Count the input of an event-driven layer (spikes, or the "
            "sparse backward's gradient) in the neuron kernel that writes "
            "it">,
+    Option<"fuseBandMask", "band-mask", "bool", /*default=*/"true",
+           "Compute the event-driven input gradient that a banded layer's "
+           "neuron backward reads only in that layer's surrogate band">,
   ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
@@ -182,6 +203,9 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
               "Event layer input counts done by the neuron kernels">,
     Statistic<"numUnfusedCounts", "unfused-counts",
               "Event layers whose input count keeps its own kernel">,
+    Statistic<"numBandMasked", "band-masked-gradients",
+              "Event-driven input gradients computed in a surrogate band "
+              "only">,
     Statistic<"numUnfusedBatchNormBackwards", "unfused-batch-norm-backwards",
               "Training layers with a fused batch norm whose backward "
               "cannot compute its sums">,
