@@ -141,12 +141,6 @@ public:
 };
 } // namespace
 
-int64_t mlir::snn::getEventBandSharedBytes(const OpKernelSpec &spec) {
-  return 4 *
-         (kBandWarps * getBandSegment(spec.inFeatures).size +
-          kBandWarps * getBandSegment(spec.outFeatures).size + 2 * kBandWarps);
-}
-
 int64_t mlir::snn::getEventBandBlockSize() { return 32 * kBandWarps; }
 
 /// The GPU form, a block per row: each warp lists the nonzero inputs of its

@@ -152,10 +152,7 @@ Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
 void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                          func::FuncOp fn, ValueRange args);
 
-/// event_linear_band (EventLinearBand.cpp): the bytes of a GPU block's
-/// shared lists (the nonzero inputs and the banded outputs of its row,
-/// about 4 (K + N)) and its threads.
-int64_t getEventBandSharedBytes(const OpKernelSpec &spec);
+/// event_linear_band (EventLinearBand.cpp): the threads of its GPU block.
 int64_t getEventBandBlockSize();
 /// Its GPU body, a block per row, into the empty `kernel` (and its return).
 void buildEventLinearBandGPU(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,

@@ -1,5 +1,4 @@
-//===- BandMaskedGrad.h - input gradients computed only in a band -*- C++
-//-*-===//
+//===- BandMaskedGrad.h - input gradients only in a band ---*- C++ -*-===//
 //
 // In the sparse backward a hidden layer's neuron backward uses the gradient
 // of its spikes only as gS σ'(H - v_th), and σ' is 0 where |H - v_th| >
