@@ -203,7 +203,15 @@ void Executor::run(const std::string &program, const RunContext &ctx,
                    const std::function<void(size_t)> &afterOp) {
   const auto &ops = module_.program(program);
   TensorLookup lookup = [this](int id) { return data(id); };
+  // Poison: each planned f32 tensor is NaN again when the program first
+  // writes it, so that a read of what this program did not write shows even
+  // where an earlier tensor's values left the arena finite.
+  std::vector<char> touched;
+  if (memoryPlanMode() == MemoryPlanMode::Poison)
+    touched.assign(owner_.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (!touched.empty())
+      poisonFirstWrites(ops[i], touched);
     if (!profile_) {
       runOp(ops[i], i, lookup, ctx);
       if (afterOp)
@@ -219,6 +227,21 @@ void Executor::run(const std::string &program, const RunContext &ctx,
                  ms);
     if (afterOp)
       afterOp(i);
+  }
+}
+
+void Executor::poisonFirstWrites(const Op &op, std::vector<char> &touched) {
+  for (int id : op.in)
+    touched[owner_[id]] = 1;
+  for (int id : op.out) {
+    int owner = owner_[id];
+    if (touched[owner])
+      continue;
+    touched[owner] = 1;
+    const TensorInfo &t = module_.tensor(owner);
+    if (plan_.planned(owner) && t.dtype == DType::F32)
+      std::fill_n(base_[owner], t.numel(),
+                  std::numeric_limits<float>::quiet_NaN());
   }
 }
 

@@ -3,12 +3,13 @@
 // event_linear_band: y [M, N] = x [M, K] wt [K, N] over x's nonzeros, like
 // event_linear, but only at the (r, c) where the neuron layer that reads y
 // has a surrogate derivative: |h[r, c] - v_th| <= band (`--snn-fuse`,
-// snn.band_masked_gx). Everywhere else y is 0, which the layer's backward
-// multiplies by a derivative of 0 anyway. Why: in the sparse backward the
-// input gradient of a hidden layer feeds only its neuron backward, whose
-// band holds a few of each row's outputs (0.2-0.4% of the SHD net's 1472
-// at 1-5% activity), while event_linear sums every output of the row over
-// every listed input.
+// snn.band_masked_gx). Everywhere else y is left as it is: the layer's
+// backward reads its output gradient only in the band (its derivative is 0
+// elsewhere), so neither kernel spends a pass over the zeros. Why: in the
+// sparse backward the input gradient of a hidden layer feeds only its neuron
+// backward, whose band holds a few of each row's outputs (0.2-0.4% of the SHD
+// net's 1472 at 1-5% activity), while event_linear sums every output of the row
+// over every listed input.
 //
 // Each computed output is the same sum as event_linear's: 0, then x[r, j]
 // wt[j, c] added for the nonzero j in increasing order; the same bits.
@@ -145,8 +146,8 @@ int64_t mlir::snn::getEventBandBlockSize() { return 32 * kBandWarps; }
 
 /// The GPU form, a block per row: each warp lists the nonzero inputs of its
 /// segment of x's row and the banded outputs of its segment of h's row in
-/// shared memory (emitWarpCompaction), every thread zeroes its share of
-/// y's row; after the barrier, thread t computes the banded outputs t, t +
+/// shared memory (emitWarpCompaction); after the barrier, thread t
+/// computes the banded outputs t, t +
 /// 128, ... (in list order: consecutive threads, consecutive columns), each
 /// over every listed input.
 void mlir::snn::buildEventLinearBandGPU(OpBuilder &b, Location loc,
@@ -204,19 +205,6 @@ void mlir::snn::buildEventLinearBandGPU(OpBuilder &b, Location loc,
       e.store(listedInputs, counts, warp);
       e.store(bandedOutputs, counts, e.addI(warp, e.idx(kBandWarps)));
     }
-    {
-      // Zeros before the barrier: the banded outputs stored after it land
-      // last (a barrier orders a block's global stores).
-      OpBuilder::InsertionGuard zero(b);
-      int64_t width = n % 4 == 0 ? 4 : 1;
-      auto vecType = VectorType::get({width}, b.getF32Type());
-      Value zeros = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
-      Value g = e.openFor(lane, e.idx(n / width), getEventBandBlockSize());
-      vector::StoreOp::create(
-          b, loc, zeros, y, ValueRange{e.addI(rowY, e.mulI(g, e.idx(width)))},
-          /*nontemporal=*/false, llvm::MaybeAlign(4 * width));
-    }
     gpu::BarrierOp::create(b, loc);
     // Entry f of a list flattened over the warps' segments: in segment w
     // when f >= starts[w], at slot f + (w segment - starts[w]).
@@ -250,11 +238,11 @@ void mlir::snn::buildEventLinearBandGPU(OpBuilder &b, Location loc,
   gpu::ReturnOp::create(b, loc);
 }
 
-/// The CPU form, a row per work item: y's row zeroed while its banded
-/// outputs are counted, x's nonzeros listed; then either a sum per banded
-/// output over the list, or (more than 1 / kHostWideBand of the row in the
-/// band) the row walk adding each listed input's weight row to y's row,
-/// then the outputs outside the band set back to 0.
+/// The CPU form, a row per work item: y's banded outputs counted, x's
+/// nonzeros listed; then either a sum per banded output over the list, or
+/// (more than 1 / kHostWideBand of the row in the band) the row walk adding
+/// each listed input's weight row to y's zeroed row (every output, the ones
+/// outside the band too).
 void mlir::snn::buildEventLinearBandHost(OpBuilder &b, Location loc,
                                          func::FuncOp fn,
                                          const OpKernelSpec &spec) {
@@ -279,7 +267,6 @@ void mlir::snn::buildEventLinearBandHost(OpBuilder &b, Location loc,
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(count.getBody());
     Value at = e.addI(rowY, count.getInductionVar());
-    e.store(e.f32(0), y, at);
     Value in = e.inBand(e.load(h, at));
     scf::YieldOp::create(b, loc,
                          ValueRange{e.addI(count.getRegionIterArg(0),
@@ -292,6 +279,11 @@ void mlir::snn::buildEventLinearBandHost(OpBuilder &b, Location loc,
     OpBuilder::InsertionGuard walk(b);
     b.setInsertionPointToStart(paths.thenBlock());
     {
+      OpBuilder::InsertionGuard zero(b);
+      Value c = e.openFor(e.idx(0), e.idx(n), 1);
+      e.store(e.f32(0), y, e.addI(rowY, c));
+    }
+    {
       OpBuilder::InsertionGuard inputs(b);
       Value f = e.openFor(e.idx(0), numInputs, 1);
       Value j = e.toIndex(e.load(list, f));
@@ -302,9 +294,6 @@ void mlir::snn::buildEventLinearBandHost(OpBuilder &b, Location loc,
       e.store(e.add(e.load(y, at), e.mul(v, e.load(wt, e.addI(wRow, c)))), y,
               at);
     }
-    Value c = e.openFor(e.idx(0), e.idx(n), 1);
-    Value at = e.addI(rowY, c);
-    e.store(e.select(e.inBand(e.load(h, at)), e.load(y, at), e.f32(0)), y, at);
   }
   b.setInsertionPointToStart(paths.elseBlock());
   Value c = e.openFor(e.idx(0), e.idx(n), 1);

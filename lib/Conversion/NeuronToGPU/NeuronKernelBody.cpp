@@ -217,14 +217,39 @@ Value ThreadEmitter::surrogate(Value h) {
                                         splat(*spec.thetaGrad));
     sg = select(below, splat(0.0), sg);
   }
-  if (spec.gradBand) {
-    // Ordered compare: a NaN H keeps its (NaN) derivative, as without a band.
-    Value outside = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OGT, math::AbsFOp::create(b, loc, u),
-        splat(*spec.gradBand));
-    sg = select(outside, splat(0.0), sg);
-  }
+  if (spec.gradBand)
+    sg = select(outsideBand(u), splat(0.0), sg);
   return sg;
+}
+
+Value ThreadEmitter::outsideBand(Value u) {
+  // Ordered compare: a NaN H keeps its (NaN) derivative, as without a band.
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                               math::AbsFOp::create(b, loc, u),
+                               splat(*spec.gradBand));
+}
+
+Value ThreadEmitter::bandedOutputGrad(Value gs, Value at, Value hv) {
+  Value outside = outsideBand(sub(hv, param(spec.vTh)));
+  Value inBand = arith::XOrIOp::create(
+      b, loc, outside,
+      arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(VectorType::get({width}, b.getI1Type()),
+                                 true)));
+  Value any =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, inBand);
+  auto ifAny = scf::IfOp::create(b, loc, TypeRange{vecType}, any,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifAny.thenBlock());
+    scf::YieldOp::create(b, loc, load(gs, at));
+    b.setInsertionPointToStart(ifAny.elseBlock());
+    scf::YieldOp::create(b, loc, splat(0.0));
+  }
+  // The lanes outside the band may hold anything: they are not read.
+  return select(outside, splat(0.0), ifAny.getResult(0));
 }
 
 Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
@@ -703,11 +728,17 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   struct StepInputs {
     Value t, at, gOut, hv, x;
   };
+  // A banded layer reads a step's output gradient only where H is in the
+  // band, after the step's H (the other lanes' derivative is 0): in the
+  // sparse backward most of gs is never read, and gs may hold only those
+  // entries (event_linear_band, snn.band_masked_gx).
+  bool gatesOutputGrad = spec.gradBand && spec.spikes() && laneWindows.empty();
   auto loadStep = [&](Value r) {
     StepInputs in;
     in.t = arith::SubIOp::create(b, loc, last, r);
     in.at = offset(in.t);
-    in.gOut = outputGrad(gs, in.t, in.at);
+    if (!gatesOutputGrad)
+      in.gOut = outputGrad(gs, in.t, in.at);
     // li: the output is H itself and the membrane is not reset.
     if (spec.spikes())
       in.hv = load(h, in.at);
@@ -749,6 +780,10 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
           inputs.push_back(loadStep(
               u == 0 ? first
                      : arith::AddIOp::create(b, loc, first, index(u))));
+        // The iteration's H loads first, then the gated gradient loads.
+        if (gatesOutputGrad)
+          for (StepInputs &in : inputs)
+            in.gOut = bandedOutputGrad(gs, in.at, in.hv);
         SmallVector<Value> carried(grads);
         for (const StepInputs &in : inputs)
           carried = step(in, carried);

@@ -257,6 +257,11 @@ private:
   }
   /// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B.
   Value surrogate(Value h);
+  /// The lanes whose u = H - v_th is outside the band: |u| > B (i1 lanes).
+  Value outsideBand(Value u);
+  /// The output gradient's lanes at `at` where H (`hv`) is in the band, 0
+  /// elsewhere: loaded only when a lane is in the band.
+  Value bandedOutputGrad(Value gs, Value at, Value hv);
 
   OpBuilder &b;
   Location loc;

@@ -49,7 +49,8 @@ MemoryPlan planMemory(const Module &module,
                       size_t alignment);
 
 /// SNNRT_MEMORY_PLAN: "0" gives every tensor its own storage (for debugging a
-/// suspected overlap); "poison" fills the arena with NaN so that a read
+/// suspected overlap); "poison" fills the arena with NaN (the CPU executor
+/// again for each tensor a program first writes) so that a read
 /// before a write shows; anything else (or unset) plans.
 enum class MemoryPlanMode { Off, On, Poison };
 MemoryPlanMode memoryPlanMode();
