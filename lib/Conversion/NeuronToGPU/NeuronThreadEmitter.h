@@ -259,9 +259,9 @@ private:
   Value surrogate(Value h);
   /// The lanes whose u = H - v_th is outside the band: |u| > B (i1 lanes).
   Value outsideBand(Value u);
-  /// The output gradient's lanes at `at` where H (`hv`) is in the band, 0
-  /// elsewhere: loaded only when a lane is in the band.
-  Value bandedOutputGrad(Value gs, Value at, Value hv);
+  /// The output gradient's lanes `gOut` where H (`hv`) is in the band, 0
+  /// elsewhere (whatever gOut holds there, NaN too).
+  Value bandedOutputGrad(Value gOut, Value hv);
 
   OpBuilder &b;
   Location loc;

@@ -20,20 +20,28 @@
 // CHECK-NOT: scf.for
 // CHECK: gpu.return
 // Backward: reverse time (t = 7 - r), gs and h loaded, gx stored; a layer
-// of few threads scans 4 steps per iteration (r .. r + 3), the loads of all
-// 4 before the first store (ptxas does not move a load above a store).
+// of few threads scans 4 steps per iteration (r .. r + 3), software
+// pipelined: the first 4 steps' loads before the loop, then each iteration
+// loads the next 4 steps (r + 4, clamped to the last block, 4) before its
+// first store (ptxas does not move a load above a store) and computes the
+// steps the previous one loaded, carried in iter_args.
 // CHECK-LABEL: gpu.func @snn_net_0_lif_bwd(
 // CHECK-SAME: %[[GS:.*]]: memref<1024xf32> {llvm.noalias}, %[[HB:.*]]: memref<1024xf32> {llvm.noalias}, %[[GX:.*]]: memref<1024xf32> {llvm.noalias})
-// CHECK: scf.for %[[R:.*]] = %c0 to %c8 step %c4
-// CHECK: arith.subi %c7, %[[R]]
+// CHECK-COUNT-8: vector.load
+// CHECK-NOT: vector.store
+// CHECK: scf.for %[[R:.*]] = %c0 to %c8 step %c4 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: %[[NEXT:.*]] = arith.addi %[[R]], %c4
+// CHECK: %[[FIRST:.*]] = arith.minui %[[NEXT]], %c4
+// CHECK: arith.subi %c7, %[[FIRST]]
 // CHECK-DAG: vector.load %[[GS]]
 // CHECK-DAG: vector.load %[[HB]]
 // CHECK-NOT: vector.store
-// CHECK: arith.addi %[[R]], %c3
-// CHECK-NOT: vector.store
-// CHECK-COUNT-2: vector.load
+// CHECK-COUNT-6: vector.load
+// CHECK-NOT: vector.load
+// CHECK: arith.subi %c7, %[[R]]
 // CHECK-NOT: vector.load
 // CHECK-COUNT-4: vector.store %{{.*}}, %[[GX]]
+// CHECK-NEXT: scf.yield
 // The atan surrogate needs no transcendental function.
 // CHECK-NOT: math.
 // CHECK: gpu.return

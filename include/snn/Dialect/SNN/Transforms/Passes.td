@@ -154,8 +154,8 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     scalar `v_th`, the linear backward gets `snn.band_masked_gx`: that
     backward uses the gradient only times σ'(H - v_th), which is 0 where
     `|H - v_th| > grad_band`, so the event-driven gx is computed only where
-    the layer's saved H is in the band and left unwritten elsewhere, where
-    the neuron backward does not read it (the manifest's
+    the layer's saved H is in the band and left unwritten elsewhere, which
+    the neuron backward takes as 0 (the manifest's
     `event_linear_band`; a module that saves H in bf16 or recomputes it
     keeps the full `event_linear`). The gradients equal the unmasked
     module's (a zero may differ in sign). A remark on each event-driven linear backward with
