@@ -34,6 +34,7 @@ Executor::Executor(Module module, uint64_t seed) : module_(std::move(module)) {
   }
   // i32/u8 tensors use 4-byte slots; short-lived ones share one arena.
   MemoryPlanMode mode = memoryPlanMode();
+  poisonsFirstWrites_ = mode == MemoryPlanMode::Poison;
   if (mode != MemoryPlanMode::Off)
     plan_ = planMemory(
         module_, [](const TensorInfo &t) { return t.numel() * sizeof(float); },
@@ -207,7 +208,7 @@ void Executor::run(const std::string &program, const RunContext &ctx,
   // writes it, so that a read of what this program did not write shows even
   // where an earlier tensor's values left the arena finite.
   std::vector<char> touched;
-  if (memoryPlanMode() == MemoryPlanMode::Poison)
+  if (poisonsFirstWrites_)
     touched.assign(owner_.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!touched.empty())

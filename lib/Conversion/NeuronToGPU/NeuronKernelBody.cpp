@@ -178,7 +178,7 @@ Value ThreadEmitter::charge(Value v, Value x) {
   return add(h, cx);
 }
 
-Value ThreadEmitter::surrogate(Value h) {
+Value ThreadEmitter::surrogate(Value h, Value *outside) {
   Value u = sub(h, param(spec.vTh));
   double alpha = spec.alpha;
   Value sg;
@@ -217,8 +217,12 @@ Value ThreadEmitter::surrogate(Value h) {
                                         splat(*spec.thetaGrad));
     sg = select(below, splat(0.0), sg);
   }
-  if (spec.gradBand)
-    sg = select(outsideBand(u), splat(0.0), sg);
+  if (spec.gradBand) {
+    Value out = outsideBand(u);
+    sg = select(out, splat(0.0), sg);
+    if (outside)
+      *outside = out;
+  }
   return sg;
 }
 
@@ -227,13 +231,6 @@ Value ThreadEmitter::outsideBand(Value u) {
   return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
                                math::AbsFOp::create(b, loc, u),
                                splat(*spec.gradBand));
-}
-
-Value ThreadEmitter::bandedOutputGrad(Value gOut, Value hv) {
-  // A select, not a load under a branch: the kernel is bound by the latency
-  // of its loads (47k threads on the SHD layer), and loads that wait for H
-  // made the H200 backward 77 -> 89 us for a third fewer bytes.
-  return select(outsideBand(sub(hv, param(spec.vTh))), splat(0.0), gOut);
 }
 
 Value ThreadEmitter::forwardStep(Value t, ValueRange state, Value x, Value s,
@@ -392,7 +389,8 @@ Value ThreadEmitter::outputGrad(Value gs, Value t, Value at) {
 
 Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
   Value one = splat(1.0), zero = splat(0.0);
-  Value sg = surrogate(hv);
+  Value outside;
+  Value sg = surrogate(hv, &outside);
   Value spike = fires(hv);
   Value dvdh;
   if (!spec.softReset) {
@@ -404,6 +402,13 @@ Value ThreadEmitter::gradH(Value gOut, Value gv, Value hv) {
     // 1 - v_th sg; detach_reset: 1
     dvdh = spec.detachReset ? one : sub(one, mul(param(spec.vTh), sg));
   }
+  // With a band, gOut counts only inside it, whatever it holds outside (NaN
+  // too): event_linear_band (snn.band_masked_gx) leaves it unwritten there.
+  // A select, not a load under a branch: the scan is bound by the latency
+  // of its loads (47k threads on the SHD layer), and loads that waited for
+  // H made the H200 backward 77 -> 89 us for a third fewer bytes.
+  if (outside)
+    gOut = select(outside, zero, gOut);
   return add(mul(gOut, sg), mul(gv, dvdh));
 }
 
@@ -712,15 +717,15 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   struct StepInputs {
     Value t, at, gOut, hv, x;
   };
-  // A banded layer uses a step's output gradient only where H is in the
-  // band (the other lanes' derivative is 0) and drops the rest, whatever it
-  // holds: gs may hold only those entries (event_linear_band,
-  // snn.band_masked_gx), the others never written.
-  bool masksOutputGrad = spec.gradBand && spec.spikes();
-  auto loadStep = [&](Value r) {
+  // Step u of the iteration from `first` (step r = first + u is t = T-1-r).
+  auto locate = [&](Value first, int64_t u) {
     StepInputs in;
+    Value r = u == 0 ? first : arith::AddIOp::create(b, loc, first, index(u));
     in.t = arith::SubIOp::create(b, loc, last, r);
     in.at = offset(in.t);
+    return in;
+  };
+  auto loadStep = [&](StepInputs in) {
     in.gOut = outputGrad(gs, in.t, in.at);
     // li: the output is H itself and the membrane is not reset.
     if (spec.spikes())
@@ -731,10 +736,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   };
   auto step = [&](const StepInputs &in, ValueRange grads) {
     Value gv = grads[0];
-    // The mask at its use: applied to all of an iteration's steps first,
-    // the masks stayed live across them (71 -> 90 registers on sm_90).
-    Value gOut = masksOutputGrad ? bandedOutputGrad(in.gOut, in.hv) : in.gOut;
-    Value gh = spec.spikes() ? gradH(gOut, gv, in.hv) : add(gOut, gv);
+    Value gh = spec.spikes() ? gradH(in.gOut, gv, in.hv) : add(in.gOut, gv);
     Value gin = mul(param(spec.c), gh);
     SmallVector<Value> next{mul(gh, decay)};
     if (spec.hasSynapse()) {
@@ -761,8 +763,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   auto loadSteps = [&](Value first) {
     SmallVector<StepInputs, 4> inputs;
     for (int64_t u = 0; u < stepsAtOnce; ++u)
-      inputs.push_back(loadStep(
-          u == 0 ? first : arith::AddIOp::create(b, loc, first, index(u))));
+      inputs.push_back(loadStep(locate(first, u)));
     return inputs;
   };
   auto runSteps = [&](ArrayRef<StepInputs> inputs, ValueRange grads) {
@@ -800,11 +801,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
         SmallVector<StepInputs, 4> inputs;
         ValueRange loaded = iterArgs.drop_front(numCarried);
         for (int64_t u = 0; u < stepsAtOnce; ++u) {
-          StepInputs in;
-          in.t = arith::SubIOp::create(
-              b, loc, last,
-              u == 0 ? first : arith::AddIOp::create(b, loc, first, index(u)));
-          in.at = offset(in.t);
+          StepInputs in = locate(first, u);
           in.gOut = loaded[2 * u];
           in.hv = loaded[2 * u + 1];
           inputs.push_back(in);

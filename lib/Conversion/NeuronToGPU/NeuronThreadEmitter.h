@@ -199,7 +199,8 @@ private:
                           : select(spike, param(spec.vReset), hv);
   }
   /// gH of a spiking layer from the output's and the next membrane's
-  /// gradients: gOut σ'(H - v_th) + gv dV/dH.
+  /// gradients: gOut σ'(H - v_th) + gv dV/dH, gOut taken as 0 outside the
+  /// surrogate band.
   Value gradH(Value gOut, Value gv, Value hv);
   /// Recomputes steps [first, first + len) from the membrane `v` (reading X),
   /// then runs their backward in reverse from `gv`; returns the gradient of
@@ -255,13 +256,11 @@ private:
                                              : arith::CmpFPredicate::OGE,
                                  h, param(spec.vTh));
   }
-  /// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B.
-  Value surrogate(Value h);
+  /// σ'(H - v_th), 0 below theta_grad and outside the band |H - v_th| <= B
+  /// (with a band, `outside`, if given, gets the lanes outside it).
+  Value surrogate(Value h, Value *outside = nullptr);
   /// The lanes whose u = H - v_th is outside the band: |u| > B (i1 lanes).
   Value outsideBand(Value u);
-  /// The output gradient's lanes `gOut` where H (`hv`) is in the band, 0
-  /// elsewhere (whatever gOut holds there, NaN too).
-  Value bandedOutputGrad(Value gOut, Value hv);
 
   OpBuilder &b;
   Location loc;

@@ -70,6 +70,7 @@ private:
   /// SNNRT_MEMORY_PLAN=poison: NaN into each planned f32 output of `op`
   /// that the running program has not read or written yet.
   void poisonFirstWrites(const Op &op, std::vector<char> &touched);
+  bool poisonsFirstWrites_ = false;
   MemoryPlan plan_;
   /// Persistent tensors own their storage; planned ones are views of arena_.
   std::vector<std::vector<float>> storage_;
