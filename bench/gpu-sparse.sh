@@ -257,7 +257,7 @@ prepare-check)
   opt="${SNN_OPT:-$root/build/bin/snn-opt}"
   rm -rf "$g/check" "$g/check1" "$g"/checkbwd*
   mkdir -p "$g/check" "$g/check1" "$g/checkbwd" "$g/checkbwd1" "$g/checkbwd2" \
-    "$g/checkbwd3" "$g/checkbwdin" "$g/checkbwdin2"
+    "$g/checkbwd3" "$g/checkbwd4" "$g/checkbwd5" "$g/checkbwdin" "$g/checkbwdin2"
   # Event-driven backwards: small and odd sizes, batch 1, and 12800 rows
   # (gw's event_linear then takes its 12800-event rows in chunks, with
   # compensated sums: the list does not fit in shared memory at once).
@@ -267,6 +267,13 @@ prepare-check)
     "$opt" "$g/checkbwd1" 5 1 37 13 0.3 inf
   PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
     "$opt" "$g/checkbwd2" 100 128 70 60 0.05 0.3 inf
+  # lif1 of 64 and 32 neurons: its backward writes gx's row bits, which
+  # the fused lists module's compact_columns reads (12800 rows: 100
+  # segments; 7 rows: one partial segment, batch 1).
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd4" 100 128 70 64 0.05 0.3 inf
+  PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/sparse_check.py" prepare-backward \
+    "$opt" "$g/checkbwd5" 7 1 37 32 0.3 inf 1@0
   # The weight gradients read x as bits (event_weight_grad_bits): K = 1100
   # (two columns per thread), spikes at 0 and 97%; and fc1 on the network
   # input (occupancy bits and values 1, 2, 0.5), also over 12800 events in
@@ -304,11 +311,16 @@ check)
   h=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd3" cuda:0 0.05 inf 1@0 1@0.97
   i=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd4" cuda:0 0.05 0.3 inf
+  m=$?
+  python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwd5" cuda:0 0.3 inf 1@0
+  n=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwdin" cuda:0 0.1@0 0.1@0.02 0.3 1@1 inf
   j=$?
   python3 "$root/test/Runtime/Inputs/sparse_check.py" compare-backward "$run" "$g/checkbwdin2" cuda:0 0.05@0.02 0.3@0.05 inf@0.05
   l=$?
-  [ $a = 0 ] && [ $c = 0 ] && [ $e = 0 ] && [ $f = 0 ] && [ $h = 0 ] && [ $i = 0 ] && [ $j = 0 ] && [ $l = 0 ]
+  [ $a = 0 ] && [ $c = 0 ] && [ $e = 0 ] && [ $f = 0 ] && [ $h = 0 ] && [ $i = 0 ] && [ $j = 0 ] && [ $l = 0 ] && \
+    [ $m = 0 ] && [ $n = 0 ]
   ;;
 gpu)
   run=$2; out=${3:-${OUT:-.}}

@@ -339,6 +339,18 @@ def _window_attrs(op):
     return kernel, op.get("stride", kernel), op.get("padding", [0, 0])
 
 
+def _rows_of(mod, op, x, count, flag):
+    """A compaction's input as [rows, features]: x itself, or (op[flag]) the
+    row bits a neuron kernel wrote in its place, `count` entries."""
+    if not op.get(flag, False):
+        return x.reshape(-1, x.shape[-1])
+    k = int(op.get("features", 0))
+    if k <= 0 or count % k:
+        raise OpError(f"{op.get('op')} of bits needs 'features' dividing its "
+                      "lists' length")
+    return layers.unpack_bits(x, count).reshape(-1, k)
+
+
 def _run_op(mod, op, lr, smooth):
     kind = op.get("op")
     count = op.get("spike_count") if kind in ("neuron", "neuron_bwd") else None
@@ -346,10 +358,17 @@ def _run_op(mod, op, lr, smooth):
         # The layer counts its output for an event-driven layer: the same
         # function as the op without the count, then its density op.
         limit, decision = int(count["limit"]), int(count["decision"])
+        bits = int(count["bits"]) if "bits" in count else None
         plain = {k: v for k, v in op.items() if k != "spike_count"}
         plain["in"] = [i for i in op.get("in", []) if int(i) != limit]
-        plain["out"] = [i for i in op.get("out", []) if int(i) != decision]
+        plain["out"] = [i for i in op.get("out", [])
+                        if int(i) not in (decision, bits)]
         _run_op(mod, plain, lr, smooth)
+        if bits is not None:
+            # A neuron backward's gx occupancy as row bits, for the
+            # reader's compact_columns.
+            mod.set(bits, layers.pack_bits(mod.get(int(plain["out"][0])),
+                                           occupancy=True))
         _run_op(mod, count["density"], lr, smooth)
         return
     if kind == "kernel":
@@ -514,25 +533,18 @@ def _run_op(mod, op, lr, smooth):
         elif kind == "compact_rows":
             # Per row of x: its nonzeros' columns (and values), then -1.
             ins = _ids(op, "in", 2, 2, "inputs (x, decision)")
-            x = mod.get(ins[0])
-            k = x.shape[-1]
-            if op.get("x_bits", False):
-                # x: a spiking layer's row bits (pack_bits' layout).
-                k = int(op.get("features", 0))
-                if k <= 0 or mod.numel(out[0]) % k:
-                    raise OpError("compact_rows of bits needs 'features' "
-                                  "dividing its lists' length")
-                x = layers.unpack_bits(x, mod.numel(out[0]))
-            columns, values = layers.compact_rows(x.reshape(-1, k))
+            # x: or a spiking layer's row bits (pack_bits' layout).
+            x = _rows_of(mod, op, mod.get(ins[0]), mod.numel(out[0]), "x_bits")
+            columns, values = layers.compact_rows(x)
             put(0, columns)
             if len(out) > 1:
                 put(1, values)
         elif kind == "compact_columns":
             # Per column of gy [..., N] and segment of rows: its nonzero rows.
             ins = _ids(op, "in", 2, 2, "inputs (gy, decision)")
-            gy = mod.get(ins[0])
-            put(0, layers.compact_columns(gy.reshape(-1, gy.shape[-1]),
-                                          _segment(op)))
+            # gy: or its occupancy row bits, which its neuron backward wrote.
+            gy = _rows_of(mod, op, mod.get(ins[0]), mod.numel(out[0]), "gy_bits")
+            put(0, layers.compact_columns(gy, _segment(op)))
         elif kind == "event_weight_grad_lists":
             # gw = gyᵀ x with x as compact_rows' lists; gy's nonzeros from
             # gyᵀ, or (gy_segment) from gy and compact_columns' lists.

@@ -12,6 +12,7 @@
 #include "snnrt/Manifest.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace snnrt::cuda;
 using nlohmann::json;
@@ -358,8 +359,24 @@ static void takeFusedCount(CudaDevice &device, OpCall &call) {
                   "decision");
   device.zero(call.out[d].ptr, 2 * sizeof(int32_t), call.where);
   call.tail = {call.in[l].ptr, call.out[d].ptr};
+  std::optional<DeviceTensor> bits;
+  if (count.bits >= 0) {
+    // gx's row bits: the kernel argument before the limit.
+    size_t i = std::find(out.begin(), out.end(), count.bits) - out.begin();
+    bits = call.out[i];
+    call.tail.insert(call.tail.begin(), bits->ptr);
+  }
   call.in.erase(call.in.begin() + l);
   call.out.erase(call.out.begin() + d);
+  if (bits) {
+    call.out.erase(std::find_if(
+        call.out.begin(), call.out.end(),
+        [&](const DeviceTensor &t) { return t.ptr == bits->ptr; }));
+    if (call.out.empty() || bits->numel() * 32 != call.out[0].numel())
+      opError(call, "tensor " + bits->name + " has " +
+                        std::to_string(bits->numel()) +
+                        " words; expected one per 32 entries of gx");
+  }
 }
 
 bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {

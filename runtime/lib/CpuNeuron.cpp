@@ -368,8 +368,17 @@ void runCountingNeuron(const Ctx &c) {
   op.in.erase(std::find(op.in.begin(), op.in.end(), count.limit));
   op.out.erase(std::find(op.out.begin(), op.out.end(), count.decision));
   op.attrs.erase("spike_count");
-  Ctx inner{c.m, op, c.index, c.get, c.run,
-            {c.get(count.limit), c.get(count.decision)}};
+  std::vector<void *> tail{c.get(count.limit), c.get(count.decision)};
+  if (count.bits >= 0) {
+    // gx's row bits: the kernel argument before the limit.
+    op.out.erase(std::find(op.out.begin(), op.out.end(), count.bits));
+    if (op.out.empty() ||
+        c.m.tensor(count.bits).numel() * 32 != c.m.tensor(op.out[0]).numel())
+      c.fail("tensor " + c.m.tensor(count.bits).name +
+             " must hold one word per 32 entries of gx");
+    tail.insert(tail.begin(), c.get(count.bits));
+  }
+  Ctx inner{c.m, op, c.index, c.get, c.run, std::move(tail)};
   if (op.kind == "neuron")
     runNeuron(inner);
   else

@@ -156,6 +156,13 @@ FusedCount readFusedCount(const json &attrs, const std::vector<int> &in,
       std::find(out.begin(), out.end(), count.decision) == out.end())
     throw Error(where + ": the 'spike_count' limit must be an input and its "
                         "decision an output of the op");
+  if (c.contains("bits")) {
+    if (!c["bits"].is_number_integer() ||
+        std::find(out.begin(), out.end(), c["bits"].get<int>()) == out.end())
+      throw Error(where + ": the 'spike_count' bits must be an output of the "
+                          "op");
+    count.bits = c["bits"].get<int>();
+  }
   return count;
 }
 

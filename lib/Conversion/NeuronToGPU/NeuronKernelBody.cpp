@@ -467,6 +467,19 @@ Value ThreadEmitter::addCounts(Value counts, Value nonzero) {
       b, loc, counts, arith::ExtUIOp::create(b, loc, type, nonzero));
 }
 
+void ThreadEmitter::storeGradInput(Value gin, Value gx, Value at,
+                                   Value &counts) {
+  store(gin, gx, at);
+  if (!counting && !gradBits)
+    return;
+  // The same test as compact_columns' on the floats (une: NaN is nonzero).
+  Value nonzero = nonzeroLanes(gin);
+  if (gradBits)
+    storeRowBits(nonzero, gradBits, at);
+  if (counting)
+    counts = addCounts(counts, nonzero);
+}
+
 Value ThreadEmitter::sumCounts(Value counts) {
   Value sum = vector::ExtractOp::create(b, loc, counts, ArrayRef<int64_t>{0});
   for (int64_t l = 1; l < width; ++l)
@@ -492,10 +505,7 @@ Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
   Value decay = sub(splat(1.0), param(spec.k));
   for (int64_t i = len - 1; i >= 0; --i) {
     Value gh = gradH(outputGrad(gs, ts[i], ats[i]), gv, hs[i]);
-    Value gin = mul(param(spec.c), gh);
-    store(gin, gx, ats[i]);
-    if (counting)
-      counts = addCounts(counts, nonzeroLanes(gin));
+    storeGradInput(mul(param(spec.c), gh), gx, ats[i], counts);
     gv = mul(gh, decay);
   }
   return gv;
@@ -744,7 +754,8 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
       gin = mul(param(spec.cSyn), gi);
       next.push_back(mul(gi, synDecay));
     }
-    store(gin, gx, in.at);
+    Value counts = counting ? grads[countAt] : Value();
+    storeGradInput(gin, gx, in.at, counts);
     if (gw)
       next.push_back(add(grads.back(),
                          mul(gh, leakGrad(in.hv, membraneBefore(in.t, h)))));
@@ -756,7 +767,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
       next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
     }
     if (counting)
-      next.push_back(addCounts(grads[countAt], nonzeroLanes(gin)));
+      next.push_back(counts);
     return next;
   };
   int64_t stepsAtOnce = getBackwardStepsPerIteration(spec);
@@ -964,6 +975,11 @@ SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   bool counting = count && spec.countsOutput(kind);
   if (counting)
     emitter.countOutputs();
+  // gx's row bits are the last tensor, before the count's arguments.
+  if (spec.writesGradBits(kind)) {
+    emitter.writeGradBits(args.back());
+    args = args.drop_back();
+  }
   SmallVector<Value, 2> sums;
   if (spec.step) {
     assert(kind != KernelKind::ForwardRecord && "steps are not recorded");

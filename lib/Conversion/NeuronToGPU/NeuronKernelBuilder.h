@@ -182,6 +182,13 @@ struct NeuronSpec {
   bool writesRowBits(KernelKind kind) const {
     return rowSpikeBits && kind == KernelKind::ForwardSaveH;
   }
+  /// kGradRowBitsAttrName: the Backward kernel also writes gx's occupancy
+  /// as row bits, [T N / 8] bytes, an argument before the count's limit and
+  /// decision (it implies countsGrad).
+  bool gradRowBits = false;
+  bool writesGradBits(KernelKind kind) const {
+    return gradRowBits && kind == KernelKind::Backward;
+  }
   /// The forward writes its spikes as packed bits (a pooled layer writes
   /// the pooled spikes only).
   bool packsSpikes() const { return storage.spikeBits && spikes() && !pool; }

@@ -242,6 +242,14 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
           "sums its batch norm's gradient; rerun --snn-fuse)";
     return std::nullopt;
   }
+  spec.gradRowBits = op->hasAttr(kGradRowBitsAttrName);
+  if (spec.gradRowBits && (!spec.countsGrad || spec.numFeatures % 32 != 0 ||
+                           spec.fusesBatchNormBackward())) {
+    why = "its snn.grad_row_bits needs a layer that counts its input "
+          "gradient (snn.fused_grad_count) and whose rows hold a multiple of "
+          "32 neurons";
+    return std::nullopt;
+  }
   return spec;
 }
 
@@ -377,6 +385,8 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.learnsLeak())
     types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
   types.append(spec.getTensorParams().size(), param);
+  if (spec.writesGradBits(kind))
+    types.push_back(MemRefType::get({size / 8}, IntegerType::get(ctx, 8)));
   if (spec.countsOutput(kind)) {
     types.push_back(MemRefType::get({1}, IntegerType::get(ctx, 32)));
     types.push_back(MemRefType::get({2}, IntegerType::get(ctx, 32)));

@@ -33,6 +33,9 @@ public:
   /// (its spikes, the backward's gx); getCount() is then that count (i32).
   void countOutputs() { counting = true; }
   Value getCount() const { return count; }
+  /// The backward also stores gx's occupancy as row bits into the byte
+  /// tensor `bits` (NeuronSpec::writesGradBits).
+  void writeGradBits(Value bits) { gradBits = bits; }
 
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
@@ -280,6 +283,10 @@ private:
   /// into the byte tensor `s`: a CPU thread's 8 lanes are a byte; on the
   /// GPU the even thread of a pair adds its neighbour's 4 bits (a shuffle).
   void storeRowBits(Value spike, Value s, Value at);
+  /// gx's row bits (null unless writeGradBits).
+  Value gradBits;
+  /// Stores gx's lanes at element `at`, with their row bits and count.
+  void storeGradInput(Value gin, Value gx, Value at, Value &counts);
   /// Whether to count the written nonzeros, and the thread's count.
   bool counting = false;
   Value count;

@@ -83,10 +83,15 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
       types.push_back(tensor(m * k));
     return types;
   }
-  case OpKernelKind::CompactColumns:
-    // gy [M, N], decision, its column lists [N, M].
-    return {tensor(m * k), decision,
-            MemRefType::get({m * k}, IntegerType::get(ctx, 32))};
+  case OpKernelKind::CompactColumns: {
+    // gy [M, N] (xBits: its occupancy as [M, N / 32] words), decision, its
+    // column lists [N, M].
+    Type i32 = IntegerType::get(ctx, 32);
+    assert((!spec.xBits || k % kBitsPerWord == 0) && "rows of whole words");
+    Type gy = spec.xBits ? Type(MemRefType::get({m * k / kBitsPerWord}, i32))
+                         : tensor(m * k);
+    return {gy, decision, MemRefType::get({m * k}, i32)};
+  }
   case OpKernelKind::EventLinearLists: {
     // gy^T [N, M] (columnSegment: gy [M, N], then its column lists
     // [N, M]), x's lists (columns and values [M, K]), decision, gw [N, K].
@@ -1155,6 +1160,40 @@ static void emitEventWeightGradListsGPU(EventEmitter &e, ValueRange args,
   });
 }
 
+namespace {
+/// A compact_columns warp's task: a segment of columnSegment rows of gy
+/// [M, N] and a strip of 32 columns (the lane's column), neighbouring warps
+/// on neighbouring strips of the same rows.
+struct ColumnTask {
+  Value first, strip, column, length, listStart;
+};
+} // namespace
+
+/// Opens `if` around the warp's compact_columns task (the event path
+/// chosen, a task left: whole warps) and returns it.
+static ColumnTask openColumnTask(EventEmitter &e, Value decision, Value block,
+                                 Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int64_t m = e.spec.rows, segment = e.spec.columnSegment;
+  int64_t strips = llvm::divideCeilSigned(e.spec.inFeatures, 32);
+  int64_t segments = llvm::divideCeilSigned(m, segment);
+  e.openIf(e.eventPathChosen(decision));
+  Value task = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)),
+                      arith::DivUIOp::create(b, loc, lane, e.idx(32)));
+  e.openIf(e.ult(task, e.idx(strips * segments)));
+  ColumnTask t;
+  t.first = e.mulI(arith::DivUIOp::create(b, loc, task, e.idx(strips)),
+                   e.idx(segment));
+  t.strip = arith::RemUIOp::create(b, loc, task, e.idx(strips));
+  t.column = e.addI(e.mulI(t.strip, e.idx(32)),
+                    arith::RemUIOp::create(b, loc, lane, e.idx(32)));
+  t.length = arith::MinUIOp::create(
+      b, loc, e.idx(segment), arith::SubIOp::create(b, loc, e.idx(m), t.first));
+  t.listStart = e.addI(e.mulI(t.column, e.idx(m)), t.first);
+  return t;
+}
+
 /// compact_columns on the GPU: a warp per (segment of columnSegment rows,
 /// 32 columns) of gy [M, N], a lane per column: 8 rows of coalesced loads
 /// at once, each lane appending its column's nonzero rows in order, then -1
@@ -1164,30 +1203,18 @@ static void emitCompactColumnsGPU(EventEmitter &e, ValueRange args,
   OpBuilder &b = e.b;
   Location loc = e.loc;
   const OpKernelSpec &spec = e.spec;
-  int64_t m = spec.rows, n = spec.inFeatures, segment = spec.columnSegment;
+  int64_t n = spec.inFeatures, segment = spec.columnSegment;
   // 8 rows of loads in flight per lane (32 measured no faster on an H100,
   // bench/results/2026-11-27-H100-backward-columns.md).
   constexpr int64_t kRowsAtOnce = 8;
   Type i32Type = b.getI32Type();
-  Value gy = args[0], decision = args[1], rows = args[2];
+  Value gy = args[0], rows = args[2];
   OpBuilder::InsertionGuard g(b);
-  e.openIf(e.eventPathChosen(decision));
-  int64_t strips = llvm::divideCeilSigned(n, 32);
-  int64_t segments = llvm::divideCeilSigned(m, segment);
-  Value task = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)),
-                      arith::DivUIOp::create(b, loc, lane, e.idx(32)));
-  e.openIf(e.ult(task, e.idx(strips * segments)));
-  // Neighbouring warps take neighbouring strips of the same rows.
-  Value first = e.mulI(arith::DivUIOp::create(b, loc, task, e.idx(strips)),
-                       e.idx(segment));
-  Value j = e.addI(
-      e.mulI(arith::RemUIOp::create(b, loc, task, e.idx(strips)), e.idx(32)),
-      arith::RemUIOp::create(b, loc, lane, e.idx(32)));
+  ColumnTask task = openColumnTask(e, args[1], block, lane);
+  Value first = task.first, j = task.column, length = task.length,
+        listStart = task.listStart;
   Value inColumn = e.ult(j, e.idx(n));
   Value jc = arith::MinUIOp::create(b, loc, j, e.idx(n - 1));
-  Value length = arith::MinUIOp::create(
-      b, loc, e.idx(segment), arith::SubIOp::create(b, loc, e.idx(m), first));
-  Value listStart = e.addI(e.mulI(j, e.idx(m)), first);
   auto loop = scf::ForOp::create(b, loc, e.idx(0), e.idx(segment),
                                  e.idx(kRowsAtOnce), ValueRange{e.idx(0)});
   {
@@ -1223,6 +1250,71 @@ static void emitCompactColumnsGPU(EventEmitter &e, ValueRange args,
   }
   Value count = loop.getResult(0);
   e.openIf(arith::AndIOp::create(b, loc, inColumn, e.ult(count, length)));
+  e.store(e.i32(-1), rows, e.addI(listStart, count));
+}
+
+/// compact_columns of gy's occupancy bits (spec.xBits: the neuron backward
+/// that wrote gy wrote them, N / 32 words a row): a warp per (segment, strip
+/// of 32 columns = one word of each row), a lane per column. Per 32 rows the
+/// lanes load their row's word, 32 ballots turn the rows' words into each
+/// column's mask of rows (lane c keeps ballot c), and each lane appends its
+/// set bits in order: the lists of the floats' kernel, from 1/32 of the
+/// bytes.
+static void emitCompactColumnsBitsGPU(EventEmitter &e, ValueRange args,
+                                      Value block, Value lane) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const OpKernelSpec &spec = e.spec;
+  int64_t n = spec.inFeatures, segment = spec.columnSegment;
+  int64_t rowWords = n / kBitsPerWord;
+  Type i32Type = b.getI32Type();
+  Value bits = args[0], rows = args[2];
+  OpBuilder::InsertionGuard g(b);
+  // Whole warps (the ballots need every lane); the strip is a row's word.
+  ColumnTask task = openColumnTask(e, args[1], block, lane);
+  Value first = task.first, strip = task.strip, length = task.length,
+        listStart = task.listStart;
+  Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
+  Value lane32 = arith::IndexCastUIOp::create(b, loc, i32Type, laneInWarp);
+  auto loop = scf::ForOp::create(b, loc, e.idx(0), e.idx(segment), e.idx(32),
+                                 ValueRange{e.idx(0)});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i0 = loop.getInductionVar();
+    Value i = e.addI(i0, laneInWarp);
+    Value inRange = e.ult(i, length);
+    Value r =
+        e.addI(first, arith::SelectOp::create(b, loc, inRange, i, e.idx(0)));
+    Value word = arith::SelectOp::create(
+        b, loc, inRange,
+        e.load(bits, e.addI(e.mulI(r, e.idx(rowWords)), strip)), e.i32(0));
+    Value mask = e.i32(0);
+    for (int64_t c = 0; c < 32; ++c) {
+      Value set = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, word, e.i32(int64_t(1) << c)),
+          e.i32(0));
+      Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), set,
+                                              NVVM::VoteSyncKind::ballot);
+      mask =
+          arith::SelectOp::create(b, loc, e.eq(lane32, e.i32(c)), ballot, mask);
+    }
+    Value rowBase = e.addI(first, i0);
+    Value count =
+        emitForEachSetBit(
+            b, loc, mask, ValueRange{loop.getRegionIterArg(0)},
+            [&](Value bit, ValueRange state) -> SmallVector<Value> {
+              Value row = e.addI(rowBase, e.toIndex(bit));
+              e.store(arith::IndexCastUIOp::create(b, loc, i32Type, row), rows,
+                      e.addI(listStart, state[0]));
+              return {e.addI(state[0], e.idx(1))};
+            })
+            .front();
+    scf::YieldOp::create(b, loc, ValueRange{count});
+  }
+  Value count = loop.getResult(0);
+  e.openIf(e.ult(count, length));
   e.store(e.i32(-1), rows, e.addI(listStart, count));
 }
 
@@ -1345,7 +1437,10 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     emitCompactRowsGPU(e, args, block, lane);
     break;
   case OpKernelKind::CompactColumns:
-    emitCompactColumnsGPU(e, args, block, lane);
+    if (spec.xBits)
+      emitCompactColumnsBitsGPU(e, args, block, lane);
+    else
+      emitCompactColumnsGPU(e, args, block, lane);
     break;
   case OpKernelKind::EventLinearLists:
     emitEventWeightGradListsGPU(e, args, *layout, list, counts, acc, block,
@@ -1675,16 +1770,27 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     {
       OpBuilder::InsertionGuard inner(b);
       Value r = loopFrom(first, e.addI(first, length), 1);
-      // The strip's nonzeros in row r, 8 columns compared at a time.
-      emitHostNonzeroScan(
-          b, loc, gy, e.addI(e.mulI(r, e.idx(k)), j0), width,
-          [&](Value jj, Value) {
-            Value count = e.load(counts, jj);
-            e.store(
-                arith::IndexCastUIOp::create(b, loc, b.getI32Type(), r), rows,
+      auto append = [&](Value jj) {
+        Value count = e.load(counts, jj);
+        e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), r), rows,
                 e.addI(e.addI(e.mulI(e.addI(j0, jj), e.idx(m)), first), count));
-            e.store(e.addI(count, e.idx(1)), counts, jj);
-          });
+        e.store(e.addI(count, e.idx(1)), counts, jj);
+      };
+      if (spec.xBits) {
+        // gy's occupancy bits: the strip of row r is one word.
+        Value word =
+            e.load(gy, e.addI(e.mulI(r, e.idx(k / kBitsPerWord)),
+                              arith::DivUIOp::create(b, loc, j0, e.idx(32))));
+        emitForEachSetBit(b, loc, word, ValueRange{},
+                          [&](Value bit, ValueRange) -> SmallVector<Value> {
+                            append(e.toIndex(bit));
+                            return {};
+                          });
+      } else {
+        // The strip's nonzeros in row r, 8 columns compared at a time.
+        emitHostNonzeroScan(b, loc, gy, e.addI(e.mulI(r, e.idx(k)), j0), width,
+                            [&](Value jj, Value) { append(jj); });
+      }
     }
     Value jj = loopFrom(e.idx(0), width, 1);
     Value count = e.load(counts, jj);

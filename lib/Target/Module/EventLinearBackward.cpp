@@ -169,17 +169,26 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     // per row (compact_rows), then per event only the listed columns:
     // O(nonzeros of x's row) per event instead of O(K).
     int64_t segment = getEventRowLayout(lists)->segment % 128 == 0 ? 128 : 32;
+    // From gy's occupancy bits when the neuron backward that wrote gy
+    // wrote them too (N / 32 words a row instead of N floats).
     OpKernelSpec columns = makeSpec(OpKernelKind::CompactColumns, m, n, 0);
     columns.columnSegment = segment;
+    auto bitsOfGy = gradRowBits.find(*gy);
+    columns.xBits = bitsOfGy != gradRowBits.end();
+    int64_t gyForm = columns.xBits ? bitsOfGy->second : *gy;
     int64_t gyRows = addTensor(Object{{"shape", Array{n * m}},
                                       {"dtype", "i32"},
                                       {"role", "grad"}});
     Object compact{{"op", "compact_columns"},
-                   {"in", Array{*gy, decision}},
+                   {"in", Array{gyForm, decision}},
                    {"out", Array{gyRows}},
                    {"segment", segment}};
-    emit(Phase::Backward, makeKernelOp(columns, Array{*gy, decision, gyRows},
-                                       Array{*gy, decision}, Array{gyRows},
+    if (columns.xBits) {
+      compact["gy_bits"] = true;
+      compact["features"] = n;
+    }
+    emit(Phase::Backward, makeKernelOp(columns, Array{gyForm, decision, gyRows},
+                                       Array{gyForm, decision}, Array{gyRows},
                                        Array{std::move(compact)}));
     lists.xValues = listsNeedValues(bwd.getInput());
     lists.columnSegment = segment;

@@ -381,6 +381,9 @@ private:
   /// a dense path): the weight gradient's backward reads those instead of
   /// listing the spikes again.
   llvm::DenseMap<int64_t, int64_t> trainForwardRowLists;
+  /// A spiking layer's input gradient -> its occupancy row bits, which its
+  /// neuron_bwd writes for the reader's compact_columns (writesGradRowBits).
+  llvm::DenseMap<int64_t, int64_t> gradRowBits;
   llvm::StringMap<unsigned> layerCounters;
   /// Unrolled steps of each named step layer whose H was saved.
   llvm::StringMap<unsigned> savedStepH;

@@ -198,6 +198,7 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
           : 0;
   RowSpikeBitsOptions rowBits;
   rowBits.enabled = options.rowBits;
+  rowBits.gradBits = options.gradBits;
   rowBits.sharedMemoryLimit = tilesSharedLimit;
   rowBits.spikeBits = options.spikeBits;
   rowBits.batch = options.batch;

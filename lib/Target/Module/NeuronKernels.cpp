@@ -72,6 +72,8 @@ LogicalResult ModuleKernels::prepare(NeuronKernelMap &kernels) {
       copy->setAttr(kStepAddendAttrName, b.getUnitAttr());
     if (writesSpikeRowBits(op, options.rowBits))
       copy->setAttr(kSpikeRowBitsAttrName, b.getUnitAttr());
+    if (writesGradRowBits(op, options.rowBits))
+      copy->setAttr(kGradRowBitsAttrName, b.getUnitAttr());
 #endif
     originalOf[copy] = op;
   }

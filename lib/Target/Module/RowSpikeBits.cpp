@@ -101,3 +101,31 @@ bool mlir::snn::writesSpikeRowBits(Operation *neuron,
   }
   return backward;
 }
+
+bool mlir::snn::writesGradRowBits(Operation *neuron,
+                                  const RowSpikeBitsOptions &options) {
+  if (!options.gradBits || options.spikeBits ||
+      !neuron->hasAttr(kFusedGradCountAttrName))
+    return false;
+  auto iface = dyn_cast<NeuronOpInterface>(neuron);
+  NeuronBwdOp bwd = getNeuronBackward(neuron);
+  if (!iface || iface.isStepForm() || !bwd)
+    return false;
+  SmallVector<LinearBwdOp> readers =
+      getEventLinearBwdReaders(bwd.getGradInput());
+  if (readers.size() != 1)
+    return false;
+  LinearBwdOp reader = readers.front();
+  auto w = cast<RankedTensorType>(reader.getWeight().getType());
+  int64_t n = w.getDimSize(0), k = w.getDimSize(1);
+  int64_t elements = getElements(reader.getGradOutput(), options.batch);
+  if (n <= 0 || n % kBitsPerWord != 0 || elements <= 0 || elements % n != 0)
+    return false;
+  // serializeEventLinearBackward's choice of the lists form.
+  OpKernelSpec lists;
+  lists.kind = OpKernelKind::EventLinearLists;
+  lists.rows = n;
+  lists.inFeatures = elements / n;
+  lists.outFeatures = k;
+  return hasEventListsKernel(lists);
+}

@@ -6,7 +6,9 @@
 // (kSpikeRowBitsAttrName) instead of floats: its training forward kernel
 // stores T x N / 8 bytes instead of T x N floats, and compact_rows reads
 // K / 32 words per row instead of K floats. The lists, and every result,
-// are those of the float spikes.
+// are those of the float spikes. In the same way a spiking layer's
+// backward writes its input gradient's occupancy as row bits for
+// compact_columns (writesGradRowBits).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,8 @@ namespace mlir::snn {
 struct RowSpikeBitsOptions {
   /// --snn-compile row-bits (on by default).
   bool enabled = false;
+  /// --snn-compile grad-bits (on by default).
+  bool gradBits = false;
   /// The shared memory event_linear_tiles may use on every chip; 0 when the
   /// module runs no tiles (target=cpu, or event-tiles off).
   int64_t sharedMemoryLimit = 0;
@@ -37,6 +41,15 @@ struct RowSpikeBitsOptions {
 /// event-driven linear layers that always take the event path and run as
 /// tiles, and as x by their event-driven weight gradients over row lists.
 bool writesSpikeRowBits(Operation *neuron, const RowSpikeBitsOptions &options);
+
+/// Whether the backward kernel of the multi-step spiking op `neuron` also
+/// writes its input gradient gx's occupancy as row bits
+/// (kGradRowBitsAttrName): it counts gx for the one event-driven
+/// linear_bwd that reads it (--snn-fuse), whose weight gradient lists gy's
+/// nonzero rows per column (compact_columns: no spike-bits, the lists
+/// kernel fits) over rows of N outputs, N a multiple of 32. compact_columns
+/// then reads N / 32 words a row instead of N floats.
+bool writesGradRowBits(Operation *neuron, const RowSpikeBitsOptions &options);
 
 } // namespace mlir::snn
 

@@ -50,6 +50,7 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
     options.spikeBits = spikeBits;
     options.eventTiles = eventTiles;
     options.rowBits = rowBits;
+    options.gradBits = gradBits;
     if (failed(compileToModuleDirectory(module, options)))
       return signalPassFailure();
     // The IR is only read.

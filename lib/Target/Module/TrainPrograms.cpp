@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ManifestBuilder.h"
+#include "RowSpikeBits.h"
 
 #include "snn/Dialect/SNN/IR/FusedCount.h"
 
@@ -193,9 +194,23 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
              << "' on its layer needs one event-driven snn.linear_bwd "
                 "reading the input gradient; run --snn-fuse after "
                 "--snn-sparsify";
-    if (failed(addFusedCount(op, readers.front(), Phase::Backward,
-                             *(*out)[0].getAsInteger(), in, *out, json)))
+    int64_t gx = *(*out)[0].getAsInteger();
+    if (failed(addFusedCount(op, readers.front(), Phase::Backward, gx, in, *out,
+                             json)))
       return failure();
+    // The reader's compact_columns reads gx's occupancy as row bits, which
+    // the kernel writes too (an output after the decision; in the kernel's
+    // arguments, before the limit).
+    if (writesGradRowBits(record->op, rowBitsOptions)) {
+      int64_t bits =
+          addTensor(Object{{"name", tensorName(gx) + ".bits"},
+                           {"shape", Array{getValueElements(gx) / 32}},
+                           {"dtype", "u32"},
+                           {"role", "grad"}});
+      out->push_back(bits);
+      (*json.getObject("spike_count"))["bits"] = bits;
+      gradRowBits[gx] = bits;
+    }
   }
   for (const auto &kv : record->attrs)
     json[kv.first] = kv.second;

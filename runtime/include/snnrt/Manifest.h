@@ -65,6 +65,9 @@ struct TimeSplit {
 /// its limit (in) and decision (out) tensors, which its kernel takes last.
 struct FusedCount {
   int limit = -1, decision = -1;
+  /// A neuron backward's gx occupancy row bits, an output (-1: none): the
+  /// kernel argument before the limit.
+  int bits = -1;
   explicit operator bool() const { return decision >= 0; }
 };
 /// The fused count of `op` (none when it has no "spike_count"); throws

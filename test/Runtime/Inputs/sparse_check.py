@@ -290,7 +290,12 @@ def backward_variants(net_input):
     return {"dense": [], "dispatch": [f"--snn-sparsify={spikes}min-features=1"],
             "event": [f"--snn-sparsify={spikes}min-features=1 crossover=1"],
             "fused": [f"--snn-sparsify={spikes}min-features=1", "--snn-fuse"],
-            "lists": [f"--snn-sparsify={spikes}min-features=1 crossover=1"]}
+            "lists": [f"--snn-sparsify={spikes}min-features=1 crossover=1"],
+            # The lists module with the counts in the neuron kernels: a
+            # layer of a multiple of 32 neurons also writes its input
+            # gradient's occupancy bits for compact_columns.
+            "fused-lists": [f"--snn-sparsify={spikes}min-features=1 crossover=1",
+                            "--snn-fuse"]}
 
 
 # The event-driven weight gradients read x as bits only with spike-bits;
@@ -466,6 +471,18 @@ def compare_backward(snn_run, d, bands, device):
         fused_worst = worst_vs_reference(grads["fused"], fused_mod)
         if not fused_worst < 1e-4:
             problems.append(f"fused vs float64 reference: {fused_worst:.1e}")
+        # compact_columns from the neuron backward's gradient bits: the
+        # lists module's gradients bit for bit, and its own reference.
+        for k in grads["lists"]:
+            if not np.array_equal(grads["fused-lists"][k], grads["lists"][k]):
+                problems.append(f"fused-lists: {k} differs from the lists module's")
+        fused_lists_mod = reference_step(case, "fused-lists")
+        fused_lists_worst = worst_vs_reference(grads["fused-lists"], fused_lists_mod)
+        if not fused_lists_worst < 1e-4:
+            problems.append(f"fused-lists vs float64 reference: {fused_lists_worst:.1e}")
+        gy_bits = sum(bool(op.get("gy_bits"))
+                      for o in fused_lists_mod.m["programs"]["backward"]
+                      for op in o.get("of", []) if op["op"] == "compact_columns")
         # compact_rows in the lists module's backward: none where the
         # forward's tiles always list the spikes the weight gradient reads.
         relisted = sum(op["op"] == "compact_rows" for o in lists_mod.m["programs"]["backward"]
@@ -474,7 +491,7 @@ def compare_backward(snn_run, d, bands, device):
               f"bits={len(bits)} values={values} "
               f"lists={len(lists)} list-values={sum(bool(op.get('x_values')) for op in lists)} "
               f"tiles={count_tiles(mod, 'train_forward')} relisted={relisted} "
-              f"band={band_ops} "
+              f"band={band_ops} gy-bits={gy_bits} "
               f"ref_rel={ref_worst:.1e} lists_ref_rel={lists_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)

@@ -53,6 +53,14 @@ inline constexpr llvm::StringLiteral kStepAddendAttrName = "snn.step_addend";
 inline constexpr llvm::StringLiteral kSpikeRowBitsAttrName =
     "snn.spike_row_bits";
 
+/// Marks a multi-step spiking op that counts its input gradient for an
+/// event-driven linear backward (snn.fused_grad_count) whose weight gradient
+/// lists gy's nonzero rows per column (compact_columns): its backward kernel
+/// also writes gx's occupancy as row bits (bit j of word w = gx[32 w + j]
+/// != 0, [T, B, K] with K a multiple of 32), which compact_columns reads
+/// instead of the floats (--snn-compile sets it, GradRowBits.cpp).
+inline constexpr llvm::StringLiteral kGradRowBitsAttrName = "snn.grad_row_bits";
+
 /// Threads per block of the generated GPU kernels.
 inline constexpr int64_t kNeuronKernelBlockSize = 256;
 

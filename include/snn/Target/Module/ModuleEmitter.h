@@ -48,6 +48,9 @@ struct ModuleCompileOptions {
   /// A spiking layer whose training spikes only those tiles' compact_rows
   /// read writes them as bits (lib/Target/Module/RowSpikeBits.h).
   bool rowBits = true;
+  /// A spiking layer whose input gradient feeds compact_columns writes its
+  /// occupancy bits too (lib/Target/Module/RowSpikeBits.h).
+  bool gradBits = true;
 };
 
 /// Parses "cpu", "cuda" or "all".

@@ -508,6 +508,13 @@ def SNNCompile : Pass<"snn-compile", "ModuleOp"> {
            "compact_rows read (an always event-driven layer after it, "
            "--snn-fuse counting its spikes) writes them as bits, 32 "
            "neurons a u32 word, instead of floats (the same results)">,
+    Option<"gradBits", "grad-bits", "bool", /*default=*/"true",
+           "A spiking layer that counts its input gradient for an "
+           "event-driven linear backward (--snn-fuse) whose weight gradient "
+           "lists the gradient's nonzero rows per column (compact_columns, "
+           "without spike-bits) also writes the gradient's occupancy as "
+           "bits, which compact_columns reads instead of the floats (the "
+           "same results)">,
   ];
 }
 
