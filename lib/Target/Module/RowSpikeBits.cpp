@@ -45,6 +45,17 @@ static bool alwaysEventDriven(std::optional<APFloat> crossover,
          getEventPathLimit(crossover->convertToDouble(), elements) >= elements;
 }
 
+/// Whether the weight gradient gw [N, K] over M events fits
+/// event_weight_grad_lists (its shared accumulator rows).
+static bool hasListsKernel(int64_t n, int64_t m, int64_t k) {
+  OpKernelSpec lists;
+  lists.kind = OpKernelKind::EventLinearLists;
+  lists.rows = n;
+  lists.inFeatures = m;
+  lists.outFeatures = k;
+  return hasEventListsKernel(lists);
+}
+
 bool mlir::snn::writesSpikeRowBits(Operation *neuron,
                                    const RowSpikeBitsOptions &options) {
   if (!options.enabled || options.sharedMemoryLimit <= 0 || options.spikeBits)
@@ -84,16 +95,10 @@ bool mlir::snn::writesSpikeRowBits(Operation *neuron,
       // event_weight_grad_lists over the forward's row lists (the
       // backward's own compact_rows reads the bits as well).
       auto w = cast<RankedTensorType>(bwd.getWeight().getType());
-      int64_t n = w.getDimSize(0), m = elements / k;
-      OpKernelSpec lists;
-      lists.kind = OpKernelKind::EventLinearLists;
-      lists.rows = n;
-      lists.inFeatures = m;
-      lists.outFeatures = k;
       if (use.getOperandNumber() != 1 || bwd.getHasBias() ||
           !alwaysEventDriven(bwd.getEventDriven(),
                              getElements(bwd.getGradOutput(), options.batch)) ||
-          !hasEventListsKernel(lists))
+          !hasListsKernel(w.getDimSize(0), elements / k, k))
         return false;
       continue;
     }
@@ -122,10 +127,5 @@ bool mlir::snn::writesGradRowBits(Operation *neuron,
   if (n <= 0 || n % kBitsPerWord != 0 || elements <= 0 || elements % n != 0)
     return false;
   // serializeEventLinearBackward's choice of the lists form.
-  OpKernelSpec lists;
-  lists.kind = OpKernelKind::EventLinearLists;
-  lists.rows = n;
-  lists.inFeatures = elements / n;
-  lists.outFeatures = k;
-  return hasEventListsKernel(lists);
+  return hasListsKernel(n, elements / n, k);
 }
