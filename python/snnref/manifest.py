@@ -429,18 +429,17 @@ def _run_op(mod, op, lr, smooth):
             outside = np.abs(h - float(op["v_th"])) > float(op["band"])
             put(0, np.where(outside, 0.0, gx))
         elif kind == "event_linear_tiles":
-            # y = x wt + b with x as compact_rows' lists, wt [K, N].
+            # y = x w^T + b with x as compact_rows' lists, w [N, K].
             values = bool(op.get("x_values", False))
             bias = bool(op.get("has_bias", False))
             n = 3 + int(values) + int(bias)
             ins = _ids(op, "in", n, n,
-                       "inputs (columns, values?, wt, b?, decision)")
-            wt = mod.get(ins[1 + int(values)])
-            wt = wt.reshape(-1, wt.shape[-1])
-            x = layers.rows_from_lists(mod.get(ins[0]), wt.shape[0],
+                       "inputs (columns, values?, w, b?, decision)")
+            w = mod.get(ins[1 + int(values)])
+            x = layers.rows_from_lists(mod.get(ins[0]), w.shape[1],
                                        mod.get(ins[1]) if values else None)
             b = mod.get(ins[2 + int(values)]) if bias else None
-            put(0, layers.linear(x, wt.T, b))
+            put(0, layers.linear(x, w, b))
         elif kind == "linear":
             ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
             w = mod.get(ins[1])

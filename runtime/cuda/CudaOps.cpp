@@ -119,11 +119,25 @@ static void launchGeneratedKernel(CudaDevice &device, OpCall &call,
   }
   if (launch.value("run_values", false))
     pointers.push_back(device.runValues(call.where));
-  // A kernel whose blocks accumulate into their outputs (spike_density).
-  if (attrBool(call, "zero_outputs", false))
+  // A kernel whose blocks accumulate into outputs (spike_density): all of
+  // them (true) or the listed ones (a counting compact_rows' decision).
+  auto zero = [&](const DeviceTensor &t) {
+    device.zero(t.ptr, static_cast<std::size_t>(t.numel()) * (t.bf16 ? 2 : 4),
+                call.where);
+  };
+  if (call.op.contains("zero_outputs") && call.op["zero_outputs"].is_array()) {
+    for (const json &id : call.op["zero_outputs"]) {
+      if (!id.is_number_integer() ||
+          std::find(call.op["out"].begin(), call.op["out"].end(), id) ==
+              call.op["out"].end())
+        opError(call, "\"zero_outputs\" must be true/false or a list of the "
+                      "op's outputs");
+      zero(call.tensor(id.get<int64_t>()));
+    }
+  } else if (attrBool(call, "zero_outputs", false)) {
     for (const DeviceTensor &t : call.out)
-      device.zero(t.ptr, static_cast<std::size_t>(t.numel()) * (t.bf16 ? 2 : 4),
-                  call.where);
+      zero(t);
+  }
   launchKernelAt(device, call, launch, std::move(pointers));
 }
 

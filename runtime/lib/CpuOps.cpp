@@ -331,6 +331,19 @@ void launchGeneratedKernel(const Ctx &c, const json &launch) {
     run[1] = static_cast<uint32_t>(c.run.step);
     pointers.push_back(run);
   }
+  // Outputs that the kernel's ranges accumulate into (a counting
+  // compact_rows' decision: counts and a ticket) start at zero.
+  auto zero = c.op.attrs.find("zero_outputs");
+  if (zero != c.op.attrs.end() && zero->is_array())
+    for (const json &id : *zero) {
+      if (!id.is_number_integer() || std::find(c.op.out.begin(), c.op.out.end(),
+                                               id.get<int>()) == c.op.out.end())
+        c.fail("\"zero_outputs\" must be true/false or a list of the op's "
+               "outputs");
+      const TensorInfo &t = c.m.tensor(id.get<int>());
+      std::memset(c.get(t.id), 0,
+                  static_cast<size_t>(t.numel()) * dtypeSize(t.dtype));
+    }
   launchKernelAt(c, launch, std::move(pointers));
 }
 

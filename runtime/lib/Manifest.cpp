@@ -207,11 +207,30 @@ static void collectEventSites(const std::vector<Op> &ops,
       EventSite site;
       site.program = program;
       site.opIndex = topLevel ? static_cast<int>(i) : -1;
-      if (source.in.size() != 2 || source.out.size() != 1 ||
-          m.tensor(source.in[1]).dtype != DType::I32 ||
-          m.tensor(source.in[1]).numel() != 1 ||
-          (fused && (source.in[1] != op.attrs["spike_count"]["limit"] ||
-                     source.out[0] != op.attrs["spike_count"]["decision"])))
+      // A kernel of more ops than the count (a counting compact_rows) names
+      // the count's tensors in its "of" entry.
+      std::vector<int> in = source.in, out = source.out;
+      if (source.attrs.at("of").size() > 1 && of.contains("in") &&
+          of.contains("out") && of["in"].is_array() && of["out"].is_array()) {
+        in.clear();
+        out.clear();
+        for (const json &id : of["in"])
+          in.push_back(id.is_number_integer() ? id.get<int>() : -1);
+        for (const json &id : of["out"])
+          out.push_back(id.is_number_integer() ? id.get<int>() : -1);
+        bool kernelInputs = std::all_of(in.begin(), in.end(), [&](int id) {
+          return std::find(source.in.begin(), source.in.end(), id) !=
+                 source.in.end();
+        });
+        if (!kernelInputs)
+          in.clear(); // rejected below
+      }
+      if (in.size() != 2 || out.size() != 1 ||
+          std::find(source.out.begin(), source.out.end(), out[0]) ==
+              source.out.end() ||
+          m.tensor(in[1]).dtype != DType::I32 || m.tensor(in[1]).numel() != 1 ||
+          (fused && (in[1] != op.attrs["spike_count"]["limit"] ||
+                     out[0] != op.attrs["spike_count"]["decision"])))
         throw Error(path + ": program '" + program + "' " + op.describe(i) +
                     ": spike_density needs the inputs (x, limit: one i32) "
                     "and the output decision (a fused count: those of "
@@ -220,9 +239,9 @@ static void collectEventSites(const std::vector<Op> &ops,
         site.fusedDensity = (*fused)["density"];
       site.layer = of.at("layer").get<std::string>();
       site.direction = of.at("direction").get<std::string>();
-      site.input = source.in[0];
-      site.limit = source.in[1];
-      site.decision = source.out[0];
+      site.input = in[0];
+      site.limit = in[1];
+      site.decision = out[0];
       // A spiking layer's row bits count 32 inputs a word ("elements").
       site.elements = of.value(
           "elements", static_cast<int64_t>(m.tensor(site.input).numel()));

@@ -23,9 +23,24 @@
 using namespace mlir;
 using namespace mlir::snn;
 
-/// Tile rows a GPU thread loads at once (loads in flight before the
-/// stores to shared memory).
-static constexpr int64_t kTileLoadsAtOnce = 4;
+/// 16-byte pieces of the weight a GPU thread loads at once (loads in
+/// flight before the stores to shared memory).
+static constexpr int64_t kTileLoadsAtOnce = 8;
+
+/// The slot of chunk `chunk` (4 floats: outputs 4 chunk .. + 3) of tile
+/// row j, its chunks permuted by j / 4: chunk ^ (j / 4 mod C / 4). A
+/// warp's stores of 8 consecutive quads of rows then hit 8 different
+/// chunks (banks), and a row's chunks stay whole 16-byte vectors.
+static Value tileSlot(OpBuilder &b, Location loc, Value j, Value chunk,
+                      int64_t columns) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value spin = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, j, c(2)), c(columns / 4 - 1));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, spin);
+  return arith::AddIOp::create(b, loc,
+                               arith::MulIOp::create(b, loc, j, c(columns)),
+                               arith::MulIOp::create(b, loc, swizzled, c(4)));
+}
 /// List slots whose weight loads a GPU thread issues together.
 static constexpr int64_t kSlotBatch = 8;
 
@@ -87,7 +102,7 @@ static TileGeometry getTileGeometry(const OpKernelSpec &spec) {
   g.columns = spec.tileColumns;
   g.groupThreads = g.columns / 4;
   g.rowsAtOnce = kEventTileThreads / g.groupThreads;
-  g.tiles = llvm::divideCeilSigned(spec.outFeatures, g.columns);
+  g.tiles = getEventTileCount(spec);
   // Every block loads its tile once, so fewer, longer blocks load less;
   // but a last partial wave of blocks leaves SMs idle. On a GPU of 132 SMs
   // of 228 KiB shared memory each (1 KiB of it reserved per block): the
@@ -120,6 +135,10 @@ static TileGeometry getTileGeometry(const OpKernelSpec &spec) {
   return g;
 }
 
+int64_t mlir::snn::getEventTileCount(const OpKernelSpec &spec) {
+  return llvm::divideCeilSigned(spec.outFeatures, spec.tileColumns);
+}
+
 int64_t mlir::snn::getEventTileGridSize(const OpKernelSpec &spec) {
   TileGeometry g = getTileGeometry(spec);
   return g.tiles * g.chunks;
@@ -128,14 +147,14 @@ int64_t mlir::snn::getEventTileGridSize(const OpKernelSpec &spec) {
 namespace {
 /// The arguments of event_linear_tiles (OpKernelSpec::getTensorsPerSegment).
 struct TileArgs {
-  Value columns, values, wt, bias, decision, y;
+  Value columns, values, w, bias, decision, y;
 
   TileArgs(const OpKernelSpec &spec, ValueRange args) {
     unsigned i = 0;
     columns = args[i++];
     if (spec.xValues)
       values = args[i++];
-    wt = args[i++];
+    w = args[i++];
     if (spec.hasBias)
       bias = args[i++];
     decision = args[i++];
@@ -216,28 +235,44 @@ void mlir::snn::emitEventLinearTilesGPU(OpBuilder &b, Location loc,
   Value c0 = ix.mul(tileIndex, c);
   int64_t quads = g.groupThreads;
   {
-    // The tile: wt[j, c0 + 4q .. +3] -> tile[j * C + 4q], 16 bytes a
-    // thread, kTileLoadsAtOnce loads in flight before their stores.
+    // The tile: w[c0 + cc, 4jq .. 4jq + 3] -> tile row 4jq + u, column cc.
+    // A warp reads 8 quads of 4 rows (128 coalesced bytes of each); each
+    // thread stores its 4 floats down a column. Swizzled: a tile row's
+    // 4-float chunks are permuted (tileSlot), so that the 8 quads' stores
+    // of a warp land in distinct banks and a row's chunks stay 16-byte
+    // vectors for the adds below. kTileLoadsAtOnce loads in flight before
+    // their stores. Reading w itself spares the transpose that a tile of
+    // wt's rows needed every step (the weight changes every step).
     OpBuilder::InsertionGuard load(b);
-    int64_t total = k * quads;
+    int64_t kQuads = k / 4, rowGroups = quads;
+    int64_t total = rowGroups * llvm::divideCeilSigned(kQuads, 8) * 32;
     Value first = ix.openFor(lane, ix.c(total),
                              kEventTileThreads * kTileLoadsAtOnce);
     SmallVector<Value> loaded, valid, slots;
     for (int64_t u = 0; u < kTileLoadsAtOnce; ++u) {
       Value i = ix.add(first, u * kEventTileThreads);
-      Value ic = arith::MinUIOp::create(b, loc, i, ix.c(total - 1));
-      Value j = ix.div(ic, quads), q = ix.rem(ic, quads);
-      Value col = ix.add(c0, ix.mul(q, 4));
-      valid.push_back(arith::AndIOp::create(b, loc, ix.ult(i, total),
-                                            ix.ult(col, n)));
-      Value colc = arith::MinUIOp::create(b, loc, col, ix.c(n - 4));
-      loaded.push_back(loadVec(a.wt, ix.add(ix.mul(j, n), colc)));
-      slots.push_back(ix.add(ix.mul(j, c), ix.mul(q, 4)));
+      Value q = ix.rem(i, 8), r = ix.rem(ix.div(i, 8), 4);
+      Value unit = ix.div(i, 32);
+      Value group = ix.rem(unit, rowGroups);
+      Value jq = ix.add(ix.mul(ix.div(unit, rowGroups), 8), q);
+      Value cc = ix.add(ix.mul(group, 4), r);
+      Value col = ix.add(c0, cc);
+      valid.push_back(arith::AndIOp::create(
+          b, loc, ix.ult(i, total),
+          arith::AndIOp::create(b, loc, ix.ult(jq, kQuads), ix.ult(col, n))));
+      Value at = ix.add(
+          ix.mul(arith::MinUIOp::create(b, loc, col, ix.c(n - 1)), k),
+          ix.mul(arith::MinUIOp::create(b, loc, jq, ix.c(kQuads - 1)), 4));
+      loaded.push_back(loadVec(a.w, at));
+      slots.push_back(ix.add(tileSlot(b, loc, ix.mul(jq, 4), group, c), r));
     }
     for (int64_t u = 0; u < kTileLoadsAtOnce; ++u) {
       OpBuilder::InsertionGuard store(b);
       ix.openIf(valid[u]);
-      storeVec(loaded[u], tile, slots[u]);
+      for (int64_t q = 0; q < 4; ++q)
+        memref::StoreOp::create(b, loc,
+                                vector::ExtractOp::create(b, loc, loaded[u], q),
+                                tile, ValueRange{ix.add(slots[u], q * c)});
     }
   }
   {
@@ -342,7 +377,7 @@ void mlir::snn::emitEventLinearTilesGPU(OpBuilder &b, Location loc,
                 b, loc, inList,
                 arith::IndexCastUIOp::create(b, loc, indexType, column),
                 ix.c(k));
-            ws.push_back(loadVec(tile, ix.add(ix.mul(j, c), offset)));
+            ws.push_back(loadVec(tile, tileSlot(b, loc, j, sub, c)));
             if (myValues) {
               // A stale value past the end times the zero row could be
               // NaN: it is zeroed.
@@ -385,7 +420,8 @@ void mlir::snn::emitEventLinearTilesGPU(OpBuilder &b, Location loc,
 void mlir::snn::emitEventLinearTilesHost(OpBuilder &b, Location loc,
                                          const OpKernelSpec &spec,
                                          func::FuncOp fn, ValueRange args) {
-  int64_t k = spec.inFeatures, n = spec.outFeatures;
+  int64_t m = spec.rows, k = spec.inFeatures, n = spec.outFeatures;
+  int64_t c = spec.tileColumns;
   TileArgs a(spec, args);
   Ix ix{b, loc};
   auto load = [&](Value memref, Value at) -> Value {
@@ -395,33 +431,49 @@ void mlir::snn::emitEventLinearTilesHost(OpBuilder &b, Location loc,
     memref::StoreOp::create(b, loc, v, memref, ValueRange{at});
   };
   OpBuilder::InsertionGuard guard(b);
+  // The GPU block's tile, on the stack: w[c0 .. c0 + C, :] transposed, so
+  // that every event adds C contiguous weights (vectorized by LLVM).
+  Value tile = memref::AllocaOp::create(
+      b, loc, MemRefType::get({k * c}, b.getF32Type()));
   ix.openIf(emitEventPathChosen(b, loc, a.decision));
-  Value row =
-      createHostRangeLoop(b, loc, fn, 0, spec.rows).getInductionVar();
-  Value outStart = ix.mul(row, n), listStart = ix.mul(row, k);
+  Value tileIndex = createHostRangeLoop(b, loc, fn, 0, getEventTileCount(spec))
+                        .getInductionVar();
+  Value c0 = ix.mul(tileIndex, c);
+  Value width = arith::MinUIOp::create(
+      b, loc, ix.c(c), arith::SubIOp::create(b, loc, ix.c(n), c0));
+  {
+    OpBuilder::InsertionGuard copy(b);
+    Value cc = ix.openFor(ix.c(0), width, 1);
+    Value rowStart = ix.mul(ix.add(c0, cc), k);
+    Value j = ix.openFor(ix.c(0), ix.c(k), 1);
+    store(load(a.w, ix.add(rowStart, j)), tile, ix.add(ix.mul(j, c), cc));
+  }
+  // Per row: y[row, c0 ..] = the listed inputs' tile rows in list order
+  // (times x's values), then + b: event_linear's sums.
+  Value row = ix.openFor(ix.c(0), ix.c(m), 1);
+  Value outStart = ix.add(ix.mul(row, n), c0), listStart = ix.mul(row, k);
   {
     OpBuilder::InsertionGuard inner(b);
-    Value o = ix.openFor(ix.c(0), ix.c(n), 1);
+    Value cc = ix.openFor(ix.c(0), width, 1);
     store(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)), a.y,
-          ix.add(outStart, o));
+          ix.add(outStart, cc));
   }
-  // Per listed input j in order: y[row, :] += (x's value times) wt[j, :],
-  // a contiguous row (vectorized by LLVM).
   emitHostListWalk(b, loc, a.columns, listStart, k, [&](Value at) {
     Value j = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
                                            load(a.columns, at));
     Value value = a.values ? load(a.values, at) : Value();
-    Value wStart = ix.mul(j, n);
-    Value o = ix.openFor(ix.c(0), ix.c(n), 1);
-    Value out = ix.add(outStart, o);
-    Value w = load(a.wt, ix.add(wStart, o));
+    Value tileRow = ix.mul(j, c);
+    Value cc = ix.openFor(ix.c(0), width, 1);
+    Value out = ix.add(outStart, cc);
+    Value w = load(tile, ix.add(tileRow, cc));
     Value term = value ? arith::MulFOp::create(b, loc, value, w) : w;
     store(arith::AddFOp::create(b, loc, load(a.y, out), term), a.y, out);
   });
   if (a.bias) {
-    Value o = ix.openFor(ix.c(0), ix.c(n), 1);
-    Value out = ix.add(outStart, o);
-    store(arith::AddFOp::create(b, loc, load(a.y, out), load(a.bias, o)), a.y,
-          out);
+    Value cc = ix.openFor(ix.c(0), width, 1);
+    Value out = ix.add(outStart, cc);
+    store(arith::AddFOp::create(b, loc, load(a.y, out),
+                                load(a.bias, ix.add(c0, cc))),
+          a.y, out);
   }
 }

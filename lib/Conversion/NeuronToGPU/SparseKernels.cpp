@@ -71,14 +71,18 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     return types;
   }
   case OpKernelKind::CompactRows: {
-    // x [M, K] (xBits: [M, K / 32] words), decision, columns [M, K]
-    // (, values [M, K]).
+    // x [M, K] (xBits: [M, K / 32] words), (countsNonzeros: limit,)
+    // decision, columns [M, K] (, values [M, K]).
     Type i32 = IntegerType::get(ctx, 32);
     assert(!(spec.xBits && spec.xValues) && "row bits are spikes: no values");
     assert((!spec.xBits || k % kBitsPerWord == 0) && "rows of whole words");
     Type x = spec.xBits ? Type(MemRefType::get({m * k / kBitsPerWord}, i32))
                         : tensor(m * k);
-    SmallVector<Type> types{x, decision, MemRefType::get({m * k}, i32)};
+    SmallVector<Type> types{x};
+    if (spec.countsNonzeros)
+      types.push_back(limit);
+    types.push_back(decision);
+    types.push_back(MemRefType::get({m * k}, i32));
     if (spec.xValues)
       types.push_back(tensor(m * k));
     return types;
@@ -108,7 +112,7 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     return types;
   }
   case OpKernelKind::EventLinearTiles: {
-    // x's lists (columns and values [M, K]), wt [K, N], b, decision, y.
+    // x's lists (columns and values [M, K]), w [N, K], b, decision, y.
     SmallVector<Type> types{MemRefType::get({m * k}, IntegerType::get(ctx, 32))};
     if (spec.xValues)
       types.push_back(tensor(m * k));
@@ -867,21 +871,32 @@ static Value emitWarpBitsCompaction(EventEmitter &e, Value words, Value row,
 /// nonzero columns in column order (and their values), then -1 unless the
 /// row is full: a reader finds the end in the slots it loads anyway.
 static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
-                               Value lane) {
+                               Value lane, Value warpSums) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   const OpKernelSpec &spec = e.spec;
   int64_t m = spec.rows, k = spec.inFeatures;
   Type i32Type = b.getI32Type();
-  Value x = args[0], decision = args[1], columns = args[2];
-  Value values = spec.xValues ? args[3] : Value();
+  unsigned counts = spec.countsNonzeros;
+  Value x = args[0], decision = args[1 + counts], columns = args[2 + counts];
+  Value values = spec.xValues ? args[3 + counts] : Value();
   OpBuilder::InsertionGuard g(b);
-  e.openIf(e.eventPathChosen(decision));
+  // Counting, it writes the decision (always the event path: its layer
+  // has no other); else it runs only on the event path.
+  if (!counts)
+    e.openIf(e.eventPathChosen(decision));
   Value warp = arith::DivUIOp::create(b, loc, lane, e.idx(32));
   Value laneInWarp = arith::RemUIOp::create(b, loc, lane, e.idx(32));
   Value row = e.addI(e.mulI(block, e.idx(kOpKernelBlockSize / 32)), warp);
-  // Whole warps only: the ballots below need every lane.
-  e.openIf(e.ult(row, e.idx(m)));
+  // Whole warps only: the ballots below need every lane. The row's count
+  // comes out of the branch: every thread of the block reaches the count's
+  // barrier.
+  auto inRows =
+      scf::IfOp::create(b, loc, TypeRange{i32Type}, e.ult(row, e.idx(m)),
+                        /*withElseRegion=*/true);
+  b.setInsertionPointToStart(inRows.elseBlock());
+  scf::YieldOp::create(b, loc, ValueRange{e.i32(0)});
+  b.setInsertionPointToStart(inRows.thenBlock());
   // Up to 16 groups of 32 columns per load round, as few rounds as that
   // allows, the groups spread evenly over them: a round waits for its
   // loads once (a row of 1472 floats in 3 rounds instead of 12).
@@ -903,9 +918,22 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
                     e.store(xv, values, at);
                 });
   Value count = e.toIndex(found);
-  e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
-                                 e.ult(count, e.idx(k))));
-  e.store(e.i32(-1), columns, e.addI(rowStart, count));
+  {
+    OpBuilder::InsertionGuard end(b);
+    e.openIf(arith::AndIOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
+                                   e.ult(count, e.idx(k))));
+    e.store(e.i32(-1), columns, e.addI(rowStart, count));
+  }
+  scf::YieldOp::create(b, loc, ValueRange{found});
+  if (!spec.countsNonzeros)
+    return;
+  b.setInsertionPointAfter(inRows);
+  // A row's count once (lane 0 of its warp), then the block's sum as
+  // spike_density's.
+  Value mine = arith::SelectOp::create(b, loc, e.eq(laneInWarp, e.idx(0)),
+                                       inRows.getResult(0), e.i32(0));
+  emitGPUCountDecision(b, loc, mine, lane, getEventKernelGridSize(spec),
+                       args[1], decision, warpSums);
 }
 
 /// event_weight_grad_lists on the GPU: block = row j of gw, a shared
@@ -1354,7 +1382,8 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   // A padded row: the column reads of the tile hit 32 different banks.
   constexpr int64_t kTilePitch = kTransposeTile + 1;
   Value warpSums;
-  if (spec.kind == OpKernelKind::SpikeDensity)
+  if (spec.kind == OpKernelKind::SpikeDensity ||
+      (spec.kind == OpKernelKind::CompactRows && spec.countsNonzeros))
     warpSums = kernel.addWorkgroupAttribution(
         sharedArray(kOpKernelBlockSize / 32, b.getI32Type()), loc);
   if (spec.kind == OpKernelKind::TransposeWeight)
@@ -1434,7 +1463,7 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
     emitEventWeightGradBitsGPU(e, args, *layout, list, counts, block, lane);
     break;
   case OpKernelKind::CompactRows:
-    emitCompactRowsGPU(e, args, block, lane);
+    emitCompactRowsGPU(e, args, block, lane, warpSums);
     break;
   case OpKernelKind::CompactColumns:
     if (spec.xBits)
@@ -1489,6 +1518,8 @@ static int64_t getEventHostItems(const OpKernelSpec &spec) {
     return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
   case OpKernelKind::CompactColumns:
     return llvm::divideCeilSigned(spec.inFeatures, 32);
+  case OpKernelKind::EventLinearTiles:
+    return getEventTileCount(spec);
   default:
     return spec.rows;
   }
@@ -1646,12 +1677,12 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
                                              StringRef name,
                                              const OpKernelSpec &spec) {
   // A row writes and reads its N outputs at least once: rows of ~16k
-  // outputs are worth a thread of their own.
+  // outputs are worth a thread of their own (a tile of event_linear_tiles
+  // runs every row: one is).
   bool rows = spec.kind == OpKernelKind::EventLinear ||
               spec.kind == OpKernelKind::EventLinearBand ||
               spec.kind == OpKernelKind::EventLinearBits ||
-              spec.kind == OpKernelKind::EventLinearLists ||
-              spec.kind == OpKernelKind::EventLinearTiles;
+              spec.kind == OpKernelKind::EventLinearLists;
   int64_t grain = rows ? llvm::divideCeilSigned(16384, spec.outFeatures)
                   : spec.kind == OpKernelKind::CompactRows
                       ? llvm::divideCeilSigned(16384, spec.inFeatures)
@@ -1705,11 +1736,28 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   case OpKernelKind::CompactRows: {
     // Per row: its nonzero columns in order (and their values), then -1
     // unless the row is full.
-    Value x = args[0], decision = args[1], columns = args[2];
-    Value values = spec.xValues ? args[3] : Value();
+    // Counting, the rows' counts add up in the loop and the range adds its
+    // sum into the decision (emitHostCountDecision); else it runs only on
+    // the event path.
+    unsigned counts = spec.countsNonzeros;
+    Value x = args[0], decision = args[1 + counts], columns = args[2 + counts];
+    Value values = spec.xValues ? args[3 + counts] : Value();
     OpBuilder::InsertionGuard g(b);
-    e.openIf(e.eventPathChosen(decision));
-    Value row = rangeLoop();
+    if (!counts)
+      e.openIf(e.eventPathChosen(decision));
+    auto [first, last] = getHostRangeBounds(b, loc, fn, 0, spec.rows);
+    auto rows =
+        scf::ForOp::create(b, loc, first, last, e.idx(1), ValueRange{e.i32(0)});
+    if (spec.countsNonzeros) {
+      OpBuilder::InsertionGuard after(b);
+      b.setInsertionPointAfter(rows);
+      Value items = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, last, first));
+      emitHostCountDecision(b, loc, rows.getResult(0), items, spec.rows,
+                            args[1], decision);
+    }
+    b.setInsertionPointToStart(rows.getBody());
+    Value row = rows.getInductionVar();
     Value rowStart = e.mulI(row, e.idx(k));
     auto list = [&](Value j, Value found) {
       Value slot = e.addI(rowStart, found);
@@ -1743,8 +1791,16 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     } else {
       count = emitHostNonzeroScan(b, loc, x, rowStart, k, list);
     }
-    e.openIf(e.ult(count, e.idx(k)));
-    e.store(e.i32(-1), columns, e.addI(rowStart, count));
+    {
+      OpBuilder::InsertionGuard end(b);
+      e.openIf(e.ult(count, e.idx(k)));
+      e.store(e.i32(-1), columns, e.addI(rowStart, count));
+    }
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::AddIOp::create(
+            b, loc, rows.getRegionIterArg(0),
+            arith::IndexCastUIOp::create(b, loc, b.getI32Type(), count))});
     break;
   }
   case OpKernelKind::CompactColumns: {

@@ -47,33 +47,34 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
   bool denseFallback = getEventPathLimit(crossover, elements) < elements;
 
   // The decision: word 0 the input's nonzero count, word 1 the path
-  // (1: event-driven); the weight transposed so that the weights of one
-  // input are a contiguous row. A neuron kernel that wrote the input may
-  // have counted it already (snn.fused_spike_count).
+  // (1: event-driven). A neuron kernel that wrote the input may have
+  // counted it already (snn.fused_spike_count).
   bool counted = countedDecisions.count(linear);
   int64_t decision = getDecision(linear);
-  int64_t wt = addTensor(Object{{"shape", Array{spec.inFeatures, spec.outFeatures}},
-                                {"role", "activation"}});
 
   std::string layer = getEventLayerName(linear, linear.getWeight(), *w);
   if (phase == Phase::Infer) // snn-run reports how often each path ran
     eventLayers.push_back(Object{{"name", layer}, {"decision", decision}});
-  if (!counted)
+  // Without a dense path the tiles' compact_rows counts the input itself
+  // (the count is only reported): one read of x instead of two.
+  bool countInLists =
+      !counted && !denseFallback &&
+      runsAsEventTiles(spec.inFeatures, spec.outFeatures, sharedMemoryLimit);
+  std::optional<Object> density;
+  if (countInLists)
+    density =
+        makeSpikeDensityOp(phase, layer, "forward", crossover, *x, decision,
+                           spec.rows, spec.inFeatures, denseFallback);
+  else if (!counted)
     emitSpikeDensity(phase, layer, "forward", crossover, *x, decision,
                      spec.rows, spec.inFeatures, denseFallback);
 
-  spec.kind = OpKernelKind::TransposeWeight;
-  Object transpose{{"op", "transpose_weight"},
-                   {"in", Array{decision, *w}},
-                   {"out", Array{wt}}};
-  emit(phase, makeKernelOp(spec, Array{decision, *w, wt},
-                           Array{decision, *w}, Array{wt},
-                           Array{std::move(transpose)}));
-
+  // event_linear_tiles reads w's rows into its tile; the per-row kernel
+  // reads wt = wᵀ, the weights of one input a contiguous row.
   bool xValues = listsNeedValues(linear.getInput());
-  std::optional<int64_t> lists =
-      emitEventLinearTiles(phase, spec.rows, spec.inFeatures, spec.outFeatures,
-                           *x, xValues, wt, bias, decision, *y);
+  std::optional<int64_t> lists = emitEventLinearTiles(
+      phase, spec.rows, spec.inFeatures, spec.outFeatures, *x, xValues, *w,
+      bias, decision, *y, density ? &*density : nullptr);
   // Lists of spikes that every training step writes (no dense path) can
   // stand in for the spikes in the backward: the same 4 bytes per element,
   // and no second compact_rows. Lists with values would be saved on top
@@ -82,6 +83,15 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
       !bodyTarget)
     trainForwardRowLists[*x] = *lists;
   if (!lists) {
+    int64_t wt =
+        addTensor(Object{{"shape", Array{spec.inFeatures, spec.outFeatures}},
+                         {"role", "activation"}});
+    spec.kind = OpKernelKind::TransposeWeight;
+    Object transpose{{"op", "transpose_weight"},
+                     {"in", Array{decision, *w}},
+                     {"out", Array{wt}}};
+    emit(phase, makeKernelOp(spec, Array{decision, *w, wt}, Array{decision, *w},
+                             Array{wt}, Array{std::move(transpose)}));
     spec.kind = OpKernelKind::EventLinear;
     Array args{*x, wt};
     if (bias)
@@ -126,7 +136,7 @@ bool ManifestBuilder::listsNeedValues(Value input) {
 std::pair<int64_t, std::optional<int64_t>>
 ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
                                  int64_t features, bool values,
-                                 int64_t decision) {
+                                 int64_t decision, const Object *density) {
   // Tensor names are unique: the forward programs each list their input.
   static const char *programSuffix[] = {":infer", ":train_forward", "", ""};
   std::string name = tensorName(x);
@@ -149,12 +159,10 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
   spec.inFeatures = features;
   spec.xValues = values;
   spec.xBits = rowBitsTensors.contains(x);
+  spec.countsNonzeros = density != nullptr;
   Array out{columns};
   if (valueList)
     out.push_back(*valueList);
-  Array args{x, decision};
-  for (const llvm::json::Value &v : out)
-    args.push_back(v);
   Object op{{"op", "compact_rows"},
             {"in", Array{x, decision}},
             {"out", Array(out)}};
@@ -162,19 +170,39 @@ ManifestBuilder::emitCompactRows(Phase phase, int64_t x, int64_t rows,
     op["x_bits"] = true;
     op["features"] = features;
   }
-  emit(phase, makeKernelOp(spec, std::move(args), Array{x, decision},
-                           std::move(out), Array{std::move(op)}));
+  if (!density) {
+    Array args{x, decision};
+    for (const llvm::json::Value &v : out)
+      args.push_back(v);
+    emit(phase, makeKernelOp(spec, std::move(args), Array{x, decision},
+                             std::move(out), Array{std::move(op)}));
+    return {columns, valueList};
+  }
+  // One kernel of spike_density then compact_rows: (x, limit) -> lists,
+  // decision; the blocks add their counts into the decision, which alone
+  // is zeroed before the launch.
+  int64_t limit = *(*density->getArray("in"))[1].getAsInteger();
+  Array args{x, limit, decision};
+  for (const llvm::json::Value &v : out)
+    args.push_back(v);
+  out.push_back(decision);
+  Object kernel =
+      makeKernelOp(spec, std::move(args), Array{x, limit}, std::move(out),
+                   Array{Object(*density), std::move(op)});
+  kernel["zero_outputs"] = Array{decision};
+  emit(phase, std::move(kernel));
   return {columns, valueList};
 }
 
 std::optional<int64_t> ManifestBuilder::emitEventLinearTiles(
     Phase phase, int64_t rows, int64_t in, int64_t out, int64_t x, bool xValues,
-    int64_t wt, std::optional<int64_t> bias, int64_t decision, int64_t y) {
+    int64_t w, std::optional<int64_t> bias, int64_t decision, int64_t y,
+    const Object *density) {
   if (!runsAsEventTiles(in, out, sharedMemoryLimit))
     return std::nullopt;
   int64_t columns = getEventTileColumns(in, out, sharedMemoryLimit);
   auto [list, values] =
-      emitCompactRows(phase, x, rows, in, xValues, decision);
+      emitCompactRows(phase, x, rows, in, xValues, decision, density);
   OpKernelSpec spec;
   spec.kind = OpKernelKind::EventLinearTiles;
   spec.rows = rows;
@@ -186,7 +214,7 @@ std::optional<int64_t> ManifestBuilder::emitEventLinearTiles(
   Array inputs{list};
   if (values)
     inputs.push_back(*values);
-  inputs.push_back(wt);
+  inputs.push_back(w);
   if (bias)
     inputs.push_back(*bias);
   inputs.push_back(decision);
@@ -303,27 +331,23 @@ void ManifestBuilder::emitSpikeDensity(Phase phase, StringRef layer,
                                decision, rows, features, denseFallback));
 }
 
-Object ManifestBuilder::makeSpikeDensity(Phase phase, StringRef layer,
-                                         StringRef direction,
-                                         double crossover, int64_t x,
-                                         int64_t decision, int64_t rows,
-                                         int64_t features,
-                                         bool denseFallback) {
+Object ManifestBuilder::makeSpikeDensityOp(Phase phase, StringRef layer,
+                                           StringRef direction,
+                                           double crossover, int64_t x,
+                                           int64_t decision, int64_t rows,
+                                           int64_t features,
+                                           bool denseFallback) {
   static const char *programNames[] = {"infer", "train_forward", "backward",
                                        "update"};
   int64_t limit = getEventPathLimit(crossover, rows * features);
   int64_t limitId = addTensor(Object{
-      {"name", ("event_limit:" + layer + ":" +
-                programNames[static_cast<int>(phase)])
-                   .str()},
+      {"name",
+       ("event_limit:" + layer + ":" + programNames[static_cast<int>(phase)])
+           .str()},
       {"shape", Array{1}},
       {"role", "constant"},
       {"dtype", "i32"},
       {"init", Object{{"kind", "constant"}, {"value", limit}}}});
-  OpKernelSpec spec;
-  spec.kind = OpKernelKind::SpikeDensity;
-  spec.rows = rows;
-  spec.inFeatures = features;
   Object density{{"op", "spike_density"},
                  {"in", Array{x, limitId}},
                  {"out", Array{decision}},
@@ -336,6 +360,21 @@ Object ManifestBuilder::makeSpikeDensity(Phase phase, StringRef layer,
   // path: nothing to calibrate) stands for the fused count's site.
   if (rowBitsTensors.contains(x))
     density["elements"] = rows * features;
+  return density;
+}
+
+Object ManifestBuilder::makeSpikeDensity(Phase phase, StringRef layer,
+                                         StringRef direction, double crossover,
+                                         int64_t x, int64_t decision,
+                                         int64_t rows, int64_t features,
+                                         bool denseFallback) {
+  Object density = makeSpikeDensityOp(phase, layer, direction, crossover, x,
+                                      decision, rows, features, denseFallback);
+  int64_t limitId = *(*density.getArray("in"))[1].getAsInteger();
+  OpKernelSpec spec;
+  spec.kind = OpKernelKind::SpikeDensity;
+  spec.rows = rows;
+  spec.inFeatures = features;
   Object densityOp =
       makeKernelOp(spec, Array{x, limitId, decision}, Array{x, limitId},
                    Array{decision}, Array{std::move(density)});

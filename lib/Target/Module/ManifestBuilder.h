@@ -160,7 +160,8 @@ private:
   LogicalResult serializeOptimizer(Operation *op);
   LogicalResult serializeGeneric(Operation *op, Phase phase);
   /// An `event_driven` snn.linear: density kernel, transposed weight,
-  /// event-driven kernel, then the dense `linear` that skips itself when the
+  /// event-driven kernel (or compact_rows and event_linear_tiles over the
+  /// weight itself), then the dense `linear` that skips itself when the
   /// event-driven path ran (EventLinear.cpp).
   LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
   /// An `event_driven` snn.linear_bwd: density kernel, event-driven gx,
@@ -168,21 +169,24 @@ private:
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).
   LogicalResult serializeEventLinearBackward(LinearBwdOp bwd);
   /// Emits compact_rows of x [rows, features] (under the decision): the
-  /// row lists' columns and, with `values`, their values.
+  /// row lists' columns and, with `values`, their values. With `density`
+  /// (makeSpikeDensityOp's op for x, of a layer without a dense path) the
+  /// kernel counts x into the decision too, in place of a spike_density
+  /// kernel.
   std::pair<int64_t, std::optional<int64_t>>
   emitCompactRows(Phase phase, int64_t x, int64_t rows, int64_t features,
-                  bool values, int64_t decision);
-  /// Emits y = x wt + b as compact_rows of x [rows, in] then
-  /// event_linear_tiles over wt [in, out] when `out` is at least 256 and
+                  bool values, int64_t decision,
+                  const llvm::json::Object *density = nullptr);
+  /// Emits y = x wᵀ + b as compact_rows of x [rows, in] then
+  /// event_linear_tiles over w [out, in] when `out` is at least 256 and
   /// the tile fits the module's shared memory (EventLinearTiles.h), and
   /// returns the lists' columns tensor; nothing (nothing emitted) when
-  /// not, or the module has no GPU kernels.
-  std::optional<int64_t> emitEventLinearTiles(Phase phase, int64_t rows,
-                                              int64_t in, int64_t out,
-                                              int64_t x, bool xValues,
-                                              int64_t wt,
-                                              std::optional<int64_t> bias,
-                                              int64_t decision, int64_t y);
+  /// not, or the module has no GPU kernels. `density`: as emitCompactRows.
+  std::optional<int64_t>
+  emitEventLinearTiles(Phase phase, int64_t rows, int64_t in, int64_t out,
+                       int64_t x, bool xValues, int64_t w,
+                       std::optional<int64_t> bias, int64_t decision, int64_t y,
+                       const llvm::json::Object *density);
   /// Whether row lists of the linear input `input` need its values: it is
   /// not the spikes (0 or 1) of a spiking layer.
   static bool listsNeedValues(Value input);
@@ -205,6 +209,13 @@ private:
                                       int64_t x, int64_t decision,
                                       int64_t rows, int64_t features,
                                       bool denseFallback);
+  /// That kernel op's spike_density op alone (an `of` entry; its limit
+  /// tensor added), for a kernel that counts x besides other work.
+  llvm::json::Object makeSpikeDensityOp(Phase phase, StringRef layer,
+                                        StringRef direction, double crossover,
+                                        int64_t x, int64_t decision,
+                                        int64_t rows, int64_t features,
+                                        bool denseFallback);
   /// A neuron op (`neuron` or `neuron_bwd` of `layerOp`) whose kernel
   /// counts its output `counted` for the event-driven `eventOp` (a linear,
   /// or a linear_bwd; snn.fused_spike_count / snn.fused_grad_count): adds

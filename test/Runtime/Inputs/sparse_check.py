@@ -241,6 +241,13 @@ def compare(snn_run, d, densities, device):
         if event_report(reports["fused"]) != event_report(reports["dispatch"]):
             problems.append(f"fused: reports {event_report(reports['fused'])}, the "
                             f"dispatch {event_report(reports['dispatch'])}")
+        # The always event-driven module's input density: counted by its
+        # spike_density op, or (tiles) by the compact_rows that lists it.
+        densities = {n: re.findall(r"input density ([\d.]+)", reports[n])
+                     for n in ("event", "dispatch")}
+        if densities["event"] != densities["dispatch"]:
+            problems.append(f"event: reports input densities {densities['event']}, "
+                            f"the dispatch {densities['dispatch']}")
         if count_ops(d, "fused") != (0, 4):
             problems.append(f"fused: (spike_density ops, fused counts) = "
                             f"{count_ops(d, 'fused')}, expected (0, 4)")
@@ -278,8 +285,12 @@ def compare(snn_run, d, densities, device):
             problems.append(f"snn-run reports {share.group(0) if share else 'no event path'}"
                             f" but the reference decision is {path}")
         tiles = count_tiles(Module(f"{d}/event.snnmod"), "infer")
+        counting = sum(1 for o in Module(f"{d}/event.snnmod").m["programs"]["infer"]
+                       if [sub["op"] for sub in o.get("of", [])]
+                       == ["spike_density", "compact_rows"])
         print(f"DENSITY {density:g} actual={np.count_nonzero(x) / x.size:.4f} "
-              f"dispatch={path} tiles={tiles} ref_rel={ref_worst:.1e} "
+              f"dispatch={path} tiles={tiles} counting-lists={counting} "
+              f"ref_rel={ref_worst:.1e} "
               + ("OK" if not problems else "FAIL " + "; ".join(problems)))
         failures += bool(problems)
     return failures

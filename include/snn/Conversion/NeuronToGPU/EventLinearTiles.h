@@ -1,17 +1,18 @@
-//===- EventLinearTiles.h - event_linear over row lists, tiles shared -*- C++ -*-===//
+//===- EventLinearTiles.h - event_linear over row lists, tiles shared -*- C++
+//-*-===//
 //
 // event_linear_tiles: y [M, N] = x w^T + b for an input x [M, K] given as
 // compact_rows' per-row lists of its nonzero columns (and values). The GPU
-// form keeps a tile of the transposed weight wt [K, N] — all K rows, C
-// output features — in a block's dynamic shared memory and runs a block's
-// share of the rows against it: every event (a listed input of a row)
-// reads its C weights from shared memory, not from L2, and the weights are
-// read from L2 once per block instead of once per event. Used with
-// `--snn-compile="event-tiles=true"` (ManifestBuilder::emitEventLinearTiles
-// says for which layers). The host form
-// walks each row's list over the contiguous rows of wt. Both add a row's
+// form keeps a tile of the weight w [N, K] — C output features, all K
+// inputs, stored transposed — in a block's dynamic shared memory and runs
+// a block's share of the rows against it: every event (a listed input of
+// a row) reads its C weights from shared memory, not from L2, and the
+// weights are read from L2 once per block instead of once per event. Used
+// with `--snn-compile="event-tiles=true"` (ManifestBuilder::
+// emitEventLinearTiles says for which layers). The host form does the
+// same with a tile on the stack, a work item per tile. Both add a row's
 // listed inputs in list (input) order, then the bias: the same sums as
-// event_linear's.
+// event_linear's. Both read w as it is: no transpose_weight before them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,8 +63,11 @@ inline constexpr int64_t kEventTileThreads = 1024;
 void emitEventLinearTilesGPU(OpBuilder &b, Location loc,
                              const OpKernelSpec &spec, ValueRange args,
                              Value block, Value lane);
+/// Tiles of C output features: the GPU grid's tiles, the host form's work
+/// items.
+int64_t getEventTileCount(const OpKernelSpec &spec);
 /// Emits event_linear_tiles' host form into the ranged host function `fn`
-/// (a work item per row) at the insertion point.
+/// (a work item per tile) at the insertion point.
 void emitEventLinearTilesHost(OpBuilder &b, Location loc,
                               const OpKernelSpec &spec, func::FuncOp fn,
                               ValueRange args);

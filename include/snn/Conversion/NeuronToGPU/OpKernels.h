@@ -220,6 +220,12 @@ struct OpKernelSpec {
   /// bit j of word w = element 32 w + j; rows of K / 32 words), which its
   /// neuron kernel wrote instead of floats (kSpikeRowBitsAttrName).
   bool xBits = false;
+  /// compact_rows: it also counts x's nonzeros into a decision, as
+  /// spike_density would (word 0 the count, word 1 the path from a limit
+  /// tensor; the decision zeroed before the launch): an always
+  /// event-driven layer whose input no neuron kernel counts reads its
+  /// input once, not twice.
+  bool countsNonzeros = false;
   /// event_linear_tiles: the output features of a block's tile of the
   /// transposed weight in shared memory (8, 16 or 32; getEventTileColumns).
   int64_t tileColumns = 0;

@@ -233,9 +233,13 @@ def walk_kernel(op, where, program, indent, shape):
     if scratch and not launches:
         fail(f"{where}: only a kernel op of several launches has a scratch")
     # scratch_in: a scratch an earlier op wrote (a neuron_bwd's batch norm
-    # sums).
-    if sorted(op["in"]) != sorted([t for sub in of for t in sub["in"]] +
-                                  op.get("scratch_in", [])) or \
+    # sums). A tensor that an op of the kernel wrote is no input of the
+    # kernel for the ops after it (a counting compact_rows' decision).
+    reads, written = [], set()
+    for sub in of:
+        reads += [t for t in sub["in"] if t not in written]
+        written |= set(sub["out"])
+    if set(op["in"]) != set(reads + op.get("scratch_in", [])) or \
             sorted(op["out"]) != sorted([t for sub in of for t in sub["out"]] + scratch):
         fail(f"{where}: in/out are not those of its ops (and its scratch)")
     if launches:
@@ -246,6 +250,7 @@ def walk_kernel(op, where, program, indent, shape):
         args = [t for l in launches for t in l["args"]]
     else:
         args = [t for sub in of for t in sub["in"] + [o for o in sub["out"] if o not in sub["in"]]]
+        args = list(dict.fromkeys(args))  # each tensor once, where first named
         if op["args"] != args:
             fail(f"{where}: args {op['args']} are not the tensors of its ops {args}")
     for i in args:
@@ -274,7 +279,9 @@ def walk_kernel(op, where, program, indent, shape):
     for l in launches or [op]:
         extra = f" shared_bytes={l['shared_bytes']}" if l.get("shared_bytes") else ""
         extra += " run_values" if l.get("run_values") else ""
-        extra += " zero_outputs" if op.get("zero_outputs") else ""
+        zero = op.get("zero_outputs")
+        extra += (f" zero_outputs={zero}" if isinstance(zero, list)
+                  else " zero_outputs" if zero else "")
         print(f"{program}: {indent}kernel {l['kernel']} grid={l['grid']} block={l['block']}{extra}")
     for sub in of:
         attrs = {k: v for k, v in sub.items() if k not in ("op", "in", "out")}
