@@ -187,13 +187,16 @@ void mlir::snn::buildEventLinearBandGPU(OpBuilder &b, Location loc,
                        int64_t length, Value list,
                        function_ref<Value(Value)> listed) {
       Value base = e.mulI(warp, e.idx(segment.size));
+      // Segments of 128 over rows of whole vectors: one 16-byte load a
+      // lane an iteration instead of four.
+      bool vectors = segment.size % 128 == 0 && length % 4 == 0;
       return emitWarpCompaction(
           b, loc, from, rowStart, base, segment.size, length, laneInWarp,
-          segment.unroll,
+          vectors ? 1 : segment.unroll,
           [&](Value j, Value, Value slot) {
             e.store(e.toI32(j), list, e.addI(base, e.toIndex(slot)));
           },
-          listed);
+          listed, vectors ? 4 : 1);
     };
     Value listedInputs = compact(x, rowX, xSegment, k, inputs, nullptr);
     Value bandedOutputs = compact(h, rowY, hSegment, n, outputs,

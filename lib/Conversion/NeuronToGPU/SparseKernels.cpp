@@ -548,10 +548,14 @@ Value mlir::snn::emitWarpCompaction(
     OpBuilder &b, Location loc, Value x, Value rowStart, Value begin,
     int64_t span, int64_t length, Value laneInWarp, int64_t unroll,
     function_ref<void(Value j, Value value, Value slot)> store,
-    function_ref<Value(Value value)> listed) {
+    function_ref<Value(Value value)> listed, int64_t width) {
+  assert((width == 1 || width == 4) && "scalars or 16-byte vectors");
+  assert(span % (32 * width * unroll) == 0 && length % width == 0 &&
+         "whole groups and vectors");
   OpKernelSpec none;
   EventEmitter e(b, loc, none);
   Type i32Type = b.getI32Type();
+  auto vecType = VectorType::get({width}, b.getF32Type());
   Value lowerLanes = arith::SubIOp::create(
       b, loc,
       arith::ShLIOp::create(
@@ -561,36 +565,66 @@ Value mlir::snn::emitWarpCompaction(
   auto popcount = [&](Value v) {
     return LLVM::CtPopOp::create(b, loc, i32Type, v).getResult();
   };
+  int64_t group = 32 * width;
   auto groups = scf::ForOp::create(b, loc, begin, e.addI(begin, e.idx(span)),
-                                   e.idx(32 * unroll), ValueRange{e.i32(0)});
+                                   e.idx(group * unroll), ValueRange{e.i32(0)});
   OpBuilder::InsertionGuard inner(b);
   b.setInsertionPointToStart(groups.getBody());
   Value found = groups.getRegionIterArg(0);
   SmallVector<Value> js, loaded, inRanges;
+  Value laneStart = e.mulI(laneInWarp, e.idx(width));
   for (int64_t u = 0; u < unroll; ++u) {
-    Value j = e.addI(groups.getInductionVar(),
-                     e.addI(laneInWarp, e.idx(32 * u)));
+    // length is a multiple of the width: a vector is all in range or out.
+    Value j =
+        e.addI(groups.getInductionVar(), e.addI(laneStart, e.idx(group * u)));
     Value inRange = e.ult(j, e.idx(length));
-    Value jc = arith::SelectOp::create(b, loc, inRange, j, e.idx(length - 1));
+    Value jc =
+        arith::SelectOp::create(b, loc, inRange, j, e.idx(length - width));
     js.push_back(j);
     inRanges.push_back(inRange);
-    loaded.push_back(e.load(x, e.addI(rowStart, jc)));
+    Value at = e.addI(rowStart, jc);
+    loaded.push_back(width == 1 ? e.load(x, at)
+                                : vector::LoadOp::create(b, loc, vecType, x,
+                                                         ValueRange{at},
+                                                         /*nontemporal=*/false,
+                                                         llvm::MaybeAlign(16))
+                                      .getResult());
   }
   for (int64_t u = 0; u < unroll; ++u) {
-    Value chosen =
-        listed ? listed(loaded[u])
-               : arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                       loaded[u], e.f32(0.0));
-    Value active = arith::AndIOp::create(b, loc, inRanges[u], chosen);
-    Value ballot = NVVM::VoteSyncOp::create(b, loc, i32Type, e.i32(-1), active,
-                                            NVVM::VoteSyncKind::ballot);
-    Value rank = popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      e.openIf(active);
-      store(js[u], loaded[u], e.addI(found, rank));
+    // Element c of lane l goes after the group's listed elements of the
+    // lower lanes (a ballot per element of the lanes' vectors) and lane
+    // l's own listed elements before c: element order.
+    Value groupStart = found, rank = e.i32(0);
+    SmallVector<Value> values, actives;
+    for (int64_t c = 0; c < width; ++c) {
+      Value v =
+          width == 1
+              ? loaded[u]
+              : vector::ExtractOp::create(b, loc, loaded[u], c).getResult();
+      Value chosen =
+          listed ? listed(v)
+                 : arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                         e.f32(0.0));
+      Value active = arith::AndIOp::create(b, loc, inRanges[u], chosen);
+      Value ballot = NVVM::VoteSyncOp::create(
+          b, loc, i32Type, e.i32(-1), active, NVVM::VoteSyncKind::ballot);
+      rank = e.addI(
+          rank, popcount(arith::AndIOp::create(b, loc, ballot, lowerLanes)));
+      found = e.addI(found, popcount(ballot));
+      values.push_back(v);
+      actives.push_back(active);
     }
-    found = e.addI(found, popcount(ballot));
+    Value slot = e.addI(groupStart, rank);
+    for (int64_t c = 0; c < width; ++c) {
+      {
+        OpBuilder::InsertionGuard guard(b);
+        e.openIf(actives[c]);
+        store(e.addI(js[u], e.idx(c)), values[c], slot);
+      }
+      if (c + 1 < width)
+        slot =
+            e.addI(slot, arith::ExtUIOp::create(b, loc, i32Type, actives[c]));
+    }
   }
   scf::YieldOp::create(b, loc, ValueRange{found});
   return groups.getResult(0);
@@ -617,15 +651,21 @@ public:
   /// Up to 4 groups of 32 inputs per iteration (a warp scanning a long
   /// segment would wait one load latency per 32 inputs).
   void compact(Value x, Value rowStart, int64_t length, Value chunkStart) {
-    int64_t unroll = layout.segment % 128 == 0  ? 4
-                     : layout.segment % 64 == 0 ? 2
-                                                : 1;
+    // 128 inputs an iteration as one 16-byte load a lane where rows are
+    // whole vectors.
+    bool vectors = layout.segment % 128 == 0 && length % 4 == 0;
+    int64_t unroll = vectors                     ? 1
+                     : layout.segment % 128 == 0 ? 4
+                     : layout.segment % 64 == 0  ? 2
+                                                 : 1;
     Value found = emitWarpCompaction(
         b, loc, x, rowStart, e.addI(chunkStart, listBase), layout.segment,
-        length, laneInWarp, unroll, [&](Value j, Value, Value slot) {
+        length, laneInWarp, unroll,
+        [&](Value j, Value, Value slot) {
           e.store(arith::IndexCastUIOp::create(b, loc, b.getI32Type(), j),
                   list, e.addI(listBase, e.toIndex(slot)));
-        });
+        },
+        nullptr, vectors ? 4 : 1);
     {
       OpBuilder::InsertionGuard store(b);
       e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -900,8 +940,13 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
   // Up to 16 groups of 32 columns per load round, as few rounds as that
   // allows, the groups spread evenly over them: a round waits for its
   // loads once (a row of 1472 floats in 3 rounds instead of 12).
-  constexpr int64_t kMaxGroupsPerRound = 16;
-  int64_t groups = llvm::divideCeilSigned(k, 32);
+  // Rows of whole 16-byte vectors: groups of 128 columns, up to 8 a round
+  // (a row of 700 floats in one round of 6 loads a lane instead of two of
+  // 11).
+  bool vectors = k % 4 == 0;
+  int64_t width = vectors ? 4 : 1;
+  int64_t kMaxGroupsPerRound = vectors ? 8 : 16;
+  int64_t groups = llvm::divideCeilSigned(k, 32 * width);
   int64_t rounds = llvm::divideCeilSigned(groups, kMaxGroupsPerRound);
   int64_t unroll = llvm::divideCeilSigned(groups, rounds);
   Value rowStart = e.mulI(row, e.idx(k));
@@ -909,14 +954,16 @@ static void emitCompactRowsGPU(EventEmitter &e, ValueRange args, Value block,
       spec.xBits
           ? emitWarpBitsCompaction(e, x, row, k, laneInWarp, columns, rowStart)
           : emitWarpCompaction(
-                b, loc, x, rowStart, e.idx(0), rounds * unroll * 32, k,
-                laneInWarp, unroll, [&](Value j, Value xv, Value slot) {
+                b, loc, x, rowStart, e.idx(0), rounds * unroll * 32 * width, k,
+                laneInWarp, unroll,
+                [&](Value j, Value xv, Value slot) {
                   Value at = e.addI(rowStart, e.toIndex(slot));
                   e.store(arith::IndexCastUIOp::create(b, loc, i32Type, j),
                           columns, at);
                   if (values)
                     e.store(xv, values, at);
-                });
+                },
+                nullptr, width);
   Value count = e.toIndex(found);
   {
     OpBuilder::InsertionGuard end(b);

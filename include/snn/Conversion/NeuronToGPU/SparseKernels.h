@@ -120,12 +120,15 @@ gpu::GPUFuncOp buildEventGPUKernel(OpBuilder &b, Location loc, StringRef name,
 /// iteration `unroll` groups of 32 elements, their loads first, then per
 /// group a ballot and each listed element's slot (the count so far plus
 /// the popcount of the lower lanes' bits), given to `store(j, value,
-/// slot)`. Every lane must call it; returns the count (i32).
+/// slot)`. Every lane must call it; returns the count (i32). With
+/// `width` 4 a lane loads 4 consecutive elements at once (16 bytes) and a
+/// group is 128 elements (4 ballots, the same slots): rowStart, begin and
+/// length must then be multiples of 4 and span of 128 * unroll.
 Value emitWarpCompaction(
     OpBuilder &b, Location loc, Value x, Value rowStart, Value begin,
     int64_t span, int64_t length, Value laneInWarp, int64_t unroll,
     function_ref<void(Value j, Value value, Value slot)> store,
-    function_ref<Value(Value value)> listed = nullptr);
+    function_ref<Value(Value value)> listed = nullptr, int64_t width = 1);
 
 /// `while (mask) { state = body(ctz(mask), state); mask &= mask - 1; }` over
 /// an i32 mask, the set bits in increasing order (host or GPU code); the
