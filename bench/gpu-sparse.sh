@@ -77,12 +77,14 @@
 #   bench/gpu-sparse.sh prepare-ab OLD_SNN_OPT
 #       here: a change to the generated kernels, old against new: the SHD
 #       training modules of `compiler-ab` (sparse backward, --snn-fuse:
-#       always event-driven per-row, as sm_90 tiles, and the dispatch)
-#       compiled by OLD_SNN_OPT into .gpu/sparse/old/ and by build/bin's
-#       snn-opt into .gpu/sparse/new/, plus the dense module.
+#       always event-driven per-row, as sm_90 tiles, and the dispatch;
+#       the dense step with --snn-fuse) compiled by OLD_SNN_OPT into
+#       .gpu/sparse/old/ and by build/bin's snn-opt into .gpu/sparse/new/,
+#       plus the dense module without --snn-fuse.
 #   bench/gpu-sparse.sh compiler-ab SNN_RUN [OUT]
 #       GPU machine: those modules, old vs new: the loss and gradients on
-#       one batch (bit for bit; cuda:0, memory plan poisoned), the step at
+#       one batch (bit for bit, and within 1e-6 of each tensor's largest
+#       entry; cuda:0, memory plan poisoned), the step at
 #       calibrated activity 1, 5, 10% (3 alternating rounds, CUDA graphs),
 #       one per-op profile of each at 1%. File: sparse-compiler-ab.txt.
 #   bench/gpu-sparse.sh layers SNN_RUN [OUT]
@@ -496,6 +498,10 @@ prepare-ab)
       --snn-compile="output=$d/shd128-bwd-event-fused-sm90.snnmod target=cuda event-tiles=true chips=sm_90" -o /dev/null 2>/dev/null
     "$opt" "$g/shd128-ab.mlir" "$ad" --snn-sparsify="input-is-spikes target=cuda" --snn-fuse \
       --snn-compile="output=$d/shd128-bwd-fused.snnmod target=cuda" -o /dev/null 2>/dev/null
+    # The dense step with --snn-fuse (its fusions that do not need
+    # --snn-sparsify).
+    "$opt" "$g/shd128-ab.mlir" "$ad" --snn-fuse \
+      --snn-compile="output=$d/shd128-bwd-dense-fused.snnmod target=cuda" -o /dev/null 2>/dev/null
   done
   "$new" "$g/shd128-ab.mlir" "$ad" --snn-compile="output=$g/new/shd128-bwd-dense.snnmod target=cuda" -o /dev/null
   rm -f "$g/shd128-ab.mlir"
@@ -513,7 +519,7 @@ compiler-ab)
     "$root/bench/inputs/shd-activity.json" 0.05 "$act/w.safetensors" || exit 1
   PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" input 0.05 100 128 700 "$act/x.npy"
   python3 -c "import numpy as np; np.save('$act/y.npy', np.random.default_rng(5).integers(0, 20, 128).astype(np.int32))"
-  vs="bwd-event-fused bwd-event-fused-sm90 bwd-fused"
+  vs="bwd-event-fused bwd-event-fused-sm90 bwd-fused bwd-dense-fused"
   echo "== SHD gradients, old vs new compiler (cuda:0, plan poisoned)" >>"$raw"
   for side in old new; do
     for v in $vs; do
@@ -524,6 +530,10 @@ compiler-ab)
   for v in $vs; do
     PYTHONPATH="$root/python" python3 "$root/bench/same_grads.py" "$v: new vs old" \
       "$act/old-$v.safetensors" "$act/new-$v.safetensors" >>"$raw" 2>&1
+    # Within 1e-6 of the largest entry (a change that reorders sums).
+    PYTHONPATH="$root/python" python3 "$root/test/Runtime/Inputs/grads_close.py" \
+      "$act/new-$v.safetensors" "$act/old-$v.safetensors" 1e-6 >>"$raw" 2>&1 ||
+      echo "$v: new vs old NOT within 1e-6" >>"$raw"
   done
   for d in 0.01 0.05 0.1; do
     PYTHONPATH="$root/python" python3 "$root/bench/sparse_activity.py" weights \

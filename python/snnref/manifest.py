@@ -272,8 +272,10 @@ def _param_value(mod, op, name, default):
 
 
 def _neuron(mod, op):
-    # A fused neuron_bwd reads the pooled gradient: its neurons are gx's.
-    pooled_bwd = op.get("op") == "neuron_bwd" and op.get("pool") is not None
+    # A fused neuron_bwd reads the pooled gradient, or the gy of the thin
+    # linear after it: its neurons are gx's.
+    pooled_bwd = op.get("op") == "neuron_bwd" and (
+        op.get("pool") is not None or op.get("linear_grad") is not None)
     x = mod.info(int(op["out"][0] if pooled_bwd else op["in"][0]))
     n = int(np.prod(x["shape"][1:], dtype=np.int64))
     F = int(op.get("features", n))
@@ -690,6 +692,17 @@ def _run_op(mod, op, lr, smooth):
                                        (gy.shape[0],) + tuple(xshape),
                                        k, k, [0, 0])
                 gs = _from_planes(gs, last).reshape(hshape)
+            if op.get("linear_grad") is not None:
+                # Forms gx of the thin linear after it (--snn-fuse): in[0]
+                # is that linear's gy [.., C], the last input its weight
+                # [C, F].
+                w = mod.get(ins[-1])
+                c = int(op["linear_grad"]["outputs"])
+                if w.ndim != 2 or w.shape[0] != c or np.shape(gs)[-1] != c:
+                    raise OpError(f"'linear_grad' outputs = {c} needs gy "
+                                  f"[.., {c}] and a weight [{c}, F], got "
+                                  f"{list(np.shape(gs))} and {list(w.shape)}")
+                gs = (gs @ w).reshape(np.shape(h))
             gx, gw = nrn.backward(gs, h, smooth=smooth)
             put(0, gx, grad=True)
             if nrn.model == "plif":

@@ -238,9 +238,19 @@ void runBackward(CudaDevice &device, OpCall &call) {
   long long area = poolArea(call);
   const DeviceTensor &gx = call.out[0];
   Layer l = readLayer(call, gx);
+  // A layer that forms gx of the thin linear after it reads that linear's
+  // gy [.., C] and its weight (the last input, passed after the parameters).
+  int64_t outputs = snnrt::readLinearGrad(call.op, gs.numel(),
+                                          call.in.back().numel(), call.where);
   if (call.op.contains("pool"))
     checkPooled(call, gs, gx, area);
-  else
+  else if (outputs > 0 &&
+           gs.numel() / outputs * call.op["features"].get<int64_t>() !=
+               gx.numel())
+    opError(call, "tensor " + gs.name + " has " +
+                      std::to_string(gs.numel()) + " elements; expected " +
+                      gx.name + "'s rows times 'linear_grad' outputs");
+  else if (outputs == 0)
     checkShape(call, gx, gs);
   if (long long chunk = recomputeChunk(call, l)) {
     // in: gs, X, the membrane checkpoints: the kernel recomputes H.

@@ -166,6 +166,33 @@ FusedCount readFusedCount(const json &attrs, const std::vector<int> &in,
   return count;
 }
 
+int64_t readLinearGrad(const json &attrs, int64_t gyElements,
+                       int64_t weightElements, const std::string &where) {
+  auto it = attrs.find("linear_grad");
+  if (it == attrs.end())
+    return 0;
+  const json &g = *it;
+  auto features = attrs.find("features");
+  if (!g.is_object() || !g.contains("outputs") ||
+      !g["outputs"].is_number_integer() || g["outputs"].get<int64_t>() <= 0 ||
+      features == attrs.end() || !features->is_number_integer() ||
+      features->get<int64_t>() <= 0)
+    throw Error(where + ": 'linear_grad' must be {\"outputs\": C > 0} on a "
+                        "neuron_bwd with \"features\" > 0");
+  int64_t outputs = g["outputs"].get<int64_t>();
+  int64_t f = features->get<int64_t>();
+  if (weightElements != outputs * f)
+    throw Error(where + ": the linear's weight (the last input) has " +
+                std::to_string(weightElements) + " elements; 'linear_grad' "
+                "needs outputs x features = " + std::to_string(outputs * f));
+  if (gyElements % outputs != 0)
+    throw Error(where + ": the linear's gy (the first input) has " +
+                std::to_string(gyElements) +
+                " elements, not a multiple of its " +
+                std::to_string(outputs) + " outputs");
+  return outputs;
+}
+
 /// The spike_density ops of `ops` (and of time loop bodies in it), and the
 /// neuron ops that count for an event layer in their place. The host reads
 /// their decisions after the program (snn-run's event path report).

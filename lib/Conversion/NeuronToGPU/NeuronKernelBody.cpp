@@ -370,6 +370,74 @@ void ThreadEmitter::spreadPooledGrad() {
   }
 }
 
+void ThreadEmitter::prepareLinearGrad() {
+  if (!linearWeight)
+    return;
+  // The thread's lanes lie in one sample (F is a multiple of the width):
+  // column c's lanes are W[c F + f ..], one access as the parameters'.
+  if (!firstFeature)
+    firstFeature = arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
+}
+
+Value ThreadEmitter::linearGradInBand(Value gy, Value at, Value hv) {
+  int64_t outputs = spec.linearGradOutputs;
+  // The lanes' gradient counts only inside the band (gradH): when every
+  // lane is outside, nothing is loaded. Inside, the thread loads its
+  // lanes' C weights and gy's row (L1/L2 hits: W is small, the row is
+  // every thread's of the sample) and sums gy[row, c] W[c] over c in
+  // order; holding the weights in registers instead took the SHD layer's
+  // backward from 106 to 233 registers, one block per SM.
+  Value outside = outsideBand(sub(hv, param(spec.vTh)));
+  Value allOutside =
+      vector::ExtractOp::create(b, loc, outside, ArrayRef<int64_t>{0});
+  for (int64_t l = 1; l < width; ++l)
+    allOutside = arith::AndIOp::create(
+        b, loc, allOutside,
+        vector::ExtractOp::create(b, loc, outside, ArrayRef<int64_t>{l}));
+  auto ifOutside = scf::IfOp::create(b, loc, TypeRange{vecType}, allOutside,
+                                     /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOutside.thenBlock());
+  scf::YieldOp::create(b, loc, splat(0.0));
+  b.setInsertionPointToStart(ifOutside.elseBlock());
+  Value row = arith::DivUIOp::create(b, loc, at, index(spec.numFeatures));
+  Value first = arith::MulIOp::create(b, loc, row, index(outputs));
+  // gy's row in 16-byte loads when C is a multiple of 4 (the row then
+  // starts 16-byte aligned), else one load per entry.
+  SmallVector<Value> entries;
+  int64_t run = outputs % 4 == 0 ? 4 : 1;
+  for (int64_t c = 0; c < outputs; c += run) {
+    Value i = c == 0 ? first : arith::AddIOp::create(b, loc, first, index(c));
+    if (run == 1) {
+      entries.push_back(memref::LoadOp::create(b, loc, gy, ValueRange{i}));
+      continue;
+    }
+    Value part = vector::LoadOp::create(
+        b, loc, VectorType::get({run}, b.getF32Type()), gy, ValueRange{i},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    for (int64_t j = 0; j < run; ++j)
+      entries.push_back(
+          vector::ExtractOp::create(b, loc, part, ArrayRef<int64_t>{j}));
+  }
+  Value sum;
+  for (int64_t c = 0; c < outputs; ++c) {
+    Value column = load(linearWeight,
+                        c == 0 ? firstFeature
+                               : arith::AddIOp::create(
+                                     b, loc, firstFeature,
+                                     index(c * spec.numFeatures)));
+    Value term = mul(vector::BroadcastOp::create(b, loc, vecType, entries[c]),
+                     column);
+    sum = sum ? add(sum, term) : term;
+  }
+  scf::YieldOp::create(b, loc, sum);
+  return ifOutside.getResult(0);
+}
+
+Value ThreadEmitter::stepOutputGrad(Value gs, Value t, Value at, Value hv) {
+  return linearWeight ? linearGradInBand(gs, at, hv) : outputGrad(gs, t, at);
+}
+
 Value ThreadEmitter::outputGrad(Value gs, Value t, Value at) {
   if (laneWindows.empty())
     return load(gs, at);
@@ -504,7 +572,7 @@ Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
   }
   Value decay = sub(splat(1.0), param(spec.k));
   for (int64_t i = len - 1; i >= 0; --i) {
-    Value gh = gradH(outputGrad(gs, ts[i], ats[i]), gv, hs[i]);
+    Value gh = gradH(stepOutputGrad(gs, ts[i], ats[i], hs[i]), gv, hs[i]);
     storeGradInput(mul(param(spec.c), gh), gx, ats[i], counts);
     gv = mul(gh, decay);
   }
@@ -514,6 +582,7 @@ Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
 void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
   Value ckpt = args[2];
   loadParams(args.drop_front(4));
+  prepareLinearGrad();
   int64_t chunk = spec.storage.recomputeChunk;
   int64_t chunks = spec.getNumChunks();
   Value vInit = param(spec.vInitFromReset ? spec.vReset : spec.vInit);
@@ -683,6 +752,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Backward);
   ValueRange bnBackward = args.slice(numFixed + stateArgs.size(), bnArgs);
   loadParams(args.drop_front(numFixed + stateArgs.size() + bnArgs));
+  prepareLinearGrad();
 
   Value one = splat(1.0), zero = splat(0.0);
   Value decay = sub(one, param(spec.k));
@@ -736,7 +806,9 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
     return in;
   };
   auto loadStep = [&](StepInputs in) {
-    in.gOut = outputGrad(gs, in.t, in.at);
+    // A fused thin linear's gradient is formed at the step, from its H
+    // (a constant stands in for it among the loads carried ahead).
+    in.gOut = linearWeight ? splat(0.0) : outputGrad(gs, in.t, in.at);
     // li: the output is H itself and the membrane is not reset.
     if (spec.spikes())
       in.hv = load(h, in.at);
@@ -746,7 +818,9 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   };
   auto step = [&](const StepInputs &in, ValueRange grads) {
     Value gv = grads[0];
-    Value gh = spec.spikes() ? gradH(in.gOut, gv, in.hv) : add(in.gOut, gv);
+    Value gOut =
+        linearWeight ? linearGradInBand(gs, in.at, in.hv) : in.gOut;
+    Value gh = spec.spikes() ? gradH(gOut, gv, in.hv) : add(gOut, gv);
     Value gin = mul(param(spec.c), gh);
     SmallVector<Value> next{mul(gh, decay)};
     if (spec.hasSynapse()) {
@@ -978,6 +1052,11 @@ SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   // gx's row bits are the last tensor, before the count's arguments.
   if (spec.writesGradBits(kind)) {
     emitter.writeGradBits(args.back());
+    args = args.drop_back();
+  }
+  // A fused thin linear's weight, after the parameters.
+  if (spec.readsLinearGrad(kind)) {
+    emitter.readLinearGrad(args.back());
     args = args.drop_back();
   }
   SmallVector<Value, 2> sums;

@@ -189,6 +189,16 @@ struct NeuronSpec {
   bool writesGradBits(KernelKind kind) const {
     return gradRowBits && kind == KernelKind::Backward;
   }
+  /// The backward reads gy [T, B, C] of the thin linear that reads the
+  /// layer's spikes (C = linearGradOutputs, snn.fused_linear_grad) instead
+  /// of gS, and that linear's weight W [C, F] as an argument after the
+  /// parameters: gS = gy[t, b, :] W, formed at the steps where one of the
+  /// thread's lanes is in the surrogate band (a spiking layer with a
+  /// finite grad_band).
+  int64_t linearGradOutputs = 0;
+  bool readsLinearGrad(KernelKind kind) const {
+    return linearGradOutputs > 0 && kind == KernelKind::Backward;
+  }
   /// The forward writes its spikes as packed bits (a pooled layer writes
   /// the pooled spikes only).
   bool packsSpikes() const { return storage.spikeBits && spikes() && !pool; }

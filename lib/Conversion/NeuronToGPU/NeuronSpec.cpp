@@ -7,6 +7,7 @@
 
 #include "NeuronKernelBuilder.h"
 #include "snn/Dialect/SNN/IR/FusedCount.h"
+#include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 
@@ -250,6 +251,22 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
           "32 neurons";
     return std::nullopt;
   }
+  if (op->hasAttr(kFusedLinearGradAttrName)) {
+    spec.linearGradOutputs = getFusedLinearGradOutputs(op);
+    if (!spec.linearGradOutputs || step || !spec.spikes() ||
+        !spec.gradBand || spec.pool ||
+        spec.fusesBatchNormBackward() || spec.chainsState ||
+        spec.numFeatures % 8 != 0) {
+      why = "its snn.fused_linear_grad is not a number of outputs in [1, " +
+            std::to_string(kMaxFusedLinearGradOutputs) +
+            "] of a multi-step spiking layer with a finite grad_band, "
+            "without pooling, a batch norm backward "
+            "or a time split whose rows hold a multiple of 8 neurons (a GPU "
+            "thread's 4, a CPU thread's 8 share gy's row; rerun "
+            "--snn-fuse)";
+      return std::nullopt;
+    }
+  }
   return spec;
 }
 
@@ -354,6 +371,10 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
     types = {flat, s, spec.recomputes() ? ckpt : h};
     break;
   case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
+    // With a fused thin linear, gs is its gy [T, B, C].
+    if (spec.readsLinearGrad(kind))
+      gs = MemRefType::get(
+          {size / spec.numFeatures * spec.linearGradOutputs}, f32);
     types = spec.recomputes() ? SmallVector<Type>{gs, flat, ckpt, flat}
                               : SmallVector<Type>{gs, h, flat};
     if (spec.learnsLeak()) // gw
@@ -385,6 +406,9 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.learnsLeak())
     types.push_back(MemRefType::get({spec.plifWeightSize}, f32));
   types.append(spec.getTensorParams().size(), param);
+  if (spec.readsLinearGrad(kind)) // W [C, F]
+    types.push_back(MemRefType::get(
+        {spec.linearGradOutputs * spec.numFeatures}, f32));
   if (spec.writesGradBits(kind))
     types.push_back(MemRefType::get({size / 8}, IntegerType::get(ctx, 8)));
   if (spec.countsOutput(kind)) {

@@ -36,6 +36,9 @@ public:
   /// The backward also stores gx's occupancy as row bits into the byte
   /// tensor `bits` (NeuronSpec::writesGradBits).
   void writeGradBits(Value bits) { gradBits = bits; }
+  /// The backward reads gy of a fused thin linear and its weight `weight`
+  /// (NeuronSpec::linearGradOutputs) and forms the spikes' gradient.
+  void readLinearGrad(Value weight) { linearWeight = weight; }
 
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
@@ -195,6 +198,16 @@ private:
   /// The gradient of the thread's outputs at step `t` (its lanes at `at`):
   /// read from gs, or spread from the window's pooled gradient.
   Value outputGrad(Value gs, Value t, Value at);
+  /// Before the scan of a backward with a fused thin linear: the feature of
+  /// the thread's first lane (nothing without one).
+  void prepareLinearGrad();
+  /// gy[row, :] W for the lanes at `at` (all in the row (t, b)) whose
+  /// membrane is `hv`; zeros without a load when every lane is outside the
+  /// surrogate band (where the backward takes the gradient as 0).
+  Value linearGradInBand(Value gy, Value at, Value hv);
+  /// The gradient of the outputs at step `t` for the recomputing and the
+  /// unpipelined scans: linearGradInBand or outputGrad.
+  Value stepOutputGrad(Value gs, Value t, Value at, Value hv);
 
   /// The membrane after the step that charged `hv`.
   Value afterReset(Value hv, Value spike) {
@@ -299,6 +312,8 @@ private:
   /// The pooling window of each run of KW lanes, whose gradient the
   /// backward spreads (empty: gs holds the lanes' own gradients).
   SmallVector<Value> laneWindows;
+  /// A fused thin linear's weight (null without one).
+  Value linearWeight;
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;

@@ -14,6 +14,7 @@
 #include "NeuronSerialization.h"
 #include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/IR/FusedCount.h"
+#include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
@@ -551,9 +552,20 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   // A training batch norm whose neuron layer applies it writes no y.
   bool appliedByNeuron =
       isa<BatchNormOp>(op) && phase != Phase::Infer && getFusingNeuron(op);
+  // A thin linear backward whose gx the neuron backward reading it forms
+  // (--snn-fuse) computes its weight (and bias) gradient only.
+  bool gxInNeuron =
+      isa<LinearBwdOp>(op) && op->hasAttr(kGxInNeuronBwdAttrName);
   Array out;
   if (appliedByNeuron) {
     json["applied_by_neuron"] = true;
+  } else if (gxInNeuron) {
+    for (Value grad : op->getResults().drop_front()) {
+      FailureOr<int64_t> id = addValueTensor(op, grad, "grad");
+      if (failed(id))
+        return failure();
+      out.push_back(*id);
+    }
   } else {
     FailureOr<Array> results =
         addResultTensors(op, forwardPhase ? "activation" : "grad");
@@ -568,7 +580,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
   // Attributes as the IR has them; documented ops get their defaults too.
   for (NamedAttribute attr : op->getAttrs()) {
     if (attr.getName() == "snn.name" ||
-        attr.getName() == "operandSegmentSizes")
+        attr.getName() == "operandSegmentSizes" ||
+        attr.getName() == kGxInNeuronBwdAttrName)
       continue;
     FailureOr<llvm::json::Value> value =
         convertAttribute(op, attr.getName(), attr.getValue());
@@ -576,6 +589,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
       return failure();
     json[attr.getName().getValue()] = std::move(*value);
   }
+  if (gxInNeuron)
+    json["need_gx"] = false;
   bool training = phase != Phase::Infer;
   llvm::TypeSwitch<Operation *>(op)
       .Case<LinearOp>([&](LinearOp linear) {

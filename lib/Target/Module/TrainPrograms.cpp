@@ -12,6 +12,7 @@
 #include "RowSpikeBits.h"
 
 #include "snn/Dialect/SNN/IR/FusedCount.h"
+#include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -150,6 +151,18 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   // pooling's backward (validated with the forward) writes nothing.
   if (Operation *def = gs.getDefiningOp(); def && isFusedPoolBackward(def))
     gs = def->getOperand(0);
+  // A layer that forms gx of the thin linear after it (--snn-fuse) reads
+  // that linear's gy, and its weight after the parameters (the kernel ABI).
+  LinearBwdOp linearGrad = getFusedLinearGradSource(op);
+  int64_t linearOutputs = getFusedLinearGradOutputs(record->op);
+  if (static_cast<bool>(linearGrad) != (linearOutputs > 0))
+    return op->emitError()
+           << "'" << kFusedLinearGradAttrName << "' on the layer and '"
+           << kGxInNeuronBwdAttrName
+           << "' on the snn.linear_bwd whose input gradient its backward "
+              "reads go together; rerun --snn-fuse";
+  if (linearGrad)
+    gs = linearGrad.getGradOutput();
   FailureOr<int64_t> gsId = lookup(op, gs);
   if (failed(gsId))
     return failure();
@@ -176,6 +189,12 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     if (failed(id))
       return failure();
     in.push_back(*id);
+  }
+  if (linearGrad) {
+    FailureOr<int64_t> weight = lookup(op, linearGrad.getWeight());
+    if (failed(weight))
+      return failure();
+    in.push_back(*weight);
   }
   FailureOr<Array> out = addResultTensors(op, "grad");
   if (failed(out))
@@ -216,6 +235,8 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     json[kv.first] = kv.second;
   for (const auto &kv : sumsJson)
     json[kv.first] = kv.second;
+  if (linearGrad)
+    json["linear_grad"] = Object{{"outputs", linearOutputs}};
   json["in"] = std::move(in);
   json["out"] = std::move(*out);
   if (!gradFinal.empty())

@@ -78,6 +78,16 @@ FusedCount readFusedCount(const nlohmann::json &attrs,
                           const std::vector<int> &out,
                           const std::string &where);
 
+/// A neuron backward that forms the gradient of its spikes from the thin
+/// linear after it ("linear_grad": {"outputs": C} of `neuron_bwd`;
+/// docs/artifact-format.md): its first input is that linear's gy, [.., C],
+/// its last (before a fused count's limit) the linear's weight [C, F] with
+/// F the op's "features". Returns C, 0 without the attribute; throws
+/// snnrt::Error, prefixed by `where`, when the attribute is malformed or
+/// the tensors' sizes do not match it.
+int64_t readLinearGrad(const nlohmann::json &attrs, int64_t gyElements,
+                       int64_t weightElements, const std::string &where);
+
 struct EventSite {
   std::string layer;     ///< the layer's name, the key of calibration.json
   std::string direction; ///< "forward" or "backward"

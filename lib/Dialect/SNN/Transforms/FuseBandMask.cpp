@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseBandMask.h"
+#include "FusionRemarks.h"
 
 #include "snn/Dialect/SNN/IR/BandMaskedGrad.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
@@ -26,18 +27,11 @@ using namespace mlir::snn;
 /// block within 48 KB.
 static constexpr int64_t kMaxBandRowFeatures = 8192;
 
-static std::string describe(Operation *op) {
-  std::string text = "'" + op->getName().getStringRef().str() + "'";
-  if (auto name = op->getAttrOfType<StringAttr>("snn.name"))
-    text += " \"" + name.str() + "\"";
-  return text;
-}
-
 /// Why gx of `bwd`, the gradient of the spikes of `neuron`, cannot be
 /// computed in the layer's band only (empty when it can).
 static std::string whyNotMasked(LinearBwdOp bwd, Operation *neuron) {
   if (!isa<LIFOp, IFOp, PLIFOp>(neuron))
-    return "the layer is " + describe(neuron) +
+    return "the layer is " + describeForRemark(neuron) +
            " (only snn.lif, snn.if and snn.plif test their band on the "
            "saved membrane alone)";
   auto surrogate = neuron->getAttrOfType<SurrogateAttr>("surrogate");
@@ -75,7 +69,7 @@ bool mlir::snn::fuseBandMaskIntoGradient(LinearBwdOp bwd) {
         gx.use_empty() ? "nothing reads its input gradient"
         : gx.hasOneUse()
             ? "its input gradient is read by " +
-                  describe(*gx.getUsers().begin()) +
+                  describeForRemark(*gx.getUsers().begin()) +
                   " (not a neuron backward's spike gradient)"
             : "its input gradient has " +
                   std::to_string(std::distance(gx.use_begin(), gx.use_end())) +
@@ -89,7 +83,7 @@ bool mlir::snn::fuseBandMaskIntoGradient(LinearBwdOp bwd) {
     return false;
   }
   bwd.emitRemark() << "input gradient computed in the surrogate band of "
-                   << describe(neuron) << " only";
+                   << describeForRemark(neuron) << " only";
   bwd->setAttr(kBandMaskedGxAttrName, UnitAttr::get(bwd.getContext()));
   return true;
 }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseNeuronCount.h"
+#include "FusionRemarks.h"
 
 #include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/IR/FusedCount.h"
@@ -21,13 +22,6 @@
 
 using namespace mlir;
 using namespace mlir::snn;
-
-static std::string describe(Operation *op) {
-  std::string text = "'" + op->getName().getStringRef().str() + "'";
-  if (auto name = op->getAttrOfType<StringAttr>("snn.name"))
-    text += " \"" + name.str() + "\"";
-  return text;
-}
 
 /// Why the kernels of `op` cannot count the tensor (empty when they can).
 static std::string whyNotCounting(Operation *op, size_t readers, bool grad) {
@@ -64,9 +58,9 @@ static void fuseCount(Operation *op, ArrayRef<ReaderOp> readers,
   StringRef what = grad ? "gradient count" : "spike count";
   for (ReaderOp reader : readers) {
     if (why.empty())
-      reader.emitRemark() << what << " fused into " << describe(op);
+      reader.emitRemark() << what << " fused into " << describeForRemark(op);
     else
-      reader.emitRemark() << what << " not fused into " << describe(op)
+      reader.emitRemark() << what << " not fused into " << describeForRemark(op)
                           << ": " << why;
   }
   if (!why.empty()) {

@@ -27,12 +27,15 @@
 // training the batch norm backward's sums into the neuron backward, and the
 // input counts of event-driven layers into the neuron kernels that write
 // those inputs (FuseNeuronCount.cpp), and marks the event-driven input
-// gradients that a banded layer reads only in its band (FuseBandMask.cpp).
+// gradients that a banded layer reads only in its band (FuseBandMask.cpp),
+// and has the neuron backward compute a thin linear backward's input
+// gradient that it alone reads (FuseLinearGrad.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuseBandMask.h"
 #include "FuseBatchNormNeuron.h"
+#include "FuseLinearGrad.h"
 #include "FuseNeuronCount.h"
 
 #include "snn/Dialect/SNN/IR/FusedPool.h"
@@ -188,6 +191,12 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
       getOperation().walk([&](LinearBwdOp bwd) {
         if (fuseBandMaskIntoGradient(bwd))
           ++numBandMasked;
+      });
+    // After the pooling and batch norm fusions, which it checks.
+    if (fuseLinearGrad)
+      getOperation().walk([&](LinearBwdOp bwd) {
+        if (fuseLinearGradIntoNeuronBackward(bwd))
+          ++numFusedLinearGrads;
       });
   }
 

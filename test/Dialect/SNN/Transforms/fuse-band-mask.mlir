@@ -1,4 +1,4 @@
-// RUN: snn-opt %s --snn-fuse="spike-count=false" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: snn-opt %s --snn-fuse="spike-count=false linear-grad=false" -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: snn-opt %s --snn-fuse="spike-count=false band-mask=false" -split-input-file | FileCheck %s --check-prefix=OFF
 
 // The input gradient of an event-driven linear_bwd that only the neuron

@@ -184,6 +184,17 @@ def check_op(op, where, shape):
                     tensors_of_kernel[outs[0]].get("dtype") != "u32":
                 fail(f"{where}: {kind} row bits are not [T N / 32] u32 "
                      f"words of rows of a multiple of 32 features ({f})")
+        elif "linear_grad" in op:
+            # gs is the gy [.., C] of the thin linear after the layer, the
+            # last input that linear's weight [C, F].
+            # (before a fused count's limit).
+            c = op["linear_grad"]["outputs"]
+            limit = op.get("spike_count", {}).get("limit")
+            w = shape([i for i in ins if i != limit][-1])
+            if kind != "neuron_bwd" or numel(x) % f or \
+                    s != x[:-1] + [c] or w != [c, f]:
+                fail(f"{where}: linear_grad outputs={c} needs gy {x[:-1] + [c]} "
+                     f"and a weight [{c}, {f}], got {s} and {w}")
         elif numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
         if "bn" in op and kind == "neuron_bwd":
