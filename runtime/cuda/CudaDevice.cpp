@@ -177,6 +177,12 @@ void CudaDevice::zero(CUdeviceptr dst, std::size_t bytes,
   fillBytes(dst, 0, bytes, where);
 }
 
+void CudaDevice::fillWords(CUdeviceptr dst, uint32_t word, std::size_t count,
+                           const std::string &where) {
+  if (count)
+    SNNRT_CU(driver().cuMemsetD32Async(dst, word, count, cuStream), where);
+}
+
 void CudaDevice::fillBytes(CUdeviceptr dst, unsigned char value,
                            std::size_t bytes, const std::string &where) {
   if (bytes)

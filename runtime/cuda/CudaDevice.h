@@ -122,6 +122,9 @@ public:
   void copyOnDevice(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                     const std::string &where);
   void zero(CUdeviceptr dst, std::size_t bytes, const std::string &where);
+  /// Sets `count` 32-bit words at `dst` to `word`, in stream order.
+  void fillWords(CUdeviceptr dst, uint32_t word, std::size_t count,
+                 const std::string &where);
   /// Every byte of [dst, dst + bytes) set to `value` (0xFF: f32/bf16 NaN).
   void fillBytes(CUdeviceptr dst, unsigned char value, std::size_t bytes,
                  const std::string &where);

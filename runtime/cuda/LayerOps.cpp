@@ -122,6 +122,14 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
     expectElements(call, *gx, d.m * d.k, "rows x K");
   const DeviceTensor &gw = call.out[o++];
   expectElements(call, gw, d.n * d.k, "like the weight");
+  long long chunks = call.op.value("gw_chunks", 0LL);
+  if (chunks > 1 && (d.m % chunks != 0 || scratchCount(call) != 1))
+    opError(call, "'gw_chunks' = " + std::to_string(chunks) +
+                      " must divide the " + std::to_string(d.m) +
+                      " rows and come with one scratch tensor");
+  if (chunks > 1)
+    expectElements(call, call.out.back(), chunks * d.n * d.k + chunks,
+                   "gw_chunks x N x K partials and gw_chunks ones");
   auto gemms = [&] {
     if (gx) {
       RowMajorGemm g; // gx = gy w
@@ -139,6 +147,29 @@ void runLinearBackward(CudaDevice &dev, OpCall &call) {
     g.a = gy.f32(), g.lda = d.n;
     g.b = x.f32(), g.ldb = d.k;
     g.c = gw.f32(), g.ldc = d.k, g.beta = beta;
+    if (chunks > 1) {
+      // A thin gw split over the rows (the compiler's `gw_chunks`): the
+      // partial gw of each chunk as a strided batch, then their sum as
+      // ones[1, P] partials[P, N K] (ones after the partials).
+      float *partials = call.out.back().f32();
+      float *ones = partials + chunks * d.n * d.k;
+      dev.fillWords(reinterpret_cast<CUdeviceptr>(ones), 0x3f800000u,
+                    static_cast<std::size_t>(chunks), call.where);
+      g.k = toInt(call, d.m / chunks, "rows per chunk");
+      g.c = partials, g.beta = 0.0f;
+      g.batch = toInt(call, chunks, "gw_chunks");
+      g.strideA = d.m / chunks * d.n, g.strideB = d.m / chunks * d.k;
+      g.strideC = d.n * d.k;
+      dev.gemm(g, call.where);
+      RowMajorGemm sum;
+      sum.m = 1, sum.n = toInt(call, d.n * d.k, "N K");
+      sum.k = toInt(call, chunks, "gw_chunks");
+      sum.a = ones, sum.lda = chunks;
+      sum.b = partials, sum.ldb = d.n * d.k;
+      sum.c = gw.f32(), sum.ldc = d.n * d.k, sum.beta = beta;
+      dev.gemm(sum, call.where);
+      return;
+    }
     dev.gemm(g, call.where);
   };
   if (attrBool(call, "unless_event_path", false)) {

@@ -49,7 +49,10 @@ void linearBackward(const Ctx &c) {
   // only gb is left to compute.
   bool eventPathRan = false;
   bool unlessEventPath = c.attr("unless_event_path", false);
-  c.arity(unlessEventPath ? 4 : 3, unlessEventPath ? 4 : 3, 1, 3);
+  // The scratch of a split thin gw (`gw_chunks`) is the GPU's: the CPU
+  // runs one GEMM, which OpenBLAS spreads over the threads.
+  size_t scratch = scratchCount(c);
+  c.arity(unlessEventPath ? 4 : 3, unlessEventPath ? 4 : 3, 1, 3 + scratch);
   if (unlessEventPath) {
     c.expectElements(c.in(3), 2, "the decision of an event-driven backward");
     int32_t decision[2];
@@ -62,7 +65,8 @@ void linearBackward(const Ctx &c) {
   int64_t n = w.shape[0], k = w.shape[1];
   int64_t rows = static_cast<int64_t>(x.numel()) / k;
   c.expectElements(c.in(0), static_cast<size_t>(rows * n), "gy, rows of N");
-  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(n));
+  WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(n),
+                      scratch);
   const float *gy = c.inPtr(0);
   float beta = c.accumulate() ? 1.0f : 0.0f;
   if (g.gx && !eventPathRan) // gx[M,K] = gy[M,N] w[N,K]

@@ -38,6 +38,20 @@ static SmallVector<int64_t> getInts(const Object &op, StringRef name,
   return fallback;
 }
 
+/// Chunks of rows for a linear backward's thin weight gradient on the GPU
+/// (`gw_chunks`), 0 to keep one GEMM: 32 of at least 256 rows each for
+/// at most 32 outputs, else the most chunks below 32 that divide the rows.
+static int64_t getThinWeightGradChunks(int64_t rows, int64_t outputs) {
+  constexpr int64_t kMaxOutputs = 32, kChunks = 32, kMinChunkRows = 256,
+                    kMinChunks = 8;
+  if (outputs > kMaxOutputs)
+    return 0;
+  for (int64_t chunks = kChunks; chunks >= kMinChunks; --chunks)
+    if (rows % chunks == 0 && rows / chunks >= kMinChunkRows)
+      return chunks;
+  return 0;
+}
+
 Object ManifestBuilder::toLayerOp(Object op) {
   StringRef kind = *op.getString("op");
   bool backward = kind.ends_with("_bwd");
@@ -76,6 +90,24 @@ Object ManifestBuilder::toLayerOp(Object op) {
   }
   if (!launches.empty())
     op["launches"] = std::move(launches);
+  if (backward && !conv) {
+    // A thin weight gradient (a readout's gw [N <= 32, K] over many rows):
+    // cuBLAS's one GEMM over all rows ran at 1.3 TB/s on an H200 (58.7 us
+    // for the SHD readout); split over the rows into a strided batch of
+    // partial gw and their sum (one more GEMM), 42.7 us
+    // (bench/results/2026-12-04-H200-thin-weight-grad.md). The scratch holds
+    // the partials, then the chunks' ones vector of that sum.
+    int64_t rows = ShapedType::getNumElements(x) / w[1];
+    if (int64_t chunks = getThinWeightGradChunks(rows, outChannels)) {
+      int64_t scratch = addTensor(Object{
+          {"shape", Array{chunks * outChannels * w[1] + chunks}},
+          {"role", "activation"}});
+      op["gw_chunks"] = chunks;
+      out.push_back(scratch);
+      op["scratch"] = Array{scratch};
+    }
+    return op;
+  }
   if (!conv)
     return op;
 
