@@ -240,17 +240,15 @@ void runBackward(CudaDevice &device, OpCall &call) {
   Layer l = readLayer(call, gx);
   // A layer that forms gx of the thin linear after it reads that linear's
   // gy [.., C] and its weight (the last input, passed after the parameters).
-  int64_t outputs = snnrt::readLinearGrad(call.op, gs.numel(),
-                                          call.in.back().numel(), call.where);
+  snnrt::LinearGrad linear = snnrt::readLinearGrad(
+      call.op, gs.numel(), call.in.back().numel(), call.where);
   if (call.op.contains("pool"))
     checkPooled(call, gs, gx, area);
-  else if (outputs > 0 &&
-           gs.numel() / outputs * call.op["features"].get<int64_t>() !=
-               gx.numel())
+  else if (linear && linear.neuronsOf(gs.numel()) != gx.numel())
     opError(call, "tensor " + gs.name + " has " +
                       std::to_string(gs.numel()) + " elements; expected " +
                       gx.name + "'s rows times 'linear_grad' outputs");
-  else if (outputs == 0)
+  else if (!linear)
     checkShape(call, gx, gs);
   if (long long chunk = recomputeChunk(call, l)) {
     // in: gs, X, the membrane checkpoints: the kernel recomputes H.

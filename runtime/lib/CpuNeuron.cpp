@@ -242,11 +242,10 @@ void runNeuronBackward(const Ctx &c) {
   l.N *= poolArea(c);
   // A layer that forms gx of the thin linear after it reads that linear's
   // gy [.., C] and its weight (the last input, passed after the parameters).
-  if (int64_t outputs = readLinearGrad(c.op.attrs, c.in(0).numel(),
-                                       c.in(c.op.in.size() - 1).numel(),
-                                       c.m.dir + ": " +
-                                           c.op.describe(c.index)))
-    l.N = l.N / outputs * c.op.attrs["features"].get<int64_t>();
+  if (LinearGrad linear = readLinearGrad(
+          c.op.attrs, c.in(0).numel(), c.in(c.op.in.size() - 1).numel(),
+          c.m.dir + ": " + c.op.describe(c.index)))
+    l.N = linear.neuronsOf(l.N);
   size_t total = static_cast<size_t>(l.T * l.N);
   if (size_t states = chainedStates(c, l)) {
     c.expectElements(c.in(1), total, "saved H, like the gradient");

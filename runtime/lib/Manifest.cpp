@@ -166,11 +166,11 @@ FusedCount readFusedCount(const json &attrs, const std::vector<int> &in,
   return count;
 }
 
-int64_t readLinearGrad(const json &attrs, int64_t gyElements,
-                       int64_t weightElements, const std::string &where) {
+LinearGrad readLinearGrad(const json &attrs, int64_t gyElements,
+                          int64_t weightElements, const std::string &where) {
   auto it = attrs.find("linear_grad");
   if (it == attrs.end())
-    return 0;
+    return {};
   const json &g = *it;
   auto features = attrs.find("features");
   if (!g.is_object() || !g.contains("outputs") ||
@@ -190,7 +190,7 @@ int64_t readLinearGrad(const json &attrs, int64_t gyElements,
                 std::to_string(gyElements) +
                 " elements, not a multiple of its " +
                 std::to_string(outputs) + " outputs");
-  return outputs;
+  return {outputs, f};
 }
 
 /// The spike_density ops of `ops` (and of time loop bodies in it), and the

@@ -256,7 +256,7 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
     if (!spec.linearGradOutputs || step || !spec.spikes() ||
         !spec.gradBand || spec.pool ||
         spec.fusesBatchNormBackward() || spec.chainsState ||
-        spec.numFeatures % 8 != 0) {
+        spec.numFeatures % kFusedLinearGradFeatureMultiple != 0) {
       why = "its snn.fused_linear_grad is not a number of outputs in [1, " +
             std::to_string(kMaxFusedLinearGradOutputs) +
             "] of a multi-step spiking layer with a finite grad_band, "

@@ -82,11 +82,20 @@ FusedCount readFusedCount(const nlohmann::json &attrs,
 /// linear after it ("linear_grad": {"outputs": C} of `neuron_bwd`;
 /// docs/artifact-format.md): its first input is that linear's gy, [.., C],
 /// its last (before a fused count's limit) the linear's weight [C, F] with
-/// F the op's "features". Returns C, 0 without the attribute; throws
-/// snnrt::Error, prefixed by `where`, when the attribute is malformed or
-/// the tensors' sizes do not match it.
-int64_t readLinearGrad(const nlohmann::json &attrs, int64_t gyElements,
-                       int64_t weightElements, const std::string &where);
+/// F the op's "features".
+struct LinearGrad {
+  int64_t outputs = 0, features = 0;
+  explicit operator bool() const { return outputs > 0; }
+  /// The neurons (gx's elements) of `gyElements` entries of gy.
+  int64_t neuronsOf(int64_t gyElements) const {
+    return gyElements / outputs * features;
+  }
+};
+/// The op's linear_grad (none without the attribute); throws snnrt::Error,
+/// prefixed by `where`, when the attribute is malformed or the tensors'
+/// sizes do not match it.
+LinearGrad readLinearGrad(const nlohmann::json &attrs, int64_t gyElements,
+                          int64_t weightElements, const std::string &where);
 
 struct EventSite {
   std::string layer;     ///< the layer's name, the key of calibration.json

@@ -34,9 +34,7 @@ static std::string whyNotMasked(LinearBwdOp bwd, Operation *neuron) {
     return "the layer is " + describeForRemark(neuron) +
            " (only snn.lif, snn.if and snn.plif test their band on the "
            "saved membrane alone)";
-  auto surrogate = neuron->getAttrOfType<SurrogateAttr>("surrogate");
-  FloatAttr band = surrogate ? surrogate.getGradBand() : FloatAttr();
-  if (!band || !std::isfinite(band.getValueAsDouble()))
+  if (!hasFiniteGradBand(neuron))
     return "the layer's surrogate has no finite grad_band (set "
            "grad-threshold in --snn-autodiff)";
   if (!getSurrogateBand(neuron))

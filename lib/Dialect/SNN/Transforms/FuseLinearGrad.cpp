@@ -21,14 +21,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::snn;
-
-/// The thread's lanes (4 on the GPU, 8 on the CPU) must lie in one sample
-/// so that they share gy's row.
-static constexpr int64_t kFeatureMultiple = 8;
 
 /// Why the neuron backward of `neuron` cannot compute gx of `bwd` (empty
 /// when it can).
@@ -36,9 +30,7 @@ static std::string whyNotFused(LinearBwdOp bwd, Operation *neuron) {
   if (!isa<LIFOp, IFOp, PLIFOp, CubaLIFOp>(neuron))
     return "the layer " + describeForRemark(neuron) +
            " is not a multi-step spiking layer with a generated kernel";
-  auto surrogate = neuron->getAttrOfType<SurrogateAttr>("surrogate");
-  FloatAttr band = surrogate ? surrogate.getGradBand() : FloatAttr();
-  if (!band || !std::isfinite(band.getValueAsDouble()))
+  if (!hasFiniteGradBand(neuron))
     return "the layer's surrogate has no finite grad_band (set "
            "grad-threshold in --snn-autodiff): every entry would need gy W, "
            "and a thread's C weights per neuron do not fit its registers";
@@ -61,10 +53,10 @@ static std::string whyNotFused(LinearBwdOp bwd, Operation *neuron) {
            " outputs (at most " + std::to_string(kMaxFusedLinearGradOutputs) +
            ": each backward thread keeps its neurons' weight columns in "
            "registers)";
-  if (features % kFeatureMultiple != 0)
+  if (features % kFusedLinearGradFeatureMultiple != 0)
     return "its " + std::to_string(features) +
            " input features are not a multiple of " +
-           std::to_string(kFeatureMultiple);
+           std::to_string(kFusedLinearGradFeatureMultiple);
   return "";
 }
 

@@ -45,6 +45,13 @@ struct SurrogateBand {
   double vTh, band;
 };
 
+/// Whether `neuron`'s surrogate has a finite grad_band.
+inline bool hasFiniteGradBand(Operation *neuron) {
+  auto surrogate = neuron->getAttrOfType<SurrogateAttr>("surrogate");
+  FloatAttr band = surrogate ? surrogate.getGradBand() : FloatAttr();
+  return band && std::isfinite(band.getValueAsDouble());
+}
+
 /// The band of a spiking snn.lif, snn.if or snn.plif layer whose surrogate
 /// has a finite grad_band and whose v_th is one f64 for every neuron.
 inline std::optional<SurrogateBand> getSurrogateBand(Operation *neuron) {
@@ -53,11 +60,12 @@ inline std::optional<SurrogateBand> getSurrogateBand(Operation *neuron) {
           .Case<LIFOp, IFOp, PLIFOp>([](auto op) { return op.getVTh(); })
           .Default([](Operation *) { return Attribute(); });
   auto scalar = dyn_cast_if_present<FloatAttr>(vTh);
-  auto surrogate = neuron->getAttrOfType<SurrogateAttr>("surrogate");
-  FloatAttr band = surrogate ? surrogate.getGradBand() : FloatAttr();
-  if (!scalar || !band || !std::isfinite(band.getValueAsDouble()))
+  if (!scalar || !hasFiniteGradBand(neuron))
     return std::nullopt;
-  return SurrogateBand{scalar.getValueAsDouble(), band.getValueAsDouble()};
+  double band = neuron->getAttrOfType<SurrogateAttr>("surrogate")
+                    .getGradBand()
+                    .getValueAsDouble();
+  return SurrogateBand{scalar.getValueAsDouble(), band};
 }
 
 } // namespace mlir::snn

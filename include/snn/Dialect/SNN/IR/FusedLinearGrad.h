@@ -27,6 +27,10 @@ constexpr llvm::StringLiteral kGxInNeuronBwdAttrName = "snn.gx_in_neuron_bwd";
 /// in-band entry (the SHD readout: 20 classes).
 constexpr int64_t kMaxFusedLinearGradOutputs = 32;
 
+/// The layer's features must be a multiple of this: a thread's lanes (4 on
+/// the GPU, 8 on the CPU) then lie in one sample and share gy's row.
+constexpr int64_t kFusedLinearGradFeatureMultiple = 8;
+
 /// C of a layer marked with snn.fused_linear_grad, 0 when it is not (or the
 /// attribute is not a positive integer at most kMaxFusedLinearGradOutputs).
 inline int64_t getFusedLinearGradOutputs(Operation *neuron) {
