@@ -39,6 +39,13 @@
 #       once (bench/vgg11.py --only torch.compile) against the fused
 #       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
 #       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
+#   bench/gpu-fuse.sh run recompute   (GPU machine) `fusedrc` and `bnrc`
+#       (`fused` and `bnbwd` compiled with recompute=4: no H saved, the
+#       neuron backward normalizes the batch norm's x again and recomputes
+#       H) against the modules that save H: gradients bit for bit, the
+#       small recompute-net against float64, the step (3 alternating
+#       rounds), torch.compile once, per-op profiles. File:
+#       $OUT/fuse-recompute.txt.
 #   bench/gpu-fuse.sh run repeat   (GPU machine) each VGG-11 module's
 #       training gradients from 3 processes, cuDNN's algorithms timed per
 #       process (default) and chosen by its heuristics
@@ -55,16 +62,20 @@ if [ "$mode" = prepare ]; then
   train="optimizer=sgd lr=0.1 momentum=0.9 loss=ce_rate"
   rm -rf "$g" && mkdir -p "$g/vgg11" "$g/small" "$g/bn" "$root/.gpu/include"
   cp -r /usr/include/nlohmann "$root/.gpu/include/"
-  vgg() { # name fuse-options...
+  vgg() { # name fuse-options... ($compile: more --snn-compile options)
     local name=$1; shift
     "$opt" "$root/examples/vgg11.mlir" --snn-autodiff="$train" "$@" \
-      --snn-compile="output=$g/vgg11-$name.snnmod target=all" -o /dev/null \
+      --snn-compile="output=$g/vgg11-$name.snnmod target=all ${compile:-}" -o /dev/null \
       2> "$g/remarks-$name.txt"
   }
   vgg plain
   vgg pool --snn-fuse="batch-norm=false"
   vgg fused --snn-fuse
   vgg bnbwd --snn-fuse="batch-norm-backward=true"
+  # H recomputed from the batch norm's x in the neuron backward (T = 4: one
+  # chunk, no checkpoint row but the minimum one).
+  compile="recompute=4" vgg fusedrc --snn-fuse
+  compile="recompute=4" vgg bnrc --snn-fuse="batch-norm-backward=true"
   # The layout pass runs before --snn-autodiff: the backward inherits it.
   "$opt" "$root/examples/vgg11.mlir" --snn-channels-last --snn-autodiff="$train" \
     --snn-fuse --snn-compile="output=$g/vgg11-nhwc.snnmod target=all" -o /dev/null \
@@ -110,6 +121,16 @@ if [ "$mode" = prepare ]; then
   for m in vgg-small fuse-pool/train-net fuse-bn/train-net fuse-pool/train-nhwc batch-norms-nhwc; do
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
+  # The recomputing batch norm backward (test/Runtime/fuse-bn-recompute.test):
+  # saved H vs recomputed, with the batch norm backward's sums.
+  r="$g/recompute"; mkdir -p "$r"
+  for v in saved rc; do
+    c=$([ $v = rc ] && echo "recompute=3" || true)
+    "$opt" "$inputs/fuse-bn/recompute-net.mlir" --snn-autodiff="optimizer=sgd loss=ce_rate" \
+      --snn-fuse="batch-norm-backward=true" \
+      --snn-compile="output=$r/$v.snnmod target=all $c" -o /dev/null 2>/dev/null
+  done
+  PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$r/rc.snnmod" "$r"
   exit 0
 fi
 
@@ -187,6 +208,54 @@ if [ "$part" = repeat ]; then
 } 2>&1 | tee "$out/fuse-repeat.txt"
 fi
 
+# bench_vgg OURS MODULE...: `snn-run bench` of the VGG-11 modules
+# alternating, 3 rounds, then torch.compile once in this process set
+# against OURS.
+bench_vgg() {
+  local ours=$1 i m; shift
+  echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
+  for i in 1 2 3; do
+    for m in "$@"; do
+      echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
+    done
+  done
+  echo "== torch.compile in this process set, against the $ours module"
+  python3 "$root/bench/vgg11.py" --device cuda --peers-dir "$root/.peers" --out "$out" --tf32 on \
+    --only torch.compile \
+    --ours "$run $g/vgg11-$ours.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
+}
+
+if [ "$part" = recompute ]; then
+{
+  # H recomputed in the neuron backward of layers fused with their batch
+  # norm: the same gradients as the modules that save H (bit for bit), the
+  # small model against float64, then the step (3 alternating rounds), a
+  # per-op profile, torch.compile once.
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  v="$g/vgg11"
+  for m in fused fusedrc bnbwd bnrc; do
+    SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
+      --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$m-grads.safetensors" 2>&1 | tail -1
+  done
+  same "$v/fused-grads.safetensors" "$v/fusedrc-grads.safetensors" "grads fusedrc vs fused"
+  same "$v/bnbwd-grads.safetensors" "$v/bnrc-grads.safetensors" "grads bnrc vs bnbwd"
+  same "$v/fused-grads.safetensors" "$v/bnrc-grads.safetensors" "grads bnrc vs fused" 1e-6
+  r="$g/recompute"
+  for m in saved rc; do
+    SNNRT_MEMORY_PLAN=poison $run "$r/$m.snnmod" grads --device cuda:0 --data "$r/x.npy" \
+      --labels "$r/y.npy" --weights "$r/w.safetensors" --output "$r/$m-grads.safetensors" 2>&1 | tail -1
+  done
+  same "$r/saved-grads.safetensors" "$r/rc-grads.safetensors" "recompute-net rc vs saved"
+  cp "$r/rc-grads.safetensors" "$r/grads.safetensors"
+  python3 "$inputs/grads_reference.py" compare "$r/rc.snnmod" "$r" 2>&1 | tail -1
+  bench_vgg bnrc fused fusedrc bnbwd bnrc
+  for m in fused bnbwd bnrc; do
+    echo "== per-op profile, $m"
+    SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
+  done
+} 2>&1 | tee "$out/fuse-recompute.txt"
+fi
+
 if [ "$part" = all ] || [ "$part" = check ]; then
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -262,16 +331,7 @@ fi
 if [ "$part" = all ] || [ "$part" = bench ]; then
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  echo "== VGG-11 T=4 B=64, TF32, snn-run bench (step, forward, peak memory), 3 rounds"
-  for i in 1 2 3; do
-    for m in plain pool bnbwd fused nhwc; do
-      echo "$m: $(SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 50)"
-    done
-  done
-  echo "== torch.compile in this process set, against the fused module"
-  python3 "$root/bench/vgg11.py" --device cuda --peers-dir "$root/.peers" --out "$out" --tf32 on \
-    --only torch.compile \
-    --ours "$run $g/vgg11-fused.snnmod bench --device cuda:0 --iterations 50" 2>&1 | tail -8
+  bench_vgg fused plain pool bnbwd fused nhwc
 } 2>&1 | tee "$out/fuse-bench.txt"
 {
   for m in plain bnbwd fused nhwc; do

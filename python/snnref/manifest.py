@@ -673,8 +673,19 @@ def _run_op(mod, op, lr, smooth):
             ins = _ids(op, "in", 2, 16, "inputs (gs, h, ...)")
             nrn = _neuron(mod, op)
             if int(op.get("recompute_chunk", 0)) > 0:
-                # in: gs, X, checkpoints: H recomputed from X.
-                h = nrn.forward(mod.get(ins[1]), smooth=smooth)[1]
+                # in: gs, X, checkpoints: H recomputed from X; with a fused
+                # batch norm ("bn") X is the batch norm's input, normalized
+                # again with the forward's gamma, beta and statistics
+                # (in[3..6]).
+                x = mod.get(ins[1])
+                bn = op.get("bn")
+                if bn is not None:
+                    ins = _ids(op, "in", 8, 64, "inputs (gs, x, checkpoints, "
+                               "gamma, beta, saved_mean, saved_invstd, scratch)")
+                    g, b, mean, invstd = (mod.get(i) for i in ins[3:7])
+                    x = layers.batch_norm_apply(x, g, b, mean, invstd,
+                                                int(bn.get("spatial_rank", 2)))
+                h = nrn.forward(x, smooth=smooth)[1]
             else:
                 h = mod.get(ins[1])
             gs = mod.get(ins[0])

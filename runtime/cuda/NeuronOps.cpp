@@ -251,12 +251,31 @@ void runBackward(CudaDevice &device, OpCall &call) {
   else if (!linear)
     checkShape(call, gx, gs);
   if (long long chunk = recomputeChunk(call, l)) {
-    // in: gs, X, the membrane checkpoints: the kernel recomputes H.
-    expectArity(call, 3, 64, 1, 1);
+    // in: gs, X, the membrane checkpoints: the kernel recomputes H (with a
+    // fused batch norm from the batch norm's x, normalized again).
+    size_t bn = snnrt::recomputedBatchNormInputs(call.op);
+    size_t outs = bn && call.op["bn"].contains("parts") ? 2 : 1;
+    expectArity(call, 3 + bn, 64, outs, outs);
     checkShape(call, call.in[1], gx);
     checkCheckpoints(call, call.in[2], l, chunk);
-    launch(device, call, "bwd",
-           {gs.ptr, call.in[1].ptr, call.in[2].ptr, call.out[0].ptr}, 3);
+    std::vector<CUdeviceptr> args{gs.ptr, call.in[1].ptr, call.in[2].ptr,
+                                  call.out[0].ptr};
+    if (bn) {
+      snnrt::RecomputedBatchNormTensors t{
+          size_t(gx.numel()),         size_t(call.in[1].numel()),
+          size_t(call.in[3].numel()), size_t(call.in[4].numel()),
+          size_t(call.in[5].numel()), size_t(call.in[6].numel()),
+          size_t(call.in[7].numel()),
+          outs == 2 ? size_t(call.out[1].numel()) : 0};
+      std::string why = snnrt::checkRecomputedBatchNorm(call.op["bn"], t);
+      if (!why.empty())
+        opError(call, why);
+      for (size_t i = 3; i < 3 + bn; ++i)
+        args.push_back(call.in[i].ptr);
+      if (outs == 2)
+        args.push_back(call.out[1].ptr);
+    }
+    launch(device, call, "bwd", std::move(args), 3 + bn);
     return;
   }
   checkShape(call, h, gx);

@@ -261,13 +261,29 @@ void runNeuronBackward(const Ctx &c) {
                    pooled ? "gx, KH KW values per pooled gradient"
                           : "gx, like the gradient");
   if (int64_t chunk = recomputeChunk(c, l)) {
-    // in: gs, X, the membrane checkpoints: the kernel recomputes H.
-    c.arity(3, c.op.in.size(), 1, 1);
+    // in: gs, X, the membrane checkpoints: the kernel recomputes H (with a
+    // fused batch norm from the batch norm's x, normalized again).
+    size_t bn = recomputedBatchNormInputs(c.op.attrs);
+    size_t outs = bn && c.op.attrs["bn"].contains("parts") ? 2 : 1;
+    c.arity(3 + bn, c.op.in.size(), outs, outs);
     c.expectElements(c.in(1), total, "the layer's input X, like the gradient");
     c.expectElements(c.in(2), checkpointSize(l, chunk),
                      "membrane checkpoints, max(ceil(T/C) - 1, 1) x N");
-    return callKernel(c, neuronKernel(c, "bwd"),
-                      {c.inPtr(0), c.inPtr(1), c.inPtr(2), c.outPtr(0)}, 3);
+    std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.inPtr(2), c.outPtr(0)};
+    if (bn) {
+      RecomputedBatchNormTensors t{
+          total,           c.in(1).numel(), c.in(3).numel(),
+          c.in(4).numel(), c.in(5).numel(), c.in(6).numel(),
+          c.in(7).numel(), outs == 2 ? c.out(1).numel() : 0};
+      std::string why = checkRecomputedBatchNorm(c.op.attrs["bn"], t);
+      if (!why.empty())
+        c.fail(why);
+      for (size_t i = 3; i < 3 + bn; ++i)
+        args.push_back(c.inPtr(i));
+      if (outs == 2)
+        args.push_back(c.outPtr(1));
+    }
+    return callKernel(c, neuronKernel(c, "bwd"), std::move(args), 3 + bn);
   }
   c.expectElements(c.in(1), total, "saved H, like the gradient");
   std::vector<void *> args{c.inPtr(0), c.inPtr(1), c.outPtr(0)};

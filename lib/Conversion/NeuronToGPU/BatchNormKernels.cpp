@@ -61,6 +61,20 @@ static bool isChannelsLast(const BatchNormGeometry &g) {
          g.channels / getChannelWidth(g) <= kOpKernelBlockSize;
 }
 
+/// Parts up to which one GPU thread adds a channel's parts in the finish
+/// kernel. A neuron backward that sums the batch norm's backward writes a
+/// part per sample (64 for VGG-11 at batch 64), which one thread adds in
+/// a chain of dependent loads (+20-30 us per layer on an H100): more parts
+/// are added by a block per channel, as channels-last maps' are (so are
+/// the parts of a statistics kernel over few channels of large maps: it
+/// makes up to 2048 / C parts).
+static constexpr int64_t kMaxPartsPerFinishThread = 32;
+
+/// Whether the GPU finish kernel runs a block per channel.
+static bool hasFinishBlocks(const BatchNormGeometry &g) {
+  return isChannelsLast(g) || g.parts > kMaxPartsPerFinishThread;
+}
+
 SmallVector<OpKernelSpec, 3>
 mlir::snn::makeBatchNormKernelSpecs(ArrayRef<int64_t> input,
                                     int64_t spatialRank, bool training,
@@ -194,7 +208,7 @@ int64_t mlir::snn::getBatchNormGridSize(const OpKernelSpec &spec) {
   const BatchNormGeometry &g = spec.batchNorm;
   if (isStats(spec))
     return isChannelsLast(g) ? g.parts : g.channels * g.parts;
-  if (isFinish(spec) && isChannelsLast(g))
+  if (isFinish(spec) && hasFinishBlocks(g))
     return g.channels;
   return llvm::divideCeilSigned(getThreadCount(spec, g.width),
                                 kOpKernelBlockSize);
@@ -203,7 +217,7 @@ int64_t mlir::snn::getBatchNormGridSize(const OpKernelSpec &spec) {
 MemRefType mlir::snn::getBatchNormSharedType(const OpKernelSpec &spec,
                                              MLIRContext *ctx) {
   const BatchNormGeometry &g = spec.batchNorm;
-  if (!isStats(spec) && !(isFinish(spec) && isChannelsLast(g)))
+  if (!isStats(spec) && !(isFinish(spec) && hasFinishBlocks(g)))
     return nullptr;
   auto workgroup = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -722,7 +736,7 @@ void BatchNormEmitter::emitGPU(Value sharedMemory, Value block, Value lane) {
   Value blockIt = toIt(block), laneIt = toIt(lane);
   if (isStats(spec) && isChannelsLast(g))
     return emitChannelsLastStatsBlock(blockIt, laneIt);
-  if (isFinish(spec) && isChannelsLast(g))
+  if (isFinish(spec) && hasFinishBlocks(g))
     return emitChannelsLastFinishBlock(blockIt, laneIt);
   if (isStats(spec))
     return emitStatsBlock(blockIt, laneIt, kOpKernelBlockSize);

@@ -558,30 +558,46 @@ Value ThreadEmitter::sumCounts(Value counts) {
 }
 
 Value ThreadEmitter::recomputeChunk(Value first, int64_t len, Value v,
-                                    Value gv, ValueRange args, Value &counts) {
+                                    Value gv, ValueRange args, Value &counts,
+                                    MutableArrayRef<Value> bnSums) {
   Value gs = args[0], x = args[1], gx = args[3];
-  SmallVector<Value> ts, ats, hs;
+  SmallVector<Value> ts, ats, xs, hs;
   for (int64_t i = 0; i < len; ++i) {
     Value t = arith::AddIOp::create(b, loc, first, index(i));
     Value at = offset(t);
-    Value hv = charge(v, load(x, at));
+    Value xv = load(x, at);
+    // The same arithmetic as forwardStep's (a fused batch norm's affine).
+    Value in = bnScale ? add(mul(xv, bnScale), bnShift) : xv;
+    Value hv = charge(v, in);
     v = afterReset(hv, fires(hv));
     ts.push_back(t);
     ats.push_back(at);
+    xs.push_back(xv);
     hs.push_back(hv);
   }
   Value decay = sub(splat(1.0), param(spec.k));
   for (int64_t i = len - 1; i >= 0; --i) {
     Value gh = gradH(stepOutputGrad(gs, ts[i], ats[i], hs[i]), gv, hs[i]);
-    storeGradInput(mul(param(spec.c), gh), gx, ats[i], counts);
+    Value gin = mul(param(spec.c), gh);
+    storeGradInput(gin, gx, ats[i], counts);
+    if (!bnSums.empty())
+      llvm::copy(addBatchNormSums(bnSums, gin, xs[i]), bnSums.begin());
     gv = mul(gh, decay);
   }
   return gv;
 }
 
-void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
+SmallVector<Value, 2> ThreadEmitter::emitBackwardRecompute(ValueRange args) {
   Value ckpt = args[2];
-  loadParams(args.drop_front(4));
+  // A fused batch norm: the training forward's affine, then (with its
+  // backward's sums) the saved statistics for xhat.
+  unsigned bnArgs = spec.getNumBatchNormArgs(KernelKind::Backward);
+  ValueRange bnForward = args.slice(4, std::min(bnArgs, 5u));
+  loadBatchNorm(bnForward);
+  SmallVector<Value, 2> bnSums;
+  if (spec.fusesBatchNormBackward())
+    bnSums = startBatchNormSums(bnForward[2], bnForward[3]);
+  loadParams(args.drop_front(4 + bnArgs));
   prepareLinearGrad();
   int64_t chunk = spec.storage.recomputeChunk;
   int64_t chunks = spec.getNumChunks();
@@ -609,28 +625,37 @@ void ThreadEmitter::emitBackwardRecompute(ValueRange args) {
   Value counts = counting ? zeroCounts() : Value();
   Value gv = recomputeChunk(index(lastFirst), spec.numSteps - lastFirst,
                             chunkStart(index(chunks - 1)), splat(0.0), args,
-                            counts);
+                            counts, bnSums);
   if (chunks > 1) {
+    // Carried: gv, the count, the batch norm sums.
     SmallVector<Value> init{gv};
     if (counting)
       init.push_back(counts);
+    llvm::append_range(init, bnSums);
     auto loop = scf::ForOp::create(
         b, loc, index(0), index(chunks - 1), index(1), init,
         [&](OpBuilder &, Location, Value r, ValueRange grads) {
           Value j = arith::SubIOp::create(b, loc, index(chunks - 2), r);
           Value first = arith::MulIOp::create(b, loc, j, index(chunk));
           Value chunkCounts = counting ? grads[1] : Value();
+          SmallVector<Value, 2> chunkSums(grads.take_back(bnSums.size()));
           SmallVector<Value> next{recomputeChunk(first, chunk, chunkStart(j),
-                                                 grads[0], args, chunkCounts)};
+                                                 grads[0], args, chunkCounts,
+                                                 chunkSums)};
           if (counting)
             next.push_back(chunkCounts);
+          llvm::append_range(next, chunkSums);
           scf::YieldOp::create(b, loc, next);
         });
     if (counting)
       counts = loop.getResult(1);
+    llvm::copy(loop.getResults().take_back(bnSums.size()), bnSums.begin());
   }
   if (counting)
     count = sumCounts(counts);
+  if (bnSums.empty())
+    return {};
+  return finishBatchNormSums(bnSums);
 }
 
 void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
@@ -766,26 +791,13 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   // plif: dL/dk of the thread's lanes, summed over the steps.
   if (gw)
     init.push_back(zero);
-  // The batch norm backward's sums of the lanes, in f64 as its statistics
-  // kernel adds them: the thread's lanes are in one channel.
-  auto wideType = VectorType::get({width}, b.getF64Type());
-  auto widen = [&](Value v) -> Value {
-    return arith::ExtFOp::create(b, loc, wideType, v);
-  };
-  Value bnX, bnMean, bnInvstd;
+  // The batch norm backward's sums of the lanes.
+  Value bnX;
   size_t bnSums = init.size();
   if (!bnBackward.empty()) {
     bnX = bnBackward[0];
-    Value plane = arith::DivUIOp::create(b, loc, base, index(spec.bnSpatial));
-    Value c = arith::RemUIOp::create(b, loc, plane, index(spec.bnChannels));
-    auto channelLanes = [&](Value memref) -> Value {
-      Value v = memref::LoadOp::create(b, loc, memref, ValueRange{c});
-      return widen(vector::BroadcastOp::create(b, loc, vecType, v));
-    };
-    bnMean = channelLanes(bnBackward[1]);
-    bnInvstd = channelLanes(bnBackward[2]);
-    Value zeroWide = widen(zero);
-    init.append({zeroWide, zeroWide});
+    llvm::append_range(init,
+                       startBatchNormSums(bnBackward[1], bnBackward[2]));
   }
   // The nonzero gx lanes, last.
   size_t countAt = init.size();
@@ -833,13 +845,9 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
     if (gw)
       next.push_back(add(grads.back(),
                          mul(gh, leakGrad(in.hv, membraneBefore(in.t, h)))));
-    if (bnX) {
-      // gY = gin; xhat = (x - mean) invstd.
-      Value gy = widen(gin);
-      Value xhat = mul(sub(widen(in.x), bnMean), bnInvstd);
-      next.push_back(add(grads[bnSums], gy));
-      next.push_back(add(grads[bnSums + 1], mul(gy, xhat)));
-    }
+    if (bnX)
+      llvm::append_range(
+          next, addBatchNormSums(grads.slice(bnSums, 2), gin, in.x));
     if (counting)
       next.push_back(counts);
     return next;
@@ -906,16 +914,49 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
     storeState(results, stateArgs.drop_front(spec.getNumStateTensors()));
   if (!bnX)
     return {};
+  return finishBatchNormSums(results.slice(bnSums, 2));
+}
+
+SmallVector<Value, 2> ThreadEmitter::startBatchNormSums(Value mean,
+                                                       Value invstd) {
+  // The thread's lanes are in one channel (NeuronSpec::bnPlaneSlots).
+  Value plane = arith::DivUIOp::create(b, loc, base, index(spec.bnSpatial));
+  Value c = arith::RemUIOp::create(b, loc, plane, index(spec.bnChannels));
+  auto channelLanes = [&](Value memref) -> Value {
+    Value v = memref::LoadOp::create(b, loc, memref, ValueRange{c});
+    return widen(vector::BroadcastOp::create(b, loc, vecType, v));
+  };
+  bnMean = channelLanes(mean);
+  bnInvstd = channelLanes(invstd);
+  Value zero = widen(splat(0.0));
+  return {zero, zero};
+}
+
+SmallVector<Value, 2> ThreadEmitter::addBatchNormSums(ValueRange sums,
+                                                     Value gin, Value x) {
+  // gY = gin; xhat = (x - mean) invstd, in f64 as the batch norm's
+  // statistics kernel adds them.
+  Value gy = widen(gin);
+  Value xhat = mul(sub(widen(x), bnMean), bnInvstd);
+  return {add(sums[0], gy), add(sums[1], mul(gy, xhat))};
+}
+
+SmallVector<Value, 2> ThreadEmitter::finishBatchNormSums(ValueRange sums) {
   // The lanes in order.
-  SmallVector<Value, 2> sums;
-  for (Value lanes : results.drop_front(bnSums)) {
+  SmallVector<Value, 2> totals;
+  for (Value lanes : sums) {
     Value sum = vector::ExtractOp::create(b, loc, lanes, ArrayRef<int64_t>{0});
     for (int64_t l = 1; l < width; ++l)
       sum = add(sum, vector::ExtractOp::create(b, loc, lanes,
                                                ArrayRef<int64_t>{l}));
-    sums.push_back(sum);
+    totals.push_back(sum);
   }
-  return sums;
+  return totals;
+}
+
+Value ThreadEmitter::widen(Value lanes) {
+  auto wide = VectorType::get({width}, b.getF64Type());
+  return arith::ExtFOp::create(b, loc, wide, lanes);
 }
 
 SmallVector<Value, 2>
@@ -961,8 +1002,7 @@ void kernelgen::storeBatchNormPartials(OpBuilder &b, Location loc,
   Value part = m.mulAdd(sample, runs, m.remU(segment, runs));
   Value at = arith::MulIOp::create(b, loc, m.mulAdd(c, spec.bnParts, part),
                                    m.index(4));
-  unsigned numFixed = spec.hasSynapse() || spec.learnsLeak() ? 4 : 3;
-  Value scratch = args[numFixed + 3];
+  Value scratch = args[spec.getBatchNormSumsArg()];
   int64_t k = 0;
   for (Value sum : sums) {
     // As the statistics kernel stores them: f32 high and low parts.
@@ -1067,10 +1107,8 @@ SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
     else
       emitter.emitStep(args, kind == KernelKind::ForwardSaveH);
   } else if (kind == KernelKind::Backward) {
-    if (spec.recomputes())
-      emitter.emitBackwardRecompute(args);
-    else
-      sums = emitter.emitBackward(args);
+    sums = spec.recomputes() ? emitter.emitBackwardRecompute(args)
+                             : emitter.emitBackward(args);
   } else {
     emitter.emitForward(args, kind == KernelKind::ForwardSaveH,
                         kind == KernelKind::ForwardRecord);

@@ -135,13 +135,25 @@ struct NeuronSpec {
   /// Batch norm arguments of a kernel, after the outputs (and chained
   /// state): training gamma, beta, saved_mean, saved_invstd, scratch;
   /// inference gamma, beta, running_mean, running_var; the backward x,
-  /// saved_mean, saved_invstd, scratch (with bn->backward).
+  /// saved_mean, saved_invstd, scratch (with bn->backward). A backward that
+  /// recomputes H normalizes x as the training forward did: that
+  /// forward's five, then the sums' scratch (with bn->backward); its x is
+  /// its input argument.
   unsigned getNumBatchNormArgs(KernelKind kind) const {
     if (!bn)
       return 0;
+    if (kind == KernelKind::Backward && recomputes())
+      return bn->backward ? 6 : 5;
     if (kind == KernelKind::Backward)
       return bn->backward ? 4 : 0;
     return kind == KernelKind::ForwardSaveH ? 5 : 4;
+  }
+  /// The backward's argument holding the batch norm backward's partial
+  /// sums (spec.fusesBatchNormBackward()): the last batch norm argument,
+  /// after gs, H (or x and the checkpoints), gx (and I).
+  unsigned getBatchNormSumsArg() const {
+    unsigned fixed = recomputes() ? 4 : hasSynapse() || learnsLeak() ? 4 : 3;
+    return fixed + getNumBatchNormArgs(KernelKind::Backward) - 1;
   }
 
   /// Step layers and pooled layers are not recorded (a pooled layer's

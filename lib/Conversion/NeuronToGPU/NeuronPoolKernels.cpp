@@ -49,10 +49,8 @@ kernelgen::buildPooledNeuronThread(OpBuilder &b, Location loc,
     // unfused backward does, each lane reading its window's gradient.
     ThreadEmitter emitter(b, loc, spec, mulI(thread, spec.getWidth()));
     emitter.spreadPooledGrad();
-    if (!spec.recomputes())
-      return emitter.emitBackward(args);
-    emitter.emitBackwardRecompute(args);
-    return {};
+    return spec.recomputes() ? emitter.emitBackwardRecompute(args)
+                             : emitter.emitBackward(args);
   }
 
   // Window (outer, i, j) of the (H/KH) x (W/KW) pooled map of each outer

@@ -282,14 +282,6 @@ LogicalResult kernelgen::checkStorageSupported(func::FuncOp func,
                  "layer would need its synaptic current checkpointed too";
           supported = false;
         }
-        if (spec.recomputes() && spec.bn) {
-          op->emitError()
-              << "recompute-chunk does not support a layer fused with its "
-                 "batch norm (the backward would recompute H from the "
-                 "normalized input, which is not written); compile without "
-                 "recompute-chunk or without --snn-fuse";
-          supported = false;
-        }
         if (spec.storage.recomputeChunk > 0 && spec.chainsState) {
           op->emitError()
               << "recompute-chunk does not support a layer split in time "
@@ -392,15 +384,19 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.chainsState)
     types.append(2 * spec.getNumStateTensors(),
                  MemRefType::get({spec.numNeurons}, f32));
-  if (kind == KernelKind::Backward && spec.fusesBatchNormBackward()) {
+  if (kind == KernelKind::Backward && spec.fusesBatchNormBackward() &&
+      !spec.recomputes()) {
     // x, saved_mean, saved_invstd, the partial sums.
     types.push_back(flat);
     types.append(2, MemRefType::get({spec.bnChannels}, f32));
     types.push_back(MemRefType::get({spec.bnBwdScratchSize}, f32));
   } else if (unsigned bnArgs = spec.getNumBatchNormArgs(kind)) {
     types.append(4, MemRefType::get({spec.bnChannels}, f32));
-    if (bnArgs == 5)
+    if (bnArgs >= 5)
       types.push_back(MemRefType::get({spec.bnScratchSize}, f32));
+    // A recomputing backward's partial sums.
+    if (bnArgs == 6)
+      types.push_back(MemRefType::get({spec.bnBwdScratchSize}, f32));
   }
   // plif's weight comes first among the parameters.
   if (spec.learnsLeak())

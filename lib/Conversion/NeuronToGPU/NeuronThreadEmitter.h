@@ -46,8 +46,10 @@ public:
   /// sum(gY xhat) over its steps and lanes) with
   /// spec.fusesBatchNormBackward(), else none.
   SmallVector<Value, 2> emitBackward(ValueRange args);
-  /// The backward of a layer that recomputes H (NeuronStorage::recomputeChunk).
-  void emitBackwardRecompute(ValueRange args);
+  /// The backward of a layer that recomputes H (NeuronStorage::
+  /// recomputeChunk), from x normalized as the forward did with a fused
+  /// batch norm; returns the sums as emitBackward does.
+  SmallVector<Value, 2> emitBackwardRecompute(ValueRange args);
   /// One step from the state tensors (spec.step), and its backward.
   void emitStep(ValueRange args, bool saveH);
   void emitStepBackward(ValueRange args);
@@ -221,9 +223,21 @@ private:
   /// Recomputes steps [first, first + len) from the membrane `v` (reading X),
   /// then runs their backward in reverse from `gv`; returns the gradient of
   /// the membrane before `first`. When counting, adds the chunk's nonzero
-  /// gx lanes to `counts`.
+  /// gx lanes to `counts`, and with a batch norm backward's sums its steps'
+  /// terms to `bnSums`.
   Value recomputeChunk(Value first, int64_t len, Value v, Value gv,
-                       ValueRange args, Value &counts);
+                       ValueRange args, Value &counts,
+                       MutableArrayRef<Value> bnSums);
+  /// The batch norm backward's sums (spec.fusesBatchNormBackward()) in f64
+  /// lanes, as its statistics kernel adds them: loads the thread's channel's
+  /// saved statistics and returns the zero sums of gY and gY xhat.
+  SmallVector<Value, 2> startBatchNormSums(Value mean, Value invstd);
+  /// `sums` plus a step's terms: gY = `gin`, xhat of the step's input `x`.
+  SmallVector<Value, 2> addBatchNormSums(ValueRange sums, Value gin, Value x);
+  /// The thread's sums: the lanes added in order.
+  SmallVector<Value, 2> finishBatchNormSums(ValueRange sums);
+  /// f32 lanes as f64.
+  Value widen(Value lanes);
 
   /// Per-lane counts (vector of W i32) while counting: zeros, plus one
   /// where `nonzero` (vector of W i1), and their sum over the lanes.
@@ -309,6 +323,8 @@ private:
   Value plifWeight;
   /// The fused batch norm's scale and shift lanes (null without one).
   Value bnScale, bnShift;
+  /// Its saved mean and invstd as f64 lanes, for the backward's sums.
+  Value bnMean, bnInvstd;
   /// The pooling window of each run of KW lanes, whose gradient the
   /// backward spreads (empty: gs holds the lanes' own gradients).
   SmallVector<Value> laneWindows;

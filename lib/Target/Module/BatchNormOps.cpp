@@ -162,9 +162,13 @@ LogicalResult ManifestBuilder::addBatchNormBackwardSums(Operation *op,
            << "the layer's backward computes its batch norm backward's sums "
               "(snn.fused_batch_norm backward = true) but has no generated "
               "kernel that writes them";
-  in.push_back(record.batchNormInput);
-  for (int64_t id : saved->second) // saved_mean, saved_invstd
-    in.push_back(id);
+  // A recomputing backward has read x and the statistics already
+  // (addRecomputedBatchNormInputs).
+  if (!record.recomputedBatchNorm) {
+    in.push_back(record.batchNormInput);
+    for (int64_t id : saved->second) // saved_mean, saved_invstd
+      in.push_back(id);
+  }
   BatchNormGeometry g;
   g.channels = cast<RankedTensorType>(bn.getGamma().getType()).getDimSize(0);
   g.parts = kernel->second.batchNormParts;
@@ -204,15 +208,20 @@ LogicalResult ManifestBuilder::addFusedBatchNormInputs(Operation *neuron,
     for (int64_t id : saved->second) // saved_mean, saved_invstd
       in.push_back(id);
     in.push_back(scratch->second);
-    if (recomputeChunk > 0)
-      return neuron->emitError()
-             << "recompute-chunk does not support a layer fused with its "
-                "batch norm (the backward would recompute H from the "
-                "normalized input, which is not written); compile without "
-                "recompute-chunk or without --snn-fuse";
   }
   json["bn"] = Object{{"training", training},
                       {"eps", bn.getEps().convertToDouble()},
                       {"spatial_rank", bn.getSpatialRank()}};
   return success();
+}
+
+void ManifestBuilder::addRecomputedBatchNormInputs(const NeuronRecord &record,
+                                                   Array &in, Object &json) {
+  if (!record.recomputedBatchNorm)
+    return;
+  auto bn = cast<BatchNormOp>(record.recomputedBatchNorm);
+  for (int64_t id : record.batchNormAffine)
+    in.push_back(id);
+  json["bn"] = Object{{"eps", bn.getEps().convertToDouble()},
+                      {"spatial_rank", bn.getSpatialRank()}};
 }

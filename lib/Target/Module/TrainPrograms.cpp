@@ -179,6 +179,7 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   // kernel ABI), their scratch after gx.
   Array sumsOut;
   Object sumsJson;
+  addRecomputedBatchNormInputs(*record, in, sumsJson);
   if (record->batchNormBackward &&
       failed(addBatchNormBackwardSums(op, *record, in, sumsOut, sumsJson)))
     return failure();

@@ -197,7 +197,22 @@ def check_op(op, where, shape):
                      f"and a weight [{c}, {f}], got {s} and {w}")
         elif numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
-        if "bn" in op and kind == "neuron_bwd":
+        if "bn" in op and kind == "neuron_bwd" and op.get("recompute_chunk"):
+            # H recomputed from the batch norm's x (in[1]): after the
+            # checkpoints gamma, beta, saved_mean, saved_invstd and the
+            # batch norm's scratch; with parts, the sums' scratch after gx.
+            bn = op["bn"]
+            channels = x[-1 - bn["spatial_rank"]]
+            parts = bn.get("parts")
+            if len(ins) < 8 or shape(ins[1]) != x or \
+                    any(shape(t) != [channels] for t in ins[3:7]) or \
+                    numel(shape(ins[7])) % channels or \
+                    len(outs) != (2 if parts else 1) or \
+                    (parts and shape(outs[1]) != [(4 * parts + 3) * channels]):
+                fail(f"{where}: a recomputing bn neuron_bwd needs x, the "
+                     "checkpoints, gamma, beta, mean, invstd, the batch "
+                     "norm's scratch (and its sums after gx)")
+        elif "bn" in op and kind == "neuron_bwd":
             # The batch norm backward's sums: x, saved_mean, saved_invstd
             # after H (and I), the sums' scratch after gx.
             bn = op["bn"]
