@@ -117,9 +117,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after), in training and inference.
 
-    Batch norm backward, in training (opt-in, `batch-norm-backward=true`: on
-    an H100 it made the VGG-11 step slower, 2.99 -> 3.18 ms; see
-    bench/results/2026-11-27-H100-fuse-bn-nhwc.md): when the gradient that
+    Batch norm backward, in training (opt-in, `batch-norm-backward=true`;
+    on an H100 the VGG-11 step 2.93 -> 2.86 ms, 2.78 ms with
+    `--snn-compile recompute=4`; see
+    bench/results/2026-12-07-H100-fuse-bn-recompute.md): when the gradient that
     such a layer's
     `snn.neuron_bwd` writes goes to its batch norm's `snn.batch_norm_bwd`
     alone, the attribute gets `backward = true`: the neuron backward also
