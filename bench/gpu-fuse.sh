@@ -6,12 +6,13 @@
 # one process set.
 #
 #   bench/gpu-fuse.sh prepare   (here, snn-opt built) compiles into .gpu/fuse/
-#       (target=all) three VGG-11 training modules: `plain` (no --snn-fuse,
-#       what main compiles), `pool` (--snn-fuse="batch-norm=false": the
-#       pooling fusion alone, training and inference) and `fused`
-#       (--snn-fuse: batch norm + neuron + pooling, training and inference),
-#       `bnbwd` (--snn-fuse="batch-norm-backward=true": `fused` plus the
-#       batch norm backward's sums in the neuron backward, opt-in), and
+#       (target=all) VGG-11 training modules: `plain` (no --snn-fuse),
+#       `pool` (--snn-fuse="batch-norm=false": the pooling fusion alone,
+#       training and inference), `savedh` (batch norm + neuron + pooling,
+#       H saved: --snn-fuse's default until 2026-12-07), `bnbwd` (plus the
+#       batch norm backward's sums in the neuron backward), `fusedrc`
+#       (savedh with H recomputed from the batch norm's input), `fused`
+#       (--snn-fuse, the default: all of them), and
 #       `nhwc`
 #       (--snn-channels-last before --snn-autodiff, then --snn-fuse:
 #       channels-last convolutions, batch norms, neurons and pools, batch
@@ -33,16 +34,16 @@
 #       its convolutions sum in another order and a random VGG-11 is
 #       chaotic), and
 #       the small models against the float64 reference; `bench`: `snn-run
-#       bench` (step, forward, peak memory) of plain, pool, bnbwd, fused and
+#       bench` (step, forward, peak memory) of plain, pool, savedh, fused and
 #       nhwc alternating,
-#       3 rounds, a per-op profile of plain, fused and nhwc, and torch.compile
+#       3 rounds, a per-op profile of plain, savedh, fused and nhwc, and torch.compile
 #       once (bench/vgg11.py --only torch.compile) against the fused
 #       module. Results: $OUT/fuse-check.txt, fuse-bench.txt,
 #       fuse-profile.txt and bench/vgg11.py's table (.md, .json).
-#   bench/gpu-fuse.sh run recompute   (GPU machine) `fusedrc` and `bnrc`
-#       (`fused` and `bnbwd` compiled with recompute=4: no H saved, the
-#       neuron backward normalizes the batch norm's x again and recomputes
-#       H) against the modules that save H: gradients bit for bit, the
+#   bench/gpu-fuse.sh run recompute   (GPU machine) `fusedrc` and `fused`
+#       (no H saved, the neuron backward normalizes the batch norm's x again
+#       and recomputes H) against `savedh` and `bnbwd`, which save H:
+#       gradients bit for bit, the
 #       small recompute-net against float64, the step (3 alternating
 #       rounds), torch.compile once, per-op profiles. File:
 #       $OUT/fuse-recompute.txt.
@@ -70,18 +71,18 @@ if [ "$mode" = prepare ]; then
   }
   vgg plain
   vgg pool --snn-fuse="batch-norm=false"
-  vgg fused --snn-fuse
-  vgg bnbwd --snn-fuse="batch-norm-backward=true"
+  vgg savedh --snn-fuse="batch-norm-backward=false recompute=false"
+  vgg bnbwd --snn-fuse="recompute=false"
   # H recomputed from the batch norm's x in the neuron backward (T = 4: one
   # chunk, no checkpoint row but the minimum one).
-  compile="recompute=4" vgg fusedrc --snn-fuse
-  compile="recompute=4" vgg bnrc --snn-fuse="batch-norm-backward=true"
+  vgg fusedrc --snn-fuse="batch-norm-backward=false"
+  vgg fused --snn-fuse
   # The layout pass runs before --snn-autodiff: the backward inherits it.
   "$opt" "$root/examples/vgg11.mlir" --snn-channels-last --snn-autodiff="$train" \
     --snn-fuse --snn-compile="output=$g/vgg11-nhwc.snnmod target=all" -o /dev/null \
     2> "$g/remarks-nhwc.txt"
   grep -h "channels-last" "$g/remarks-nhwc.txt" | sed 's/^.*remark: /nhwc: /' || true
-  for m in pool bnbwd fused nhwc; do
+  for m in pool savedh bnbwd fusedrc fused nhwc; do
     echo "$m: $(grep -c "remark: fused" "$g/remarks-$m.txt") fusions"
   done
   # VGG-11's random weights and inputs (40 MB) are drawn on the GPU machine
@@ -122,13 +123,13 @@ if [ "$mode" = prepare ]; then
     train_pair "$inputs/$m.mlir" "$g/train/$(basename $m)"
   done
   # The recomputing batch norm backward (test/Runtime/fuse-bn-recompute.test):
-  # saved H vs recomputed, with the batch norm backward's sums.
+  # saved H vs recomputed (--snn-fuse's default), with the batch norm
+  # backward's sums.
   r="$g/recompute"; mkdir -p "$r"
   for v in saved rc; do
-    c=$([ $v = rc ] && echo "recompute=3" || true)
+    f=$([ $v = saved ] && echo "=recompute=false" || true)
     "$opt" "$inputs/fuse-bn/recompute-net.mlir" --snn-autodiff="optimizer=sgd loss=ce_rate" \
-      --snn-fuse="batch-norm-backward=true" \
-      --snn-compile="output=$r/$v.snnmod target=all $c" -o /dev/null 2>/dev/null
+      --snn-fuse$f --snn-compile="output=$r/$v.snnmod target=all" -o /dev/null 2>/dev/null
   done
   PYTHONPATH="$root/python" python3 "$inputs/grads_reference.py" make "$r/rc.snnmod" "$r"
   exit 0
@@ -233,13 +234,13 @@ if [ "$part" = recompute ]; then
   # per-op profile, torch.compile once.
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   v="$g/vgg11"
-  for m in fused fusedrc bnbwd bnrc; do
+  for m in savedh fusedrc bnbwd fused; do
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
       --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$m-grads.safetensors" 2>&1 | tail -1
   done
-  same "$v/fused-grads.safetensors" "$v/fusedrc-grads.safetensors" "grads fusedrc vs fused"
-  same "$v/bnbwd-grads.safetensors" "$v/bnrc-grads.safetensors" "grads bnrc vs bnbwd"
-  same "$v/fused-grads.safetensors" "$v/bnrc-grads.safetensors" "grads bnrc vs fused" 1e-6
+  same "$v/savedh-grads.safetensors" "$v/fusedrc-grads.safetensors" "grads fusedrc vs savedh"
+  same "$v/bnbwd-grads.safetensors" "$v/fused-grads.safetensors" "grads fused vs bnbwd"
+  same "$v/savedh-grads.safetensors" "$v/fused-grads.safetensors" "grads fused vs savedh" 1e-6
   r="$g/recompute"
   for m in saved rc; do
     SNNRT_MEMORY_PLAN=poison $run "$r/$m.snnmod" grads --device cuda:0 --data "$r/x.npy" \
@@ -248,8 +249,8 @@ if [ "$part" = recompute ]; then
   same "$r/saved-grads.safetensors" "$r/rc-grads.safetensors" "recompute-net rc vs saved"
   cp "$r/rc-grads.safetensors" "$r/grads.safetensors"
   python3 "$inputs/grads_reference.py" compare "$r/rc.snnmod" "$r" 2>&1 | tail -1
-  bench_vgg bnrc fused fusedrc bnbwd bnrc
-  for m in fused bnbwd bnrc; do
+  bench_vgg fused savedh fusedrc bnbwd fused
+  for m in savedh bnbwd fused; do
     echo "== per-op profile, $m"
     SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
   done
@@ -262,22 +263,22 @@ if [ "$part" = all ] || [ "$part" = check ]; then
   grep -h "remark: fused" "$g"/remarks-*.txt | sed 's/^.*remark: //' | sort | uniq -c
   v="$g/vgg11"
   echo "== VGG-11 on cuda:0, fused vs plain (identical; grads with the batch norm backward fused within 1e-6)"
-  for m in plain pool bnbwd fused nhwc; do
+  for m in plain pool savedh bnbwd fused nhwc; do
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" infer --device cuda:0 --data "$v/x.npy" \
       --weights "$v/w.safetensors" --output "$v/$m.npy" 2>&1 | head -1
     SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-$m.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
       --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/$m-grads.safetensors" 2>&1 | tail -1
   done
-  for m in pool bnbwd fused; do
+  for m in pool savedh bnbwd fused; do
     same "$v/plain.npy" "$v/$m.npy" "infer $m"
     same "$v/plain-grads.safetensors" "$v/$m-grads.safetensors" "grads $m" \
-      $([ $m = bnbwd ] && echo 1e-6)
+      $([ $m = bnbwd ] || [ $m = fused ] && echo 1e-6)
   done
   # The batch norm backward's sums are per block in a fixed order: the
   # same bits run to run.
-  SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-bnbwd.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
-    --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/bnbwd-grads2.safetensors" 2>&1 | tail -1
-  same "$v/bnbwd-grads.safetensors" "$v/bnbwd-grads2.safetensors" "grads bnbwd, run to run"
+  SNNRT_MEMORY_PLAN=poison $run "$g/vgg11-fused.snnmod" grads --device cuda:0 --data "$v/xt.npy" \
+    --labels "$v/y.npy" --weights "$v/w.safetensors" --output "$v/fused-grads2.safetensors" 2>&1 | tail -1
+  same "$v/fused-grads.safetensors" "$v/fused-grads2.safetensors" "grads fused, run to run"
   # nhwc against plain proves nothing on a random VGG-11: the convolutions
   # sum in another order and this net is chaotic (plain's own float32
   # gradients are far from its float64 reference); the small channels-last
@@ -331,10 +332,10 @@ fi
 if [ "$part" = all ] || [ "$part" = bench ]; then
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  bench_vgg fused plain pool bnbwd fused nhwc
+  bench_vgg fused plain pool savedh fused nhwc
 } 2>&1 | tee "$out/fuse-bench.txt"
 {
-  for m in plain bnbwd fused nhwc; do
+  for m in plain savedh fused nhwc; do
     echo "== per-op profile, $m"
     SNNRT_CUDA_TF32=1 $run "$g/vgg11-$m.snnmod" bench --device cuda:0 --iterations 20 --profile 2>&1
   done

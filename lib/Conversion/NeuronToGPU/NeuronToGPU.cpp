@@ -42,6 +42,10 @@ unsigned kernelgen::forEachKernelOp(
     if (std::optional<NeuronSpec> spec = getNeuronSpec(neuron, why)) {
       // A step keeps its H and spikes in f32 tensors of one step.
       spec->storage = step ? NeuronStorage() : storage;
+      // --snn-fuse may have chosen to recompute this layer's H.
+      if (!step)
+        spec->storage.recomputeChunk =
+            getRecomputeChunk(neuron, storage.recomputeChunk);
       // Packed spikes (--snn-neuron-to-gpu only) are not counted.
       if (spec->packsSpikes())
         spec->countsSpikes = false;

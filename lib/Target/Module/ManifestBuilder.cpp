@@ -943,18 +943,19 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   if (failed(s))
     return failure();
   Array out{*s};
-  if (saveH && recomputeChunk > 0 && isa<LIFOp, IFOp>(op)) {
+  int64_t chunk = getRecomputeChunk(op, recomputeChunk);
+  if (saveH && chunk > 0 && isa<LIFOp, IFOp>(op)) {
     // The backward recomputes H from the input: only the membrane before
     // steps C, 2C, ... is saved (at least one row, so never empty).
     Array shape = toArray(*neuronShape);
     int64_t steps = *shape[0].getAsInteger();
-    int64_t chunks = (steps + recomputeChunk - 1) / recomputeChunk;
+    int64_t chunks = (steps + chunk - 1) / chunk;
     shape[0] = std::max<int64_t>(chunks - 1, 1);
     record.savedH = addTensor(Object{{"name", layer + ".ckpt"},
                                      {"shape", std::move(shape)},
                                      {"role", "saved"}});
     record.input = *x;
-    record.attrs["recompute_chunk"] = recomputeChunk;
+    record.attrs["recompute_chunk"] = chunk;
     if (*fusedBatchNorm) {
       // in: x, then the batch norm's (addFusedBatchNormInputs).
       for (size_t i = 1; i < std::min<size_t>(in.size(), 6); ++i)

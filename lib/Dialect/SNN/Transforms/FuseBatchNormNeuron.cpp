@@ -13,9 +13,14 @@
 // and the saved statistics and computes those sums itself, per block in a
 // fixed order (deterministic): the batch norm's statistics kernel goes away.
 //
-// The layer gets `snn.fused_batch_norm = {spatial_rank, eps[, backward]}`
-// (FusedBatchNorm.h); both ops stay in the IR, so every other pass reads it
-// unchanged.
+// A training lif or if layer so fused need not save H either: its
+// backward can read x instead (it reads x anyway for the sums above) and
+// recompute H with the forward's scale and shift, and the forward then
+// writes the membrane every few steps only.
+//
+// The layer gets `snn.fused_batch_norm = {spatial_rank, eps[, backward]
+// [, recompute]}` (FusedBatchNorm.h); both ops stay in the IR, so every
+// other pass reads it unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +102,16 @@ BatchNormFusion mlir::snn::fuseBatchNormIntoNeuron(Operation *neuron) {
   return BatchNormFusion::Fused;
 }
 
+/// Sets `key` in the snn.fused_batch_norm of `neuron`.
+static void setFusedBatchNormEntry(Operation *neuron, StringRef key,
+                                   Attribute value) {
+  NamedAttrList attrs(
+      neuron->getAttrOfType<DictionaryAttr>(kFusedBatchNormAttrName));
+  attrs.set(key, value);
+  neuron->setAttr(kFusedBatchNormAttrName,
+                  attrs.getDictionary(neuron->getContext()));
+}
+
 /// The layer's neuron backward (the snn.neuron_bwd of its output), or null.
 static NeuronBwdOp getNeuronBackward(Operation *neuron) {
   for (OpOperand &use : neuron->getResult(0).getUses())
@@ -145,13 +160,30 @@ BatchNormFusion mlir::snn::fuseBatchNormBackwardIntoNeuron(Operation *neuron) {
     neuron->emitRemark() << "batch norm backward not fused: " << failure;
     return BatchNormFusion::Unfused;
   }
-  auto dict = neuron->getAttrOfType<DictionaryAttr>(kFusedBatchNormAttrName);
-  NamedAttrList attrs(dict);
-  Builder b(neuron->getContext());
-  attrs.set("backward", b.getBoolAttr(true));
-  neuron->setAttr(kFusedBatchNormAttrName, attrs.getDictionary(b.getContext()));
+  setFusedBatchNormEntry(neuron, "backward",
+                         Builder(neuron->getContext()).getBoolAttr(true));
   neuron->emitRemark() << "batch norm backward fused: the neuron backward "
                           "sums gY and gY xhat per channel (the batch norm's "
                           "statistics kernel is not run)";
+  return BatchNormFusion::Fused;
+}
+
+BatchNormFusion mlir::snn::fuseRecomputeIntoNeuron(Operation *neuron) {
+  if (!getNeuronBackward(neuron))
+    return BatchNormFusion::NoBatchNorm;
+  if (!isa<LIFOp, IFOp>(neuron)) {
+    neuron->emitRemark() << "saves H for its backward: only lif and if "
+                            "layers recompute H (a cuba_lif layer would need "
+                            "its current checkpointed too)";
+    return BatchNormFusion::Unfused;
+  }
+  int64_t steps =
+      cast<RankedTensorType>(neuron->getResult(0).getType()).getDimSize(0);
+  int64_t chunk = std::min(steps, kFusedRecomputeChunk);
+  setFusedBatchNormEntry(neuron, "recompute",
+                         Builder(neuron->getContext()).getI64IntegerAttr(chunk));
+  neuron->emitRemark() << "recomputes H from the batch norm's input in its "
+                          "backward (chunks of "
+                       << chunk << " steps): H is not saved";
   return BatchNormFusion::Fused;
 }

@@ -30,6 +30,13 @@ BatchNormFusion fuseBatchNormIntoNeuron(Operation *neuron);
 /// the layer has no neuron backward (inference).
 BatchNormFusion fuseBatchNormBackwardIntoNeuron(Operation *neuron);
 
+/// In training, sets `recompute` in the snn.fused_batch_norm of `neuron` (a
+/// layer fuseBatchNormIntoNeuron fused) when it is a lif or if layer: its
+/// backward recomputes H from the batch norm's input instead of reading a
+/// saved H; emits a remark either way. NoBatchNorm when the layer has no
+/// neuron backward (inference).
+BatchNormFusion fuseRecomputeIntoNeuron(Operation *neuron);
+
 } // namespace mlir::snn
 
 #endif // SNN_LIB_DIALECT_SNN_TRANSFORMS_FUSEBATCHNORMNEURON_H

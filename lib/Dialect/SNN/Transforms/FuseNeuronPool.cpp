@@ -179,6 +179,9 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         else if (backward == BatchNormFusion::Unfused)
           ++numUnfusedBatchNormBackwards;
       }
+      if (bn == BatchNormFusion::Fused && fuseRecompute &&
+          fuseRecomputeIntoNeuron(op) == BatchNormFusion::Fused)
+        ++numRecomputedH;
       // Last: a pooled layer writes no per-neuron spikes, a backward that
       // sums its batch norm's gradient has threads of its own.
       if (fuseSpikeCount) {

@@ -1,7 +1,7 @@
-// RUN: snn-opt %s --snn-fuse="batch-norm-backward=true" --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: snn-opt %s --snn-fuse="recompute=false" --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: snn-opt %s --snn-fuse="batch-norm=false pool=false" --split-input-file | FileCheck %s --check-prefix=OFF
 // OFF-NOT: snn.fused_
-// RUN: snn-opt %s --snn-fuse="batch-norm-backward=false" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=OFFBWD
+// RUN: snn-opt %s --snn-fuse="batch-norm-backward=false recompute=false" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=OFFBWD
 // OFFBWD-NOT: backward = true
 
 // A batch norm whose output only a lif, if, li or cuba_lif layer reads is

@@ -15,6 +15,12 @@
 // of the gradient gY it writes (the batch norm's input gradient then needs
 // only its finish and apply kernels).
 //
+// In training, `recompute = C` (a lif or if layer) saves no H: the forward
+// keeps the membrane every C steps and the backward recomputes H from x,
+// normalized again (--snn-compile recompute=C, chosen per layer). Reading x
+// instead of H costs the backward nothing (with `backward` it reads x
+// anyway) and the forward writes a tensor less.
+//
 // The kernel generator sees copies of the neuron ops whose input is a block
 // argument, so the attribute carries what the kernel needs of the batch
 // norm: the layout of x ([..., C, spatial...] with `spatial_rank` spatial
@@ -36,12 +42,20 @@ namespace mlir::snn {
 
 constexpr llvm::StringLiteral kFusedBatchNormAttrName = "snn.fused_batch_norm";
 
+/// The longest chunk of recomputed steps (--snn-compile recompute=C), and
+/// the one --snn-fuse picks for a layer fused with its batch norm (or T
+/// when shorter): 8 steps of H and x stay in a thread's registers.
+constexpr int64_t kMaxRecomputeChunk = 64;
+constexpr int64_t kFusedRecomputeChunk = 8;
+
 /// The batch norm a neuron layer applies to its input on load.
 struct FusedBatchNorm {
   int64_t spatialRank;
   double eps;
   /// The neuron backward computes the batch norm backward's sums.
   bool backward = false;
+  /// Steps per recomputed chunk of H (0: H is saved).
+  int64_t recompute = 0;
 };
 
 /// The fused batch norm of `op`, or std::nullopt when it has none or the
@@ -53,11 +67,29 @@ inline std::optional<FusedBatchNorm> getFusedBatchNorm(Operation *op) {
   auto rank = dict.getAs<IntegerAttr>("spatial_rank");
   auto eps = dict.getAs<FloatAttr>("eps");
   Attribute backward = dict.get("backward");
+  Attribute recompute = dict.get("recompute");
   if (!rank || !eps || rank.getInt() < 0 ||
-      (backward && !isa<BoolAttr>(backward)))
+      (backward && !isa<BoolAttr>(backward)) ||
+      (recompute && (!isa<IntegerAttr>(recompute) ||
+                     cast<IntegerAttr>(recompute).getInt() < 1 ||
+                     cast<IntegerAttr>(recompute).getInt() >
+                         kMaxRecomputeChunk)))
     return std::nullopt;
-  return FusedBatchNorm{rank.getInt(), eps.getValueAsDouble(),
-                        backward && cast<BoolAttr>(backward).getValue()};
+  return FusedBatchNorm{
+      rank.getInt(), eps.getValueAsDouble(),
+      backward && cast<BoolAttr>(backward).getValue(),
+      recompute ? cast<IntegerAttr>(recompute).getInt() : 0};
+}
+
+/// The steps per recomputed chunk of H of neuron layer `op` under the
+/// module-wide `global` (--snn-compile recompute=C, 0: none): `global`, or
+/// else its fused batch norm's `recompute` (0: the layer saves H). The
+/// kernel generator and the manifest both ask here.
+inline int64_t getRecomputeChunk(Operation *op, int64_t global) {
+  if (global > 0)
+    return global;
+  std::optional<FusedBatchNorm> bn = getFusedBatchNorm(op);
+  return bn ? bn->recompute : 0;
 }
 
 /// The most threads of a neuron backward kernel whose batch norm sums make

@@ -117,11 +117,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     a layer split in time, non-f32 or dynamic tensors. A layer can have both
     fusions (batch norm before, pooling after), in training and inference.
 
-    Batch norm backward, in training (opt-in, `batch-norm-backward=true`;
-    on an H100 the VGG-11 step 2.93 -> 2.86 ms, 2.78 ms with
-    `--snn-compile recompute=4`; see
-    bench/results/2026-12-07-H100-fuse-bn-recompute.md): when the gradient that
-    such a layer's
+    Batch norm backward, in training (`batch-norm-backward`, on by default;
+    on an H100 the VGG-11 step 2.93 -> 2.86 ms, 2.78 ms with the recomputed
+    H below; see bench/results/2026-12-07-H100-fuse-bn-recompute.md): when
+    the gradient that such a layer's
     `snn.neuron_bwd` writes goes to its batch norm's `snn.batch_norm_bwd`
     alone, the attribute gets `backward = true`: the neuron backward also
     reads x and the saved statistics and sums gY and gY xhat per channel
@@ -131,6 +130,16 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     the unfused module's (the additions' order differs). A remark per layer
     says fused or why not (other readers of the gradient; a backward
     thread's neurons spanning two channels, e.g. 7x7 maps).
+
+    Recomputed H, in training (`recompute`, on by default): a lif or if
+    layer fused with its batch norm gets `recompute = C` (C = min(T, 8)) in
+    that attribute: its forward saves the membrane every C steps instead of
+    H, and its backward reads the batch norm's input x (which it reads for
+    the sums above anyway), normalizes it with the forward's scale and
+    shift and recomputes H chunk by chunk (`--snn-compile recompute=C` does
+    this for every lif and if layer; a module-wide C wins). Gradients are
+    those of the layer that saves H, bit for bit. A remark per layer (a
+    cuba_lif layer saves H).
 
     Input counts of event-driven layers, in training and inference (run
     after `--snn-sparsify`): when the spikes of a multi-step spiking layer
@@ -197,9 +206,12 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Option<"fusePool", "pool", "bool", /*default=*/"true",
            "Fuse a spiking layer with the average/sum pooling after it">,
     Option<"fuseBatchNormBackward", "batch-norm-backward", "bool",
-           /*default=*/"false",
+           /*default=*/"true",
            "In training, compute the batch norm backward's sums in the "
            "neuron backward of a layer fused with its batch norm">,
+    Option<"fuseRecompute", "recompute", "bool", /*default=*/"true",
+           "In training, a lif or if layer fused with its batch norm saves "
+           "no H: its backward recomputes H from the batch norm's input">,
     Option<"fuseSpikeCount", "spike-count", "bool", /*default=*/"true",
            "Count the input of an event-driven layer (spikes, or the "
            "sparse backward's gradient) in the neuron kernel that writes "
@@ -225,6 +237,9 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Statistic<"numFusedBatchNormBackwards", "fused-batch-norm-backwards",
               "Neuron backwards that compute their batch norm backward's "
               "sums">,
+    Statistic<"numRecomputedH", "recomputed-h",
+              "Layers fused with their batch norm whose backward recomputes "
+              "H">,
     Statistic<"numFusedCounts", "fused-counts",
               "Event layer input counts done by the neuron kernels">,
     Statistic<"numUnfusedCounts", "unfused-counts",
