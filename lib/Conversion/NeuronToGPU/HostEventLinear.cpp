@@ -11,6 +11,11 @@
 // the kernel (bench/results/2026-12-02-cpu2-host-event-chunks.md: SHD fc2
 // 10-20% faster than the row walk, the 20-output readout 1.3-2.5x).
 //
+// With OpKernelSpec::weightStrips (the forward's wt, which transpose_weight
+// writes for it) a chunk's strip is one contiguous block, an event's 64
+// weights one 256-byte run: K runs 4 N bytes apart were a page each, and
+// the SHD fc2 forward took 16.7 ms at 5% on the 2-core AMD build machine.
+//
 // Each output is the same sum as the row walk's: 0, then x[r, j] wt[j, o]
 // added for the nonzero j in increasing order, then the bias; the same
 // bits (test/Runtime/sparsify.test and the thread checks compare them with
@@ -33,8 +38,8 @@ using namespace mlir;
 using namespace mlir::snn;
 
 namespace {
-/// Outputs a chunk sums at once (8 AVX2 registers).
-constexpr int64_t kChunkOutputs = 64;
+/// Outputs a chunk sums at once (8 AVX2 registers), a strip of wt.
+constexpr int64_t kChunkOutputs = kWeightStripColumns;
 /// Bytes of a block's lists on the stack (well within the megabytes of
 /// glibc's default thread stacks; 174 rows of the SHD net's K = 1472 i16
 /// lists). Blocks of
@@ -76,6 +81,18 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
   // has; the last n % width outputs are summed one at a time.
   int64_t width = n >= kChunkOutputs ? kChunkOutputs : n / 8 * 8;
   int64_t chunked = width ? n / width * width : 0;
+  // wt[j, col] in strips (a chunk's first column, or one past the
+  // chunks), else [K, N].
+  bool strips = spec.weightStrips && width == kChunkOutputs;
+  auto weightAt = [&](Value j, Value col, bool chunk) -> Value {
+    if (!strips)
+      return e.addI(e.mulI(j, e.idx(n)), col);
+    if (chunk)
+      return e.addI(e.mulI(col, e.idx(k)), e.mulI(j, e.idx(width)));
+    Value inTail = arith::SubIOp::create(b, loc, col, e.idx(chunked));
+    return e.addI(e.addI(e.idx(chunked * k), e.mulI(j, e.idx(n - chunked))),
+                  inTail);
+  };
   bool narrowIndices = k <= 65536;
   Type indexType = narrowIndices ? b.getI16Type() : b.getI32Type();
   int64_t indexBytes = narrowIndices ? 2 : 4;
@@ -129,7 +146,7 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
         b, loc, b.getIndexType(),
         e.load(lists, e.addI(slot, walk.getInductionVar())));
     Value xv = e.load(x, e.addI(rowStart, j));
-    Value at = e.addI(e.mulI(j, e.idx(n)), col);
+    Value at = weightAt(j, col, lanes != 0);
     Value w =
         lanes ? Value(vector::LoadOp::create(b, loc, cast<VectorType>(accType),
                                              wt, ValueRange{at}))

@@ -1966,9 +1966,29 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     e.openIf(e.eventPathChosen(decision));
     constexpr int64_t tile = kTransposeTile, lanes = 8;
     int64_t k8 = k / lanes * lanes, n8 = n / lanes * lanes;
+    // wt[j, o]: [K, N], or in strips for the host event_linear
+    // (OpKernelSpec::weightStrips; a run of 8 columns from a multiple of 8
+    // stays contiguous in either part).
+    constexpr int64_t strip = kWeightStripColumns;
+    int64_t striped = spec.weightStrips && n >= strip ? n / strip * strip : 0;
+    auto wtAt = [&](Value j, Value o) -> Value {
+      Value plain = e.addI(e.mulI(j, e.idx(n)), o);
+      if (!striped)
+        return plain;
+      Value inStrip = arith::RemUIOp::create(b, loc, o, e.idx(strip));
+      Value stripAt = e.addI(
+          e.addI(e.mulI(arith::SubIOp::create(b, loc, o, inStrip), e.idx(k)),
+                 e.mulI(j, e.idx(strip))),
+          inStrip);
+      Value tailAt = e.addI(
+          e.addI(e.idx(striped * k), e.mulI(j, e.idx(n - striped))),
+          arith::SubIOp::create(b, loc, o, e.idx(striped)));
+      Value inStrips = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, o, e.idx(striped));
+      return arith::SelectOp::create(b, loc, inStrips, stripAt, tailAt);
+    };
     auto copy = [&](Value j, Value o) {
-      e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt,
-              e.addI(e.mulI(j, e.idx(n)), o));
+      e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt, wtAt(j, o));
     };
     Value j0 = e.mulI(rangeLoop(), e.idx(tile));
     Value jEnd =
@@ -2005,9 +2025,8 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
           c[q + 4] = shuffle(u[q], u[q + 4], {4, 5, 6, 7, 12, 13, 14, 15});
         }
         for (int64_t r = 0; r < lanes; ++r)
-          vector::StoreOp::create(
-              b, loc, c[r], wt,
-              ValueRange{e.addI(e.mulI(e.addI(j8, e.idx(r)), e.idx(n)), o8)});
+          vector::StoreOp::create(b, loc, c[r], wt,
+                                  ValueRange{wtAt(e.addI(j8, e.idx(r)), o8)});
       }
       if (n8 < n) {
         Value j = loopFrom(j8, e.addI(j8, e.idx(lanes)), 1);

@@ -87,6 +87,8 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
         addTensor(Object{{"shape", Array{spec.inFeatures, spec.outFeatures}},
                          {"role", "activation"}});
     spec.kind = OpKernelKind::TransposeWeight;
+    // Only this pair reads and writes wt: on the CPU it is kept in strips.
+    spec.weightStrips = true;
     Object transpose{{"op", "transpose_weight"},
                      {"in", Array{decision, *w}},
                      {"out", Array{wt}}};

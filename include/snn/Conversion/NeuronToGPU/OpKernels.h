@@ -176,6 +176,10 @@ struct TransposeGeometry {
 /// Threads per block of the op kernels.
 inline constexpr int64_t kOpKernelBlockSize = 256;
 
+/// Output columns of a strip of a host event_linear's transposed weight
+/// (OpKernelSpec::weightStrips): a chunk's 64 sums are 8 AVX2 vectors.
+inline constexpr int64_t kWeightStripColumns = 64;
+
 /// One generated kernel: the same elementwise computation over one or more
 /// segments (an optimizer kernel updates every parameter of a group in one
 /// launch: one segment per parameter). Sizes are compile-time constants.
@@ -229,6 +233,14 @@ struct OpKernelSpec {
   /// event_linear_tiles: the output features of a block's tile of the
   /// transposed weight in shared memory (8, 16 or 32; getEventTileColumns).
   int64_t tileColumns = 0;
+  /// transpose_weight and the event_linear that reads its wt [K, N], on the
+  /// CPU: wt is stored in strips of kWeightStripColumns output columns,
+  /// strip s holding columns [64 s, 64 s + 64) as [K, 64], then the
+  /// columns past the last whole strip as [K, N % 64]. A chunk of the host
+  /// event_linear then reads one contiguous 4 K * 64-byte strip (an event's
+  /// 64 weights one 256-byte run) instead of K runs 4 N bytes apart. The
+  /// GPU kernels keep the plain [K, N] layout.
+  bool weightStrips = false;
   /// compact_columns (rows = M, inFeatures = N of gy [M, N]): the rows of a
   /// segment of each column's list. event_weight_grad_lists: nonzero when
   /// it reads gy [M, N] and those lists instead of gy^T.
