@@ -145,15 +145,19 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
     Value j = arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
         e.load(lists, e.addI(slot, walk.getInductionVar())));
-    Value xv = e.load(x, e.addI(rowStart, j));
     Value at = weightAt(j, col, lanes != 0);
     Value w =
         lanes ? Value(vector::LoadOp::create(b, loc, cast<VectorType>(accType),
                                              wt, ValueRange{at}))
               : e.load(wt, at);
-    if (lanes)
-      xv = vector::BroadcastOp::create(b, loc, accType, xv);
-    Value term = arith::MulFOp::create(b, loc, xv, w);
+    // Spikes are 1 at their events: 1 w = w, bit for bit.
+    Value term = w;
+    if (!spec.xBinary) {
+      Value xv = e.load(x, e.addI(rowStart, j));
+      if (lanes)
+        xv = vector::BroadcastOp::create(b, loc, accType, xv);
+      term = arith::MulFOp::create(b, loc, xv, w);
+    }
     scf::YieldOp::create(b, loc,
                          ValueRange{arith::AddFOp::create(
                              b, loc, walk.getRegionIterArg(0), term)});

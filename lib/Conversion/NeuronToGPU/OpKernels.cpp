@@ -216,9 +216,10 @@ std::string OpKernelSpec::getKey() const {
       key += ";" + std::to_string(v);
   }
   if (isEventKernel(kind))
-    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6},{7},{8},{9}", rows,
+    key += llvm::formatv(";{0},{1},{2},{3},{4},{5},{6},{7},{8},{9},{10}", rows,
                          inFeatures, outFeatures, hasBias, xValues, tileColumns,
-                         columnSegment, xBits, countsNonzeros, weightStrips)
+                         columnSegment, xBits, countsNonzeros, weightStrips,
+                         xBinary)
                .str();
   if (kind == OpKernelKind::EventLinearBand)
     key += llvm::formatv(";{0:e17},{1:e17}", float(bandVTh), float(band)).str();

@@ -95,6 +95,7 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
     emit(phase, makeKernelOp(spec, Array{decision, *w, wt}, Array{decision, *w},
                              Array{wt}, Array{std::move(transpose)}));
     spec.kind = OpKernelKind::EventLinear;
+    spec.xBinary = !xValues;
     Array args{*x, wt};
     if (bias)
       args.push_back(*bias);

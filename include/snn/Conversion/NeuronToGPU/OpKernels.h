@@ -241,6 +241,10 @@ struct OpKernelSpec {
   /// 64 weights one 256-byte run) instead of K runs 4 N bytes apart. The
   /// GPU kernels keep the plain [K, N] layout.
   bool weightStrips = false;
+  /// event_linear on the CPU: x is a spiking layer's spikes, 0 or 1, so an
+  /// event adds its weights without loading x or multiplying (x w = w for
+  /// x = 1: the same bits).
+  bool xBinary = false;
   /// compact_columns (rows = M, inFeatures = N of gy [M, N]): the rows of a
   /// segment of each column's list. event_weight_grad_lists: nonzero when
   /// it reads gy [M, N] and those lists instead of gy^T.
