@@ -13,6 +13,9 @@
 // reads x and the affine's inputs. With `backward` the layer's neuron_bwd
 // writes the partial sums of the batch norm backward into a scratch of its
 // own layout, and batch_norm_bwd is the finish and apply launches on it.
+// A layer that recomputes H (`recompute`, or --snn-compile recompute=C)
+// has its neuron_bwd read x and the forward's batch norm inputs, the
+// scratch of the scale and shift among them, to normalize x again.
 //
 //===----------------------------------------------------------------------===//
 
