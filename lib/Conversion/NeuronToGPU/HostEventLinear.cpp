@@ -81,17 +81,12 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
   // has; the last n % width outputs are summed one at a time.
   int64_t width = n >= kChunkOutputs ? kChunkOutputs : n / 8 * 8;
   int64_t chunked = width ? n / width * width : 0;
-  // wt[j, col] in strips (a chunk's first column, or one past the
-  // chunks), else [K, N].
+  // wt[j, col] in strips (a chunk's columns, or the tail's), else [K, N].
   bool strips = spec.weightStrips && width == kChunkOutputs;
   auto weightAt = [&](Value j, Value col, bool chunk) -> Value {
     if (!strips)
       return e.addI(e.mulI(j, e.idx(n)), col);
-    if (chunk)
-      return e.addI(e.mulI(col, e.idx(k)), e.mulI(j, e.idx(width)));
-    Value inTail = arith::SubIOp::create(b, loc, col, e.idx(chunked));
-    return e.addI(e.addI(e.idx(chunked * k), e.mulI(j, e.idx(n - chunked))),
-                  inTail);
+    return getWeightStripOffset(b, loc, k, n, j, col, chunk);
   };
   bool narrowIndices = k <= 65536;
   Type indexType = narrowIndices ? b.getI16Type() : b.getI32Type();
@@ -187,4 +182,28 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
       sum = arith::AddFOp::create(b, loc, sum, e.load(bias, col));
     e.store(sum, y, e.addI(e.mulI(row, e.idx(n)), col));
   }
+}
+
+Value mlir::snn::getWeightStripOffset(OpBuilder &b, Location loc, int64_t k,
+                                      int64_t n, Value j, Value o,
+                                      std::optional<bool> inStrips) {
+  constexpr int64_t strip = kWeightStripColumns;
+  int64_t striped = n / strip * strip;
+  Emitter e(b, loc);
+  auto stripAt = [&] {
+    Value inStrip = arith::RemUIOp::create(b, loc, o, e.idx(strip));
+    return e.addI(
+        e.addI(e.mulI(arith::SubIOp::create(b, loc, o, inStrip), e.idx(k)),
+               e.mulI(j, e.idx(strip))),
+        inStrip);
+  };
+  auto tailAt = [&] {
+    return e.addI(e.addI(e.idx(striped * k), e.mulI(j, e.idx(n - striped))),
+                  arith::SubIOp::create(b, loc, o, e.idx(striped)));
+  };
+  if (inStrips)
+    return *inStrips ? stripAt() : tailAt();
+  Value isStrip = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, o,
+                                        e.idx(striped));
+  return arith::SelectOp::create(b, loc, isStrip, stripAt(), tailAt());
 }

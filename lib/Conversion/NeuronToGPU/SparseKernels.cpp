@@ -1967,25 +1967,12 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     constexpr int64_t tile = kTransposeTile, lanes = 8;
     int64_t k8 = k / lanes * lanes, n8 = n / lanes * lanes;
     // wt[j, o]: [K, N], or in strips for the host event_linear
-    // (OpKernelSpec::weightStrips; a run of 8 columns from a multiple of 8
-    // stays contiguous in either part).
-    constexpr int64_t strip = kWeightStripColumns;
-    int64_t striped = spec.weightStrips && n >= strip ? n / strip * strip : 0;
+    // (OpKernelSpec::weightStrips).
+    bool strips = spec.weightStrips && n >= kWeightStripColumns;
     auto wtAt = [&](Value j, Value o) -> Value {
-      Value plain = e.addI(e.mulI(j, e.idx(n)), o);
-      if (!striped)
-        return plain;
-      Value inStrip = arith::RemUIOp::create(b, loc, o, e.idx(strip));
-      Value stripAt = e.addI(
-          e.addI(e.mulI(arith::SubIOp::create(b, loc, o, inStrip), e.idx(k)),
-                 e.mulI(j, e.idx(strip))),
-          inStrip);
-      Value tailAt = e.addI(
-          e.addI(e.idx(striped * k), e.mulI(j, e.idx(n - striped))),
-          arith::SubIOp::create(b, loc, o, e.idx(striped)));
-      Value inStrips = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, o, e.idx(striped));
-      return arith::SelectOp::create(b, loc, inStrips, stripAt, tailAt);
+      if (!strips)
+        return e.addI(e.mulI(j, e.idx(n)), o);
+      return getWeightStripOffset(b, loc, k, n, j, o);
     };
     auto copy = [&](Value j, Value o) {
       e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt, wtAt(j, o));

@@ -218,13 +218,19 @@ LogicalResult ManifestBuilder::addFusedBatchNormInputs(Operation *neuron,
   return success();
 }
 
-void ManifestBuilder::addRecomputedBatchNormInputs(const NeuronRecord &record,
-                                                   Array &in, Object &json) {
+LogicalResult
+ManifestBuilder::addRecomputedBatchNormInputs(const NeuronRecord &record,
+                                              Array &in, Object &json) {
   if (!record.recomputedBatchNorm)
-    return;
+    return success();
+  // The inputs the training forward's neuron op read (its `bn` is not the
+  // backward's).
+  Object forwardJson;
+  if (failed(addFusedBatchNormInputs(record.op, record.recomputedBatchNorm,
+                                     Phase::TrainForward, in, forwardJson)))
+    return failure();
   auto bn = cast<BatchNormOp>(record.recomputedBatchNorm);
-  for (int64_t id : record.batchNormAffine)
-    in.push_back(id);
   json["bn"] = Object{{"eps", bn.getEps().convertToDouble()},
                       {"spatial_rank", bn.getSpatialRank()}};
+  return success();
 }

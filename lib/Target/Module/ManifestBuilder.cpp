@@ -956,12 +956,7 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
                                      {"role", "saved"}});
     record.input = *x;
     record.attrs["recompute_chunk"] = chunk;
-    if (*fusedBatchNorm) {
-      // in: x, then the batch norm's (addFusedBatchNormInputs).
-      for (size_t i = 1; i < std::min<size_t>(in.size(), 6); ++i)
-        record.batchNormAffine.push_back(*in[i].getAsInteger());
-      record.recomputedBatchNorm = *fusedBatchNorm;
-    }
+    record.recomputedBatchNorm = *fusedBatchNorm;
     out.push_back(record.savedH);
   } else if (saveH) {
     Array shape = toArray(*neuronShape);

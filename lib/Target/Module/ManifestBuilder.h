@@ -116,10 +116,8 @@ private:
     Operation *batchNormBackward = nullptr;
     int64_t batchNormInput = -1;
     /// With recompute and a fused batch norm (then `input` is the batch
-    /// norm's x): the training forward's batch norm inputs (gamma, beta,
-    /// saved_mean, saved_invstd, the scratch of its scale and shift), with
-    /// which the backward normalizes x again, and the batch norm.
-    SmallVector<int64_t, 5> batchNormAffine;
+    /// norm's x): that batch norm, whose training inputs the backward reads
+    /// to normalize x again.
     Operation *recomputedBatchNorm = nullptr;
   };
 
@@ -387,11 +385,11 @@ private:
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>>
       fusedBatchNormSums;
   /// The neuron_bwd of a layer that recomputes H and is fused with its
-  /// batch norm: the forward's batch norm inputs in (after the
+  /// batch norm: the training forward's batch norm inputs in (after the
   /// checkpoints), `bn` set.
-  void addRecomputedBatchNormInputs(const NeuronRecord &record,
-                                    llvm::json::Array &in,
-                                    llvm::json::Object &json);
+  LogicalResult addRecomputedBatchNormInputs(const NeuronRecord &record,
+                                             llvm::json::Array &in,
+                                             llvm::json::Object &json);
   /// The neuron_bwd of a fused layer with the batch norm backward's sums:
   /// x, saved_mean, saved_invstd in, the sums' scratch out, `bn` set.
   LogicalResult addBatchNormBackwardSums(Operation *op, NeuronRecord &record,

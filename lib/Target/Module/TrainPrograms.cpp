@@ -179,7 +179,8 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
   // kernel ABI), their scratch after gx.
   Array sumsOut;
   Object sumsJson;
-  addRecomputedBatchNormInputs(*record, in, sumsJson);
+  if (failed(addRecomputedBatchNormInputs(*record, in, sumsJson)))
+    return failure();
   if (record->batchNormBackward &&
       failed(addBatchNormBackwardSums(op, *record, in, sumsOut, sumsJson)))
     return failure();

@@ -148,6 +148,16 @@ Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
                           Value k,
                           function_ref<void(Value j, Value slot)> body);
 
+/// The element of wt[j, o] (index values) in a host transposed weight
+/// [K, N] stored in strips (OpKernelSpec::weightStrips, N >= 64): strip
+/// o / 64 as [K, 64], the columns past the last whole strip as
+/// [K, N % 64] after the strips. `inStrips`: whether o lies in the strips,
+/// in the tail, or either (std::nullopt: chosen at run time). A run of 8
+/// columns from a multiple of 8 stays contiguous in either part.
+Value getWeightStripOffset(OpBuilder &b, Location loc, int64_t k, int64_t n,
+                           Value j, Value o,
+                           std::optional<bool> inStrips = std::nullopt);
+
 /// The CPU form of event_linear (x dense): a block of rows lists its
 /// nonzero inputs, then sums 64 outputs at a time over each row's list in
 /// vector registers (HostEventLinear.cpp). `args` are the host function's
