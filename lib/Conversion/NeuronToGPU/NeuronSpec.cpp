@@ -420,9 +420,10 @@ FailureOr<NeuronStorage> kernelgen::parseNeuronStorage(Operation *module,
                                                        int64_t recomputeChunk) {
   NeuronStorage storage;
   storage.spikeBits = spikeBits;
-  if (recomputeChunk < 0 || recomputeChunk > 64)
+  if (recomputeChunk < 0 || recomputeChunk > kMaxRecomputeChunk)
     return module->emitError()
-           << "recompute-chunk must be in [0, 64] (0: save H), not "
+           << "recompute-chunk must be in [0, " << kMaxRecomputeChunk
+           << "] (0: save H), not "
            << recomputeChunk;
   storage.recomputeChunk = recomputeChunk;
   if (hDType == "bf16")

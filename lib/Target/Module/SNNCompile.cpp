@@ -1,5 +1,6 @@
 //===- SNNCompile.cpp - the --snn-compile pass ----------------------------===//
 
+#include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/Transforms/Passes.h"
 #include "snn/Target/Module/ModuleEmitter.h"
 
@@ -40,9 +41,9 @@ struct SNNCompilePass : public snn::impl::SNNCompileBase<SNNCompilePass> {
       return signalPassFailure();
     }
     options.savedHBf16 = savedH == "bf16";
-    if (recompute < 0 || recompute > 64) {
-      module.emitError() << "snn-compile: recompute must be in [0, 64] (0: "
-                            "save H), not "
+    if (recompute < 0 || recompute > kMaxRecomputeChunk) {
+      module.emitError() << "snn-compile: recompute must be in [0, "
+                         << kMaxRecomputeChunk << "] (0: save H), not "
                          << static_cast<int64_t>(recompute);
       return signalPassFailure();
     }
