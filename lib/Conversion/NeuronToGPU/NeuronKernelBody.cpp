@@ -25,8 +25,18 @@ using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
 
+/// Threads below which a layer cannot hide a load's latency with other
+/// threads at all: fewer than one warp per SM scheduler (a 20-class
+/// readout: B 20 / 4 = 640 threads at batch 128). Its scans are bound by
+/// one load latency per step (the SHD readout's forward that saves H took
+/// 22.7 us, its backward 15.1 us for 100 steps on an H100,
+/// bench/results/2026-12-07-H100-shd-step-ncu.txt), so they keep many
+/// steps' loads in flight per thread, registers permitting.
+static constexpr int64_t kTinyThreads = 16 * 1024;
+
 /// Steps per iteration of the backward scan: 4 (or 2) for a layer with few
-/// threads when T allows it without a remainder, else 1. An iteration
+/// threads when T allows it without a remainder, the largest divisor of T
+/// up to 10 for a tiny layer (kTinyThreads), else 1. An iteration
 /// loads the inputs of all of its steps first, then runs their arithmetic
 /// in order: with B N / 4 = 47k threads (SHD, 11 warps per H100 SM) one
 /// step's loads in flight per thread fall short of the memory bandwidth.
@@ -38,30 +48,39 @@ using namespace mlir::snn::kernelgen;
 /// the forward kernels (their inputs loaded first measured no faster).
 /// Same arithmetic in the same order.
 static int64_t getBackwardStepsPerIteration(const NeuronSpec &spec) {
-  constexpr int64_t kFewThreads = 128 * 1024;
+  constexpr int64_t kFewThreads = 128 * 1024, kTinyFactor = 10;
   int64_t steps = spec.numSteps;
+  if (spec.host || spec.getNumBackwardThreads() >= kFewThreads)
+    return 1;
+  if (spec.getNumBackwardThreads() < kTinyThreads && !spec.bn)
+    for (int64_t factor = kTinyFactor; factor > 4; --factor)
+      if (steps % factor == 0 && steps >= 2 * factor)
+        return factor;
   int64_t factor = steps % 4 == 0 ? 4 : steps % 2 == 0 ? 2 : 1;
-  if (factor > 1 && steps >= 2 * factor &&
-      spec.getNumBackwardThreads() < kFewThreads && !spec.host)
+  if (factor > 1 && steps >= 2 * factor)
     return factor;
   return 1;
 }
 
-/// Steps whose input the inference forward scan (no H saved) of a layer
-/// with few threads (as above) loads ahead: step t loads X[t + 4] before its
-/// arithmetic and carries X[t + 1 .. t + 4] in registers, so that four
-/// steps' loads per thread stay in flight (software pipelining). On an H200
-/// the SHD layer's inference forward went from 54.6 to 49.5 us; the forward
-/// that saves H went from 73.8 to 82.2 us the same way (and loads first in
-/// an unrolled iteration measured no faster on an H100), so it keeps one
-/// step's load (bench/results/2026-12-01-H200-row-bits.md). 0: each step
-/// loads its own input. Same arithmetic in the same order.
-static int64_t getForwardPrefetchDepth(const NeuronSpec &spec) {
-  constexpr int64_t kFewThreads = 128 * 1024, kDepth = 4;
+/// Steps whose input the forward scan of a layer with few threads (as
+/// above) loads ahead: step t loads X[t + D] before its arithmetic and
+/// carries X[t + 1 .. t + D] in registers, so that D steps' loads per
+/// thread stay in flight (software pipelining). D = 4 for the inference
+/// forward (no H saved): on an H200 the SHD layer's went from 54.6 to 49.5
+/// us; the forward that saves H went from 73.8 to 82.2 us the same way (and
+/// loads first in an unrolled iteration measured no faster on an H100), so
+/// it keeps one step's load (bench/results/2026-12-01-H200-row-bits.md),
+/// unless the layer is tiny (kTinyThreads): then every forward but the
+/// recording one loads D = 16 steps ahead. 0: each step loads its own
+/// input. Same arithmetic in the same order.
+static int64_t getForwardPrefetchDepth(const NeuronSpec &spec, bool saveH) {
+  constexpr int64_t kFewThreads = 128 * 1024, kDepth = 4, kTinyDepth = 16;
   if (spec.host || spec.pool || spec.step || spec.numSteps <= kDepth ||
       spec.getNumThreads() >= kFewThreads)
     return 0;
-  return kDepth;
+  if (spec.getNumThreads() < kTinyThreads)
+    return std::min(kTinyDepth, spec.numSteps - 1);
+  return saveH ? 0 : kDepth;
 }
 
 Value ThreadEmitter::paramVector(Value memref) {
@@ -686,7 +705,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
       init.push_back(zeroCounts());
     // Then the inputs of the next `depth` steps, loaded ahead.
     size_t carried = init.size();
-    int64_t depth = saveH || record ? 0 : getForwardPrefetchDepth(spec);
+    int64_t depth = record ? 0 : getForwardPrefetchDepth(spec, saveH);
     Value last = index(spec.numSteps - 1);
     for (int64_t j = 0; j < depth; ++j)
       init.push_back(load(x, offset(index(std::min(j, spec.numSteps - 1)))));
@@ -873,12 +892,20 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   // loads its own steps again (clamped), unused. Same arithmetic in the
   // same order. On an H200 the SHD step went 1.117 -> 1.095 ms at 1%
   // (bench/results/2026-12-03-H200-band-consumer.md).
-  bool pipelined = stepsAtOnce > 1 && spec.spikes() && !bnX;
+  // A step's loads carried ahead: gOut, and H when the layer spikes (li
+  // reads no H).
+  bool pipelined = stepsAtOnce > 1 && !bnX;
+  int64_t perStep = spec.spikes() ? 2 : 1;
+  auto appendLoaded = [&](SmallVectorImpl<Value> &to, const StepInputs &in) {
+    to.push_back(in.gOut);
+    if (spec.spikes())
+      to.push_back(in.hv);
+  };
   size_t numCarried = init.size();
   SmallVector<Value> loopInit(init);
   if (pipelined)
     for (const StepInputs &in : loadSteps(index(0)))
-      loopInit.append({in.gOut, in.hv});
+      appendLoaded(loopInit, in);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(spec.numSteps), index(stepsAtOnce), loopInit,
       [&](OpBuilder &, Location, Value first, ValueRange iterArgs) {
@@ -895,13 +922,14 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
         ValueRange loaded = iterArgs.drop_front(numCarried);
         for (int64_t u = 0; u < stepsAtOnce; ++u) {
           StepInputs in = locate(first, u);
-          in.gOut = loaded[2 * u];
-          in.hv = loaded[2 * u + 1];
+          in.gOut = loaded[perStep * u];
+          if (spec.spikes())
+            in.hv = loaded[perStep * u + 1];
           inputs.push_back(in);
         }
         SmallVector<Value> yielded = runSteps(inputs, grads);
         for (const StepInputs &in : ahead)
-          yielded.append({in.gOut, in.hv});
+          appendLoaded(yielded, in);
         scf::YieldOp::create(b, loc, yielded);
       });
   ValueRange results = loop.getResults().take_front(numCarried);

@@ -538,22 +538,38 @@ void ElementEmitter::emitDropoutBwd(ValueRange args, Value i) {
 }
 
 /// y[i] = scale * sum over t of x[t, i], the sum in f64 in step order (as
-/// the losses' time means).
+/// the losses' time means). An iteration loads the x of `unroll` steps
+/// (the largest divisor of T up to 10) before it adds them in order: the
+/// SHD readout's sum (2560 threads, T = 100) is bound by one load latency
+/// per step otherwise (5.7 us on an H100). Same additions in the same order.
 void ElementEmitter::emitTimeSum(ValueRange args, Value i) {
   const ChannelGeometry &g = spec.channelGeometry;
+  int64_t unroll = 1;
+  for (int64_t u = 10; u > 1 && unroll == 1; --u)
+    if (g.rows % u == 0)
+      unroll = u;
   Value row = arith::ConstantIndexOp::create(b, loc, g.channels);
   auto loop = scf::ForOp::create(
       b, loc, arith::ConstantIndexOp::create(b, loc, 0),
       arith::ConstantIndexOp::create(b, loc, g.rows),
-      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{f64(0.0)},
-      [&](OpBuilder &nb, Location l, Value t, ValueRange acc) {
-        Value at = arith::AddIOp::create(
-            nb, l, arith::MulIOp::create(nb, l, t, row), i);
-        Value x = memref::LoadOp::create(nb, l, args[0], ValueRange{at});
-        Value wide = arith::ExtFOp::create(nb, l, nb.getF64Type(), x);
-        scf::YieldOp::create(nb, l,
-                             ValueRange{arith::AddFOp::create(nb, l, acc[0],
-                                                              wide)});
+      arith::ConstantIndexOp::create(b, loc, unroll), ValueRange{f64(0.0)},
+      [&](OpBuilder &nb, Location l, Value first, ValueRange acc) {
+        SmallVector<Value> loaded;
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value t = u == 0 ? first
+                           : arith::AddIOp::create(
+                                 nb, l, first,
+                                 arith::ConstantIndexOp::create(nb, l, u));
+          Value at = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, t, row), i);
+          loaded.push_back(
+              memref::LoadOp::create(nb, l, args[0], ValueRange{at}));
+        }
+        Value sum = acc[0];
+        for (Value x : loaded)
+          sum = arith::AddFOp::create(
+              nb, l, sum, arith::ExtFOp::create(nb, l, nb.getF64Type(), x));
+        scf::YieldOp::create(nb, l, ValueRange{sum});
       });
   Value scaled = mul(f64(spec.scale), loop.getResult(0));
   store(arith::TruncFOp::create(b, loc, b.getF32Type(), scaled), args[1], i);

@@ -3,7 +3,10 @@
 
 // A thread per 4 neurons: N = 2*64 = 128 neurons, 32 threads, guarded since a
 // block has 256. Aligned vector<4xf32> accesses, the state in the loop's
-// iter_args, one loop over T = 8.
+// iter_args, one loop over T = 8. So few threads cannot hide a load's
+// latency with each other: the scan loads X up to 16 steps ahead (here
+// T - 1 = 7): steps 0..6 before the loop, X[min(t + 7, 7)] at the top of
+// step t, the loaded steps carried in iter_args after the membrane.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @snn_kernels
 // CHECK-LABEL: gpu.func @snn_net_0_lif_fwd_h(
@@ -12,8 +15,13 @@
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: arith.cmpi ult, %{{.*}}, %c32
-// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args(%[[V:.*]] = %{{.*}}) -> (vector<4xf32>)
+// CHECK-COUNT-7: vector.load %[[X]][%{{.*}}] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK: scf.for %[[T:.*]] = %c0 to %c8 step %c1 iter_args(%[[V:.*]] = %{{.*}}, {{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[T]], %c7
+// CHECK: arith.minui %[[AHEAD]], %c7
 // CHECK: vector.load %[[X]][%{{.*}}] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+// CHECK-NOT: vector.load
 // CHECK: arith.cmpf oge
 // CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 16 : i64}
 // CHECK: vector.store %{{.*}}, %[[H]][%{{.*}}] {alignment = 16 : i64}
