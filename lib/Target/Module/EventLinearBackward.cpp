@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ManifestBuilder.h"
+#include "RowSpikeBits.h"
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "snn/Dialect/SNN/IR/BandMaskedGrad.h"
@@ -246,5 +247,59 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                                          {"has_bias", hasBias},
                                          {"need_gx", needGx},
                                          {"unless_event_path", true}}));
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeThinWeightGradBits(LinearBwdOp bwd,
+                                                          int64_t xBits) {
+  if (!readsThinWeightGradBits(bwd))
+    return bwd.emitError()
+           << "this linear_bwd reads its input as row bits but is not a thin "
+              "weight gradient (at most "
+           << kMaxThinOutputs
+           << " outputs, no bias, gx formed by the neuron backward); "
+              "recompile with --snn-compile row-bits=false";
+  FailureOr<int64_t> gy = lookup(bwd, bwd.getGradOutput());
+  if (failed(gy))
+    return failure();
+  tensor(xBits)["role"] = "saved";
+  // With need_gx the neuron backward forms gx (kGxInNeuronBwdAttrName): gw
+  // is the second result and the only one written.
+  Value gwValue = bwd.getGrads()[bwd.getNeedGx() ? 1 : 0];
+  FailureOr<int64_t> gw = addValueTensor(bwd, gwValue, "grad");
+  if (failed(gw))
+    return failure();
+  auto wType = cast<RankedTensorType>(bwd.getWeight().getType());
+  OpKernelSpec spec;
+  spec.kind = OpKernelKind::ThinWeightGradBits;
+  spec.outFeatures = wType.getDimSize(0);
+  spec.inFeatures = wType.getDimSize(1);
+  spec.rows = getValueElements(*gy) / spec.outFeatures;
+  int64_t segments = getThinWeightGradSegments(spec);
+  int64_t partElements = spec.outFeatures * spec.inFeatures;
+  int64_t parts = addTensor(
+      Object{{"shape", Array{segments, spec.outFeatures, spec.inFeatures}},
+             {"role", "activation"}});
+  Object thin{{"op", "thin_weight_grad_bits"},
+              {"in", Array{*gy, xBits}},
+              {"out", Array{parts}},
+              {"x_bits", true},
+              {"features", spec.inFeatures},
+              {"segment_rows", kThinSegmentRows}};
+  emit(Phase::Backward,
+       makeKernelOp(spec, Array{*gy, xBits, parts}, Array{*gy, xBits},
+                    Array{parts}, Array{std::move(thin)}));
+  // gw = the parts added in segment order (in f64, rounded once).
+  OpKernelSpec sum;
+  sum.kind = OpKernelKind::TimeSum;
+  sum.channelGeometry.rows = segments;
+  sum.channelGeometry.channels = partElements;
+  sum.sizes = {partElements};
+  Object add{{"op", "time_sum"},
+             {"in", Array{parts}},
+             {"out", Array{*gw}},
+             {"scale", 1.0}};
+  emit(Phase::Backward, makeKernelOp(sum, Array{parts, *gw}, Array{parts},
+                                     Array{*gw}, Array{std::move(add)}));
   return success();
 }
