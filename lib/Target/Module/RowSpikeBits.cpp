@@ -46,28 +46,18 @@ static bool alwaysEventDriven(std::optional<APFloat> crossover,
          getEventPathLimit(crossover->convertToDouble(), elements) >= elements;
 }
 
-static OpKernelSpec makeEventSpec(OpKernelKind kind, int64_t rows,
-                                  int64_t in, int64_t out) {
-  OpKernelSpec spec;
-  spec.kind = kind;
-  spec.rows = rows;
-  spec.inFeatures = in;
-  spec.outFeatures = out;
-  return spec;
-}
-
 /// Whether the weight gradient gw [N, K] over M events fits
 /// event_weight_grad_lists (its shared accumulator rows).
 static bool hasListsKernel(int64_t n, int64_t m, int64_t k) {
   return hasEventListsKernel(
-      makeEventSpec(OpKernelKind::EventLinearLists, n, m, k));
+      makeEventKernelSpec(OpKernelKind::EventLinearLists, n, m, k));
 }
 
 /// Whether event_linear's per-row GPU form lists a row of x [., K] as bits
 /// for w [N, K]: the row's list fits one chunk (getEventRowLayout).
 static bool hasRowBitsEventLinear(int64_t k, int64_t n, int64_t rows) {
   std::optional<EventRowLayout> layout =
-      getEventRowLayout(makeEventSpec(OpKernelKind::EventLinear, rows, k, n));
+      getEventRowLayout(makeEventKernelSpec(OpKernelKind::EventLinear, rows, k, n));
   return layout && layout->chunks == 1;
 }
 

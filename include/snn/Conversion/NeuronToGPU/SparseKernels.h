@@ -172,6 +172,17 @@ Value getWeightStripOffset(OpBuilder &b, Location loc, int64_t k, int64_t n,
 void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                          func::FuncOp fn, ValueRange args);
 
+/// An event kernel's spec: kind and its rows, in and out features.
+inline OpKernelSpec makeEventKernelSpec(OpKernelKind kind, int64_t rows,
+                                        int64_t in, int64_t out) {
+  OpKernelSpec spec;
+  spec.kind = kind;
+  spec.rows = rows;
+  spec.inFeatures = in;
+  spec.outFeatures = out;
+  return spec;
+}
+
 /// thin_weight_grad_bits (ThinWeightGrad.cpp): gw [N, K] = gy [M, N]^T x
 /// over x's row bits for N <= kMaxThinOutputs, as parts [S, N, K] of
 /// kThinSegmentRows rows each (time_sum adds them).
