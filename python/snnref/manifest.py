@@ -419,7 +419,26 @@ def _run_op(mod, op, lr, smooth):
             wt = mod.get(ins[1])
             wt = wt.reshape(-1, wt.shape[-1])
             b = mod.get(ins[2]) if op.get("has_bias", False) else None
-            put(0, layers.linear(_rows(mod, ins[0], [wt.shape[0]]), wt.T, b))
+            # x_bits: x is a spiking layer's row bits (a thin readout).
+            rows = mod.numel(out[0]) // wt.shape[1]
+            x = _rows_of(mod, op, mod.get(ins[0]), rows * wt.shape[0], "x_bits")
+            put(0, layers.linear(x.reshape(-1, wt.shape[0]), wt.T, b))
+        elif kind == "thin_weight_grad_bits":
+            # parts[s] = gy[rows of s]^T x[rows of s]: segments of
+            # `segment_rows` rows of gy [M, N] and x [M, K] (row bits);
+            # time_sum then adds the parts into gw [N, K].
+            ins = _ids(op, "in", 2, 2, "inputs (gy, x's row bits)")
+            seg = int(op.get("segment_rows", 0))
+            parts_shape = mod.info(out[0])["shape"]
+            if seg <= 0 or len(parts_shape) != 3:
+                raise OpError("thin_weight_grad_bits needs 'segment_rows' and "
+                              "parts [S, N, K]")
+            n, k = int(parts_shape[1]), int(parts_shape[2])
+            gy = np.asarray(mod.get(ins[0]), dtype=np.float64).reshape(-1, n)
+            x = _rows_of(mod, op, mod.get(ins[1]), gy.shape[0] * k, "x_bits")
+            x = np.asarray(x, dtype=np.float64).reshape(-1, k)
+            put(0, np.stack([gy[r:r + seg].T @ x[r:r + seg]
+                             for r in range(0, gy.shape[0], seg)]))
         elif kind == "event_linear_band":
             # gx = gy w only where |h - v_th| <= band (the test of the
             # surrogate that reads gx, NaN in the band), else 0.

@@ -58,21 +58,17 @@ public:
   Emitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
       : KernelArith(b, loc), spec(spec) {}
   using KernelArith::add;
+  using KernelArith::addI;
   using KernelArith::f32;
+  using KernelArith::i32;
+  using KernelArith::idx;
   using KernelArith::load;
   using KernelArith::mul;
+  using KernelArith::mulI;
   using KernelArith::store;
+  using KernelArith::subI;
+  using KernelArith::ult;
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value subI(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
   Value uge(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, y);
   }

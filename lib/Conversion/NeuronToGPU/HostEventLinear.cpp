@@ -74,6 +74,7 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
   Value x = args[0], wt = args[1];
   Value bias = spec.hasBias ? args[2] : Value();
   Value decision = args[args.size() - 2], y = args.back();
+  assert((!spec.xBits || spec.xBinary) && "row bits are spikes");
   Emitter e(b, loc);
   OpBuilder::InsertionGuard guard(b);
 
@@ -113,11 +114,14 @@ void mlir::snn::emitEventLinearHost(OpBuilder &b, Location loc,
     Value row = e.openFor(block, blockEnd, 1);
     Value slot = e.mulI(arith::SubIOp::create(b, loc, row, block), e.idx(k));
     Value rowStart = e.mulI(row, e.idx(k));
-    Value count =
-        emitHostNonzeroScan(b, loc, x, rowStart, k, [&](Value j, Value at) {
-          e.store(arith::IndexCastUIOp::create(b, loc, indexType, j), lists,
-                  e.addI(slot, at));
-        });
+    auto list = [&](Value j, Value at) {
+      e.store(arith::IndexCastUIOp::create(b, loc, indexType, j), lists,
+              e.addI(slot, at));
+    };
+    // Row bits (spec.xBits): the set bits of the row's words in order.
+    Value count = spec.xBits
+                      ? emitHostRowBitsScan(b, loc, x, row, k, list)
+                      : emitHostNonzeroScan(b, loc, x, rowStart, k, list);
     e.store(count, counts, arith::SubIOp::create(b, loc, row, block));
   }
 

@@ -128,3 +128,36 @@ Value mlir::snn::emitHostNonzeroScan(
                        ValueRange{arith::AddIOp::create(b, loc, found, step)});
   return tail.getResult(0);
 }
+
+Value mlir::snn::emitHostRowBitsScan(
+    OpBuilder &b, Location loc, Value words, Value row, int64_t k,
+    function_ref<void(Value j, Value slot)> body) {
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t rowWords = k / 32;
+  auto loop = scf::ForOp::create(b, loc, idx(0), idx(rowWords), idx(1),
+                                 ValueRange{idx(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value w = loop.getInductionVar();
+  Value word = memref::LoadOp::create(
+      b, loc, words,
+      ValueRange{arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, idx(rowWords)), w)});
+  Value wordStart = arith::MulIOp::create(b, loc, w, idx(32));
+  Value found =
+      emitForEachSetBit(
+          b, loc, word, ValueRange{loop.getRegionIterArg(0)},
+          [&](Value bit, ValueRange state) -> SmallVector<Value> {
+            body(arith::AddIOp::create(
+                     b, loc, wordStart,
+                     arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                                  bit)),
+                 state[0]);
+            return {arith::AddIOp::create(b, loc, state[0], idx(1))};
+          })
+          .front();
+  scf::YieldOp::create(b, loc, ValueRange{found});
+  return loop.getResult(0);
+}

@@ -67,6 +67,8 @@ unsigned OpKernelSpec::getTensorsPerSegment() const {
     return 4 + (xValues ? 1 : 0) + (hasBias ? 1 : 0);
   case OpKernelKind::EventLinearBand:
     return 5;
+  case OpKernelKind::ThinWeightGradBits:
+    return 3;
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:
     return 2;
@@ -153,6 +155,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "event_linear_tiles";
   case OpKernelKind::EventLinearBand:
     return "event_linear_band";
+  case OpKernelKind::ThinWeightGradBits:
+    return "thin_weight_grad_bits";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -623,6 +627,7 @@ void ElementEmitter::emitElement(ValueRange args, Value i) {
   case OpKernelKind::EventLinearLists:
   case OpKernelKind::EventLinearTiles:
   case OpKernelKind::EventLinearBand:
+  case OpKernelKind::ThinWeightGradBits:
     llvm_unreachable("event-driven kernels are built by SparseKernels.cpp");
   case OpKernelKind::PackBits:
   case OpKernelKind::UnpackBits:

@@ -50,7 +50,12 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
   case OpKernelKind::TransposeWeight:
     return {decision, tensor(n * k), tensor(n * k)};
   case OpKernelKind::EventLinear: {
-    SmallVector<Type> types{tensor(m * k), tensor(n * k)};
+    // x [M, K] (xBits: [M, K / 32] words), wt [K, N], b, decision, y.
+    assert((!spec.xBits || k % kBitsPerWord == 0) && "rows of whole words");
+    Type x = spec.xBits ? Type(MemRefType::get({m * k / kBitsPerWord},
+                                               IntegerType::get(ctx, 32)))
+                        : tensor(m * k);
+    SmallVector<Type> types{x, tensor(n * k)};
     if (spec.hasBias)
       types.push_back(tensor(n));
     types.push_back(decision);
@@ -127,6 +132,12 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     // x [M, K], wt [K, N], h [M, N], decision, y [M, N].
     return {tensor(m * k), tensor(k * n), tensor(m * n), decision,
             tensor(m * n)};
+  case OpKernelKind::ThinWeightGradBits:
+    // gy [M, N], x [M, K] as row bits, parts [S, N, K].
+    assert(k % kBitsPerWord == 0 && "rows of whole words");
+    return {tensor(m * n),
+            MemRefType::get({m * k / kBitsPerWord}, IntegerType::get(ctx, 32)),
+            tensor(getThinWeightGradSegments(spec) * n * k)};
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -230,6 +241,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
     return getEventTileGridSize(spec);
   case OpKernelKind::EventLinearBand:
     return spec.rows;
+  case OpKernelKind::ThinWeightGradBits:
+    return getThinWeightGradGridSize(spec);
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -630,6 +643,10 @@ Value mlir::snn::emitWarpCompaction(
   return groups.getResult(0);
 }
 
+static Value emitWarpBitsCompaction(EventEmitter &e, Value words, Value row,
+                                    int64_t k, Value laneInWarp, Value columns,
+                                    Value rowStart);
+
 namespace {
 /// The event lists of the compacted GPU forms (EventRowLayout): each warp
 /// lists the nonzero inputs of its segment of a row's chunk in shared
@@ -679,6 +696,32 @@ public:
       e.openIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                      laneInWarp, e.idx(0)));
       e.store(found, counts, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  /// The same lists from a row of bits (spec.xBits: K / 32 words a row,
+  /// K within one chunk): the first warp lists the whole row
+  /// (emitWarpBitsCompaction), the others none; then the barrier.
+  void compactBits(Value words, Value row, int64_t k) {
+    assert(layout.listWords() >= k && "the row's list in one chunk");
+    Type i32Type = b.getI32Type();
+    auto first = scf::IfOp::create(b, loc, TypeRange{i32Type},
+                                   e.eq(warp, e.idx(0)),
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branch(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      scf::YieldOp::create(b, loc,
+                           ValueRange{emitWarpBitsCompaction(
+                               e, words, row, k, laneInWarp, list, e.idx(0))});
+      b.setInsertionPointToStart(first.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{e.i32(0)});
+    }
+    {
+      OpBuilder::InsertionGuard store(b);
+      e.openIf(e.eq(laneInWarp, e.idx(0)));
+      e.store(first.getResult(0), counts, warp);
     }
     gpu::BarrierOp::create(b, loc);
   }
@@ -753,10 +796,14 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   // stay as close to the exact sum as the dense GEMM's.
   auto accumulate = [&](ValueRange sums, Value col) {
     return lists.fold(sums, [&](Value j, ValueRange acc) -> SmallVector<Value> {
-      Value xv = vector::BroadcastOp::create(
-          b, loc, vecType, e.load(x, e.addI(rowStart, j)));
+      // A set bit is a spike of 1: 1 w = w, the same bits.
+      Value xv = spec.xBits ? Value()
+                            : vector::BroadcastOp::create(
+                                  b, loc, vecType,
+                                  e.load(x, e.addI(rowStart, j)))
+                                  .getResult();
       Value wv = loadVec(wt, e.addI(e.mulI(j, e.idx(n)), col));
-      Value term = arith::MulFOp::create(b, loc, xv, wv);
+      Value term = xv ? arith::MulFOp::create(b, loc, xv, wv).getResult() : wv;
       if (acc.size() == 1)
         return {arith::AddFOp::create(b, loc, acc[0], term)};
       auto [t, lost] = e.kahanAdd(acc[0], acc[1], term);
@@ -773,8 +820,12 @@ static void emitCompactedEventLinearGPU(EventEmitter &e, ValueRange args,
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
   int64_t groups = n / layout.width;
+  assert((!spec.xBits || layout.chunks == 1) && "row bits in one chunk");
   if (layout.chunks == 1) {
-    lists.compact(x, rowStart, k, e.idx(0));
+    if (spec.xBits)
+      lists.compactBits(x, row, k);
+    else
+      lists.compact(x, rowStart, k, e.idx(0));
     auto columns = scf::ForOp::create(b, loc, lane, e.idx(groups),
                                       e.idx(layout.threads));
     b.setInsertionPointToStart(columns.getBody());
@@ -1517,6 +1568,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsGPU(e, args, *layout, list, counts, block, lane);
     break;
+  case OpKernelKind::ThinWeightGradBits:
+    buildThinWeightGradBitsGPU(b, loc, args, block, lane, spec);
+    break;
   case OpKernelKind::CompactRows:
     emitCompactRowsGPU(e, args, block, lane, warpSums);
     break;
@@ -1575,6 +1629,8 @@ static int64_t getEventHostItems(const OpKernelSpec &spec) {
     return llvm::divideCeilSigned(spec.inFeatures, 32);
   case OpKernelKind::EventLinearTiles:
     return getEventTileCount(spec);
+  case OpKernelKind::ThinWeightGradBits:
+    return getThinWeightGradSegments(spec);
   default:
     return spec.rows;
   }
@@ -1782,6 +1838,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   case OpKernelKind::EventLinearBand:
     buildEventLinearBandHost(b, loc, fn, spec);
     break;
+  case OpKernelKind::ThinWeightGradBits:
+    buildThinWeightGradBitsHost(b, loc, fn, spec);
+    break;
   case OpKernelKind::EventLinearBits:
     emitEventWeightGradBitsHost(e, fn, args);
     break;
@@ -1821,31 +1880,10 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
       if (values)
         e.store(e.load(x, e.addI(rowStart, j)), values, slot);
     };
-    Value count;
-    if (spec.xBits) {
-      // The row's K / 32 words (K is a multiple of 32), each word's set
-      // bits in order.
-      int64_t rowWords = k / kBitsPerWord;
-      auto words = scf::ForOp::create(b, loc, e.idx(0), e.idx(rowWords),
-                                      e.idx(1), ValueRange{e.idx(0)});
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(words.getBody());
-      Value w = words.getInductionVar();
-      Value word = e.load(x, e.addI(e.mulI(row, e.idx(rowWords)), w));
-      Value found =
-          emitForEachSetBit(
-              b, loc, word, ValueRange{words.getRegionIterArg(0)},
-              [&](Value bit, ValueRange state) -> SmallVector<Value> {
-                list(e.addI(e.mulI(w, e.idx(kBitsPerWord)), e.toIndex(bit)),
-                     state[0]);
-                return {e.addI(state[0], e.idx(1))};
-              })
-              .front();
-      scf::YieldOp::create(b, loc, ValueRange{found});
-      count = words.getResult(0);
-    } else {
-      count = emitHostNonzeroScan(b, loc, x, rowStart, k, list);
-    }
+    // Row bits: the set bits of the row's K / 32 words in order.
+    Value count = spec.xBits
+                      ? emitHostRowBitsScan(b, loc, x, row, k, list)
+                      : emitHostNonzeroScan(b, loc, x, rowStart, k, list);
     {
       OpBuilder::InsertionGuard end(b);
       e.openIf(e.ult(count, e.idx(k)));

@@ -96,6 +96,9 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                              Array{wt}, Array{std::move(transpose)}));
     spec.kind = OpKernelKind::EventLinear;
     spec.xBinary = !xValues;
+    // A thin layer's training input may be its spiking layer's row bits
+    // (writesSpikeRowBits): the kernel lists each row from its words.
+    spec.xBits = rowBitsTensors.contains(*x);
     Array args{*x, wt};
     if (bias)
       args.push_back(*bias);
@@ -106,6 +109,10 @@ LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                  {"in", Array(in)},
                  {"out", Array{*y}},
                  {"has_bias", spec.hasBias}};
+    if (spec.xBits) { // x is [rows * features / 32] words
+      event["x_bits"] = true;
+      event["features"] = spec.inFeatures;
+    }
     emit(phase, makeKernelOp(spec, std::move(args), std::move(in), Array{*y},
                              Array{std::move(event)}));
   }

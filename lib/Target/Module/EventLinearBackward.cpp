@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ManifestBuilder.h"
+#include "RowSpikeBits.h"
 
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "snn/Dialect/SNN/IR/BandMaskedGrad.h"
@@ -64,15 +65,6 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     elements *= *d.getAsInteger();
   int64_t m = elements / n;
   double crossover = bwd.getEventDriven()->convertToDouble();
-  auto makeSpec = [&](OpKernelKind kind, int64_t rows, int64_t in,
-                      int64_t outFeatures) {
-    OpKernelSpec spec;
-    spec.kind = kind;
-    spec.rows = rows;
-    spec.inFeatures = in;
-    spec.outFeatures = outFeatures;
-    return spec;
-  };
   // The dense path; with crossover = 1 it only writes gb (when the layer
   // has a bias), so it is left out when there is none.
   bool denseOp = getEventPathLimit(crossover, elements) < elements || hasBias;
@@ -101,7 +93,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                  {"out", Array{result}},
                  {"has_bias", false}};
     emit(Phase::Backward,
-         makeKernelOp(makeSpec(OpKernelKind::EventLinear, rows, in,
+         makeKernelOp(makeEventKernelSpec(OpKernelKind::EventLinear, rows, in,
                                outFeatures),
                       Array{sparse, dense, decision, result},
                       Array{sparse, dense, decision}, Array{result},
@@ -125,7 +117,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
       bandH = record->second.savedH;
   }
   if (gx && bandH) {
-    OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBand, m, n, k);
+    OpKernelSpec spec = makeEventKernelSpec(OpKernelKind::EventLinearBand, m, n, k);
     spec.bandVTh = band->vTh;
     spec.band = band->band;
     Object event{{"op", "event_linear_band"},
@@ -160,7 +152,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
   bool xValues = false;
   bool bits =
       getEventGradBits(bwd.getInput(), xValues, /*pack=*/false).has_value();
-  OpKernelSpec lists = makeSpec(OpKernelKind::EventLinearLists, n, m, k);
+  OpKernelSpec lists = makeEventKernelSpec(OpKernelKind::EventLinearLists, n, m, k);
   if (!bits && hasEventListsKernel(lists)) {
     // The events of gw's row j, gy's nonzero rows in column j, listed by
     // compact_columns from gy itself in segments that nest in the lists
@@ -171,7 +163,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
     int64_t segment = getEventRowLayout(lists)->segment % 128 == 0 ? 128 : 32;
     // From gy's occupancy bits when the neuron backward that wrote gy
     // wrote them too (N / 32 words a row instead of N floats).
-    OpKernelSpec columns = makeSpec(OpKernelKind::CompactColumns, m, n, 0);
+    OpKernelSpec columns = makeEventKernelSpec(OpKernelKind::CompactColumns, m, n, 0);
     columns.columnSegment = segment;
     auto bitsOfGy = gradRowBits.find(*gy);
     columns.xBits = bitsOfGy != gradRowBits.end();
@@ -217,7 +209,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                      {"in", Array{decision, *gy}},
                      {"out", Array{gyT}}};
     emit(Phase::Backward,
-         makeKernelOp(makeSpec(OpKernelKind::TransposeWeight, 0, n, m),
+         makeKernelOp(makeEventKernelSpec(OpKernelKind::TransposeWeight, 0, n, m),
                       Array{decision, *gy, gyT}, Array{decision, *gy},
                       Array{gyT}, Array{std::move(transpose)}));
     if (bits) {
@@ -225,7 +217,7 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
       // occupancy, then its values at the set bits, packed here): ceil(K /
       // 32) words per event instead of K floats.
       std::optional<int64_t> words = getEventGradBits(bwd.getInput(), xValues);
-      OpKernelSpec spec = makeSpec(OpKernelKind::EventLinearBits, n, m, k);
+      OpKernelSpec spec = makeEventKernelSpec(OpKernelKind::EventLinearBits, n, m, k);
       spec.xValues = xValues;
       Array in{gyT, *words};
       if (xValues)
@@ -246,5 +238,58 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                                          {"has_bias", hasBias},
                                          {"need_gx", needGx},
                                          {"unless_event_path", true}}));
+  return success();
+}
+
+LogicalResult ManifestBuilder::serializeThinWeightGradBits(LinearBwdOp bwd,
+                                                          int64_t xBits) {
+  if (!readsThinWeightGradBits(bwd))
+    return bwd.emitError()
+           << "this linear_bwd reads its input as row bits but is not a thin "
+              "weight gradient (at most "
+           << kMaxThinOutputs
+           << " outputs, no bias, gx formed by the neuron backward); "
+              "recompile with --snn-compile row-bits=false";
+  FailureOr<int64_t> gy = lookup(bwd, bwd.getGradOutput());
+  if (failed(gy))
+    return failure();
+  tensor(xBits)["role"] = "saved";
+  // With need_gx the neuron backward forms gx (kGxInNeuronBwdAttrName): gw
+  // is the second result and the only one written.
+  Value gwValue = bwd.getGrads()[bwd.getNeedGx() ? 1 : 0];
+  FailureOr<int64_t> gw = addValueTensor(bwd, gwValue, "grad");
+  if (failed(gw))
+    return failure();
+  auto wType = cast<RankedTensorType>(bwd.getWeight().getType());
+  int64_t n = wType.getDimSize(0);
+  OpKernelSpec spec =
+      makeEventKernelSpec(OpKernelKind::ThinWeightGradBits,
+                          getValueElements(*gy) / n, wType.getDimSize(1), n);
+  int64_t segments = getThinWeightGradSegments(spec);
+  int64_t partElements = spec.outFeatures * spec.inFeatures;
+  int64_t parts = addTensor(
+      Object{{"shape", Array{segments, spec.outFeatures, spec.inFeatures}},
+             {"role", "activation"}});
+  Object thin{{"op", "thin_weight_grad_bits"},
+              {"in", Array{*gy, xBits}},
+              {"out", Array{parts}},
+              {"x_bits", true},
+              {"features", spec.inFeatures},
+              {"segment_rows", kThinSegmentRows}};
+  emit(Phase::Backward,
+       makeKernelOp(spec, Array{*gy, xBits, parts}, Array{*gy, xBits},
+                    Array{parts}, Array{std::move(thin)}));
+  // gw = the parts added in segment order (in f64, rounded once).
+  OpKernelSpec sum;
+  sum.kind = OpKernelKind::TimeSum;
+  sum.channelGeometry.rows = segments;
+  sum.channelGeometry.channels = partElements;
+  sum.sizes = {partElements};
+  Object add{{"op", "time_sum"},
+             {"in", Array{parts}},
+             {"out", Array{*gw}},
+             {"scale", 1.0}};
+  emit(Phase::Backward, makeKernelOp(sum, Array{parts, *gw}, Array{parts},
+                                     Array{*gw}, Array{std::move(add)}));
   return success();
 }

@@ -484,6 +484,13 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
     return serializeEventLinear(linear, phase);
   if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && bwd.getEventDriven())
     return serializeEventLinearBackward(bwd);
+  if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && !forwardPhase) {
+    FailureOr<int64_t> x = lookup(op, bwd.getInput());
+    if (failed(x))
+      return failure();
+    if (rowBitsTensors.contains(*x))
+      return serializeThinWeightGradBits(bwd, *x);
+  }
   // An inference batch norm that the neuron layer after it applies
   // (--snn-fuse) is nothing: the layer reads x and the running statistics.
   if (isa<BatchNormOp>(op) && phase == Phase::Infer && getFusingNeuron(op))

@@ -171,6 +171,10 @@ private:
   /// An `event_driven` snn.linear_bwd: density kernel, event-driven gx,
   /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).
+  /// A thin layer's weight gradient over its input's row bits
+  /// (readsThinWeightGradBits): thin_weight_grad_bits writes per-segment
+  /// parts, time_sum adds them into gw.
+  LogicalResult serializeThinWeightGradBits(LinearBwdOp bwd, int64_t xBits);
   LogicalResult serializeEventLinearBackward(LinearBwdOp bwd);
   /// Emits compact_rows of x [rows, features] (under the decision): the
   /// row lists' columns and, with `values`, their values. With `density`

@@ -12,6 +12,7 @@
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "snn/Dialect/SNN/IR/FusedBatchNorm.h"
 #include "snn/Dialect/SNN/IR/FusedCount.h"
+#include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 
@@ -48,12 +49,24 @@ static bool alwaysEventDriven(std::optional<APFloat> crossover,
 /// Whether the weight gradient gw [N, K] over M events fits
 /// event_weight_grad_lists (its shared accumulator rows).
 static bool hasListsKernel(int64_t n, int64_t m, int64_t k) {
-  OpKernelSpec lists;
-  lists.kind = OpKernelKind::EventLinearLists;
-  lists.rows = n;
-  lists.inFeatures = m;
-  lists.outFeatures = k;
-  return hasEventListsKernel(lists);
+  return hasEventListsKernel(
+      makeEventKernelSpec(OpKernelKind::EventLinearLists, n, m, k));
+}
+
+/// Whether event_linear's per-row GPU form lists a row of x [., K] as bits
+/// for w [N, K]: the row's list fits one chunk (getEventRowLayout).
+static bool hasRowBitsEventLinear(int64_t k, int64_t n, int64_t rows) {
+  std::optional<EventRowLayout> layout =
+      getEventRowLayout(makeEventKernelSpec(OpKernelKind::EventLinear, rows, k, n));
+  return layout && layout->chunks == 1;
+}
+
+bool mlir::snn::readsThinWeightGradBits(LinearBwdOp bwd) {
+  auto w = cast<RankedTensorType>(bwd.getWeight().getType());
+  return !bwd.getEventDriven() && !bwd.getHasBias() &&
+         (!bwd.getNeedGx() || bwd->hasAttr(kGxInNeuronBwdAttrName)) &&
+         w.getDimSize(0) <= kMaxThinOutputs &&
+         w.getDimSize(1) % kBitsPerWord == 0;
 }
 
 bool mlir::snn::writesSpikeRowBits(Operation *neuron,
@@ -78,10 +91,14 @@ bool mlir::snn::writesSpikeRowBits(Operation *neuron,
   for (OpOperand &use : spikes.getUses()) {
     Operation *user = use.getOwner();
     if (auto linear = dyn_cast<LinearOp>(user)) {
+      // compact_rows + event_linear_tiles, or a thin layer's per-row
+      // event_linear, read the bits.
       auto w = cast<RankedTensorType>(linear.getWeight().getType());
+      int64_t n = w.getDimSize(0);
       if (use.getOperandNumber() != 0 ||
           !alwaysEventDriven(linear.getEventDriven(), elements) ||
-          !runsAsEventTiles(k, w.getDimSize(0), options.sharedMemoryLimit))
+          (!runsAsEventTiles(k, n, options.sharedMemoryLimit) &&
+           !hasRowBitsEventLinear(k, n, elements / k)))
         return false;
       continue;
     }
@@ -92,11 +109,15 @@ bool mlir::snn::writesSpikeRowBits(Operation *neuron,
       continue;
     }
     if (auto bwd = dyn_cast<LinearBwdOp>(user)) {
+      if (use.getOperandNumber() != 1 || bwd.getHasBias())
+        return false;
+      // A thin layer's weight gradient alone: thin_weight_grad_bits.
+      if (readsThinWeightGradBits(bwd))
+        continue;
       // event_weight_grad_lists over the forward's row lists (the
       // backward's own compact_rows reads the bits as well).
       auto w = cast<RankedTensorType>(bwd.getWeight().getType());
-      if (use.getOperandNumber() != 1 || bwd.getHasBias() ||
-          !alwaysEventDriven(bwd.getEventDriven(),
+      if (!alwaysEventDriven(bwd.getEventDriven(),
                              getElements(bwd.getGradOutput(), options.batch)) ||
           !hasListsKernel(w.getDimSize(0), elements / k, k))
         return false;

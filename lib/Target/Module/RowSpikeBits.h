@@ -6,7 +6,8 @@
 // (kSpikeRowBitsAttrName) instead of floats: its training forward kernel
 // stores T x N / 8 bytes instead of T x N floats, and compact_rows reads
 // K / 32 words per row instead of K floats. The lists, and every result,
-// are those of the float spikes. In the same way a spiking layer's
+// are those of the float spikes (a thin readout's weight gradient over the
+// bits sums in its own fixed order: within rounding of the dense GEMM's). In the same way a spiking layer's
 // backward writes its input gradient's occupancy as row bits for
 // compact_columns (writesGradRowBits).
 //
@@ -14,6 +15,8 @@
 
 #ifndef SNN_LIB_TARGET_MODULE_ROWSPIKEBITS_H
 #define SNN_LIB_TARGET_MODULE_ROWSPIKEBITS_H
+
+#include "snn/Dialect/SNN/IR/SNNOps.h"
 
 #include "mlir/IR/Operation.h"
 
@@ -39,8 +42,17 @@ struct RowSpikeBitsOptions {
 /// norm or time split fused into it) whose [T, B, K] spikes (K a multiple
 /// of 32) it counts itself (--snn-fuse), read only by its neuron_bwd, by
 /// event-driven linear layers that always take the event path and run as
-/// tiles, and as x by their event-driven weight gradients over row lists.
+/// tiles (or, thin layers, as the per-row event_linear, which lists a row
+/// from its words), and as x by their event-driven weight gradients over
+/// row lists or by a thin layer's weight gradient alone
+/// (readsThinWeightGradBits).
 bool writesSpikeRowBits(Operation *neuron, const RowSpikeBitsOptions &options);
+
+/// Whether the dense linear_bwd `bwd`, if its x is row bits, runs as
+/// thin_weight_grad_bits + time_sum: it computes gw only (no bias; gx not
+/// needed or formed by the neuron backward that reads it, --snn-fuse
+/// linear-grad) of at most kMaxThinOutputs outputs, K a multiple of 32.
+bool readsThinWeightGradBits(LinearBwdOp bwd);
 
 /// Whether the backward kernel of the multi-step spiking op `neuron` also
 /// writes its input gradient gx's occupancy as row bits

@@ -1,6 +1,6 @@
 //===- KernelArith.h - short builders for op kernel code --------*- C++ -*-===//
 //
-// The float arithmetic, constants and 1-d memref accesses that the op kernel
+// The float and index arithmetic, constants and 1-d memref accesses that the op kernel
 // emitters (OpKernels.cpp, BatchNormKernels.cpp) write, one op per call at
 // one location.
 //
@@ -30,6 +30,16 @@ protected:
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value subI(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
   Value load(Value memref, Value i) {
     return memref::LoadOp::create(b, loc, memref, ValueRange{i});
   }

@@ -48,6 +48,7 @@ enum class OpKernelKind {
   EventLinearLists, ///< gw = gy^T x over gy's nonzeros and x's row lists
   EventLinearTiles, ///< y = x w^T + b over x's row lists, w's tiles shared
   EventLinearBand,  ///< y = x wt only where |h - v_th| <= band, else 0
+  ThinWeightGradBits, ///< gw's per-segment parts over x's row bits, N <= 32
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -118,7 +119,8 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::CompactColumns ||
          kind == OpKernelKind::EventLinearLists ||
          kind == OpKernelKind::EventLinearTiles ||
-         kind == OpKernelKind::EventLinearBand;
+         kind == OpKernelKind::EventLinearBand ||
+         kind == OpKernelKind::ThinWeightGradBits;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -220,9 +222,10 @@ struct OpKernelSpec {
   /// its nonzeros (x is not binary); compact_rows (rows = M, inFeatures =
   /// K) then lists them.
   bool xValues = false;
-  /// compact_rows: x is a spiking layer's spikes as row bits (u32 words,
-  /// bit j of word w = element 32 w + j; rows of K / 32 words), which its
-  /// neuron kernel wrote instead of floats (kSpikeRowBitsAttrName).
+  /// compact_rows and event_linear: x is a spiking layer's spikes as row
+  /// bits (u32 words, bit j of word w = element 32 w + j; rows of K / 32
+  /// words), which its neuron kernel wrote instead of floats
+  /// (kSpikeRowBitsAttrName).
   bool xBits = false;
   /// compact_rows: it also counts x's nonzeros into a decision, as
   /// spike_density would (word 0 the count, word 1 the path from a limit
@@ -276,7 +279,8 @@ struct OpKernelSpec {
   /// event_weight_grad_lists gy^T (columnSegment: gy, gy's column lists),
   /// columns, values (xValues), flag, gw; event_linear_tiles x's columns,
   /// x's values (xValues), wt, b (has_bias), flag, y; event_linear_band
-  /// x, wt, h, flag, y; pool x, y;
+  /// x, wt, h, flag, y; thin_weight_grad_bits gy, x's row bits, parts;
+  /// pool x, y;
   /// pool_bwd gy (, x for max), gx; pack_bits spikes, words; unpack_bits
   /// words, spikes; batch_norm x, gamma, beta, running_mean, running_var, y,
   /// saved_mean, saved_invstd (eval: up to y); batch norm's stages as
@@ -306,7 +310,8 @@ struct OpKernelSpec {
   /// "sum_pool", "max_pool", "avg_pool_bwd", "sum_pool_bwd", "max_pool_bwd",
   /// "spike_density", "transpose_weight", "event_linear",
   /// "event_weight_grad_bits", "compact_rows", "event_weight_grad_lists",
-  /// "event_linear_tiles", "event_linear_band", "pack_bits",
+  /// "event_linear_tiles", "event_linear_band", "thin_weight_grad_bits",
+  /// "pack_bits",
   /// "unpack_bits", "batch_norm_stats", "batch_norm_finish",
   /// "batch_norm_apply", "batch_norm_eval", "batch_norm_bwd_stats",
   /// "batch_norm_bwd_finish", "batch_norm_bwd_apply", "loss_ce",

@@ -148,6 +148,13 @@ Value emitHostNonzeroScan(OpBuilder &b, Location loc, Value x, Value rowStart,
                           Value k,
                           function_ref<void(Value j, Value slot)> body);
 
+/// Host code: body(j, slot) for each set bit j of row `row` of row bits
+/// (`words`: K / 32 u32 words a row, K a multiple of 32), in increasing j,
+/// `slot` counting the earlier ones (index). Returns the count.
+Value emitHostRowBitsScan(OpBuilder &b, Location loc, Value words, Value row,
+                          int64_t k,
+                          function_ref<void(Value j, Value slot)> body);
+
 /// The element of wt[j, o] (index values) in a host transposed weight
 /// [K, N] stored in strips (OpKernelSpec::weightStrips, N >= 64): strip
 /// o / 64 as [K, 64], the columns past the last whole strip as
@@ -164,6 +171,34 @@ Value getWeightStripOffset(OpBuilder &b, Location loc, int64_t k, int64_t n,
 /// tensors (getEventKernelArgTypes).
 void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                          func::FuncOp fn, ValueRange args);
+
+/// An event kernel's spec: kind and its rows, in and out features.
+inline OpKernelSpec makeEventKernelSpec(OpKernelKind kind, int64_t rows,
+                                        int64_t in, int64_t out) {
+  OpKernelSpec spec;
+  spec.kind = kind;
+  spec.rows = rows;
+  spec.inFeatures = in;
+  spec.outFeatures = out;
+  return spec;
+}
+
+/// thin_weight_grad_bits (ThinWeightGrad.cpp): gw [N, K] = gy [M, N]^T x
+/// over x's row bits for N <= kMaxThinOutputs, as parts [S, N, K] of
+/// kThinSegmentRows rows each (time_sum adds them).
+inline constexpr int64_t kMaxThinOutputs = 32;
+inline constexpr int64_t kThinSegmentRows = 128;
+/// S, the parts' segments.
+int64_t getThinWeightGradSegments(const OpKernelSpec &spec);
+/// Blocks of kOpKernelBlockSize threads: a warp per (word column, segment).
+int64_t getThinWeightGradGridSize(const OpKernelSpec &spec);
+/// Its GPU body at the insertion point (args: gy, x's words, parts).
+void buildThinWeightGradBitsGPU(OpBuilder &b, Location loc, ValueRange args,
+                                Value block, Value lane,
+                                const OpKernelSpec &spec);
+/// Its CPU body, a segment per work item, into the ranged host function.
+void buildThinWeightGradBitsHost(OpBuilder &b, Location loc, func::FuncOp fn,
+                                 const OpKernelSpec &spec);
 
 /// event_linear_band (EventLinearBand.cpp): the threads of its GPU block.
 int64_t getEventBandBlockSize();
