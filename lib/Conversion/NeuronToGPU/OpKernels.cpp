@@ -714,7 +714,7 @@ gpu::GPUFuncOp mlir::snn::createOpGPUKernelFunc(OpBuilder &b, Location loc,
     if (MemRefType type = getBatchNormSharedType(spec, ctx))
       shared.push_back(type);
   if (isLossKernel(spec))
-    shared.push_back(getLossScratchType(ctx));
+    shared.push_back(getLossScratchType(spec, ctx));
   if (spec.kind == OpKernelKind::BiasGrad)
     shared.push_back(getBiasGradScratchType(ctx));
   auto kernel = gpu::GPUFuncOp::create(

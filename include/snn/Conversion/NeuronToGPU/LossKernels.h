@@ -3,7 +3,9 @@
 // The losses of docs/artifact-format.md (`loss_ce_rate`, `loss_ce_membrane`,
 // `loss_mse_rate`, `loss_ce_membrane_max`) as op kernels (OpKernels.h): one
 // GPU block of kOpKernelBlockSize threads for the whole batch. Thread t
-// computes samples t, t + 256, ... (loss, gradient, hit) in f64, then the
+// computes samples t, t + 256, ... (loss, gradient, hit) in f64 (where the
+// batch's m[s, c] fits in shared memory, with m, the exps and the gradient
+// a thread per (s, c): the same values), then the
 // block adds the threads' partial sums in a fixed tree in shared memory:
 // one launch, no atomics, the same loss bits on every run. The host
 // function runs the same per-sample code in a loop over the batch. exp and
@@ -33,8 +35,10 @@ inline bool isLossKernel(const OpKernelSpec &spec) {
   return spec.kind == OpKernelKind::Loss;
 }
 
-/// Shared memory of a loss kernel's block: three f64 per thread.
-MemRefType getLossScratchType(MLIRContext *ctx);
+/// Shared memory of a loss kernel's block: three f64 per thread for the
+/// block sum, and where they fit, the staged form's m[s, c] and per-sample
+/// values (LossKernels.cpp).
+MemRefType getLossScratchType(const OpKernelSpec &spec, MLIRContext *ctx);
 
 /// Emits, at the insertion point of a GPU kernel that thread `lane` of the
 /// single block runs, the code of a loss kernel over `args` (ABI order of
