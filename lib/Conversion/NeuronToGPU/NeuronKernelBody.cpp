@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NeuronThreadEmitter.h"
+#include "snn/Conversion/NeuronToGPU/KernelArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -52,10 +53,12 @@ static int64_t getBackwardStepsPerIteration(const NeuronSpec &spec) {
   int64_t steps = spec.numSteps;
   if (spec.host || spec.getNumBackwardThreads() >= kFewThreads)
     return 1;
-  if (spec.getNumBackwardThreads() < kTinyThreads && !spec.bn)
-    for (int64_t factor = kTinyFactor; factor > 4; --factor)
-      if (steps % factor == 0 && steps >= 2 * factor)
-        return factor;
+  if (spec.getNumBackwardThreads() < kTinyThreads && !spec.bn) {
+    int64_t factor =
+        getLargestDivisorAtMost(steps, std::min(kTinyFactor, steps / 2));
+    if (factor > 4)
+      return factor;
+  }
   int64_t factor = steps % 4 == 0 ? 4 : steps % 2 == 0 ? 2 : 1;
   if (factor > 1 && steps >= 2 * factor)
     return factor;

@@ -548,10 +548,7 @@ void ElementEmitter::emitDropoutBwd(ValueRange args, Value i) {
 /// per step otherwise (5.7 us on an H100). Same additions in the same order.
 void ElementEmitter::emitTimeSum(ValueRange args, Value i) {
   const ChannelGeometry &g = spec.channelGeometry;
-  int64_t unroll = 1;
-  for (int64_t u = 10; u > 1 && unroll == 1; --u)
-    if (g.rows % u == 0)
-      unroll = u;
+  int64_t unroll = getLargestDivisorAtMost(g.rows, 10);
   Value row = arith::ConstantIndexOp::create(b, loc, g.channels);
   auto loop = scf::ForOp::create(
       b, loc, arith::ConstantIndexOp::create(b, loc, 0),

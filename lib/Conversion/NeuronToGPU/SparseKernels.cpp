@@ -11,6 +11,7 @@
 #include "snn/Conversion/NeuronToGPU/SparseKernels.h"
 #include "snn/Conversion/NeuronToGPU/EventLinearTiles.h"
 #include "snn/Conversion/NeuronToGPU/HostKernelRange.h"
+#include "snn/Conversion/NeuronToGPU/KernelArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -678,10 +679,7 @@ public:
                                                 : 1;
     if (vectors) {
       int64_t groups = layout.segment / 128;
-      unroll = 1;
-      for (int64_t u = std::min<int64_t>(groups, 8); u > 1 && unroll == 1; --u)
-        if (groups % u == 0)
-          unroll = u;
+      unroll = getLargestDivisorAtMost(groups, std::min<int64_t>(groups, 8));
     }
     Value found = emitWarpCompaction(
         b, loc, x, rowStart, e.addI(chunkStart, listBase), layout.segment,

@@ -15,6 +15,16 @@
 
 namespace mlir::snn {
 
+/// The largest divisor of n that is at most `cap` (1 if none is larger):
+/// how many steps or groups an unrolled iteration takes so that the loop
+/// has no remainder.
+inline int64_t getLargestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = cap; d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
 /// A base of the kernel emitters: `b` and `loc` are where the ops go.
 class KernelArith {
 protected:
