@@ -57,17 +57,6 @@ class Emitter : public KernelArith {
 public:
   Emitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
       : KernelArith(b, loc), spec(spec) {}
-  using KernelArith::add;
-  using KernelArith::addI;
-  using KernelArith::f32;
-  using KernelArith::i32;
-  using KernelArith::idx;
-  using KernelArith::load;
-  using KernelArith::mul;
-  using KernelArith::mulI;
-  using KernelArith::store;
-  using KernelArith::subI;
-  using KernelArith::ult;
 
   Value uge(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, y);

@@ -51,12 +51,7 @@ constexpr int64_t kMaxBlockRows = 256;
 class Emitter : public KernelArith {
 public:
   Emitter(OpBuilder &b, Location loc) : KernelArith(b, loc) {}
-  using KernelArith::load;
-  using KernelArith::store;
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   /// `for (i = first; i < end; i += step)` with the insertion point in its
   /// body; its induction variable.
   Value openFor(Value first, Value end, int64_t step) {

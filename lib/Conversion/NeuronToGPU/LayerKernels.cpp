@@ -75,7 +75,6 @@ private:
     b.setInsertionPoint(loop.getBody()->getTerminator());
     body(loop.getInductionVar());
   }
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value divC(Value x, int64_t d) {
     return d == 1 ? x : Value(arith::DivUIOp::create(b, loc, x, idx(d)));
   }
@@ -85,7 +84,6 @@ private:
   Value mulC(Value x, int64_t v) {
     return v == 1 ? x : Value(arith::MulIOp::create(b, loc, x, idx(v)));
   }
-  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value addC(Value x, int64_t v) { return v == 0 ? x : addI(x, idx(v)); }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);

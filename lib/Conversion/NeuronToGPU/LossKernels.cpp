@@ -164,7 +164,6 @@ private:
   Value select(Value cond, Value x, Value y) {
     return arith::SelectOp::create(b, loc, cond, x, y);
   }
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i64(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   }

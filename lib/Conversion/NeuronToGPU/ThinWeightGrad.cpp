@@ -47,15 +47,6 @@ class Emitter : public KernelArith {
 public:
   Emitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
       : KernelArith(b, loc), spec(spec) {}
-  using KernelArith::add;
-  using KernelArith::addI;
-  using KernelArith::f32;
-  using KernelArith::i32;
-  using KernelArith::idx;
-  using KernelArith::load;
-  using KernelArith::mulI;
-  using KernelArith::store;
-  using KernelArith::ult;
 
   /// `if (cond)` with the insertion point in its body.
   void openIf(Value cond) {

@@ -25,11 +25,13 @@ inline int64_t getLargestDivisorAtMost(int64_t n, int64_t cap) {
   return 1;
 }
 
-/// A base of the kernel emitters: `b` and `loc` are where the ops go.
+/// A base of the kernel emitters: `b` and `loc` are where the ops go. The
+/// builders are public: the kernel functions call them on their emitter.
 class KernelArith {
 protected:
   KernelArith(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
+public:
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
   }
@@ -57,6 +59,7 @@ protected:
     memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
   }
 
+protected:
   OpBuilder &b;
   Location loc;
 };
