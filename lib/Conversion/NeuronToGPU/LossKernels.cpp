@@ -116,6 +116,10 @@ private:
   void forEachPair(Value lane, function_ref<void(Value, Value, Value)> body);
   /// label[s], whether it names a class, and the class (0 if not).
   std::tuple<Value, Value, Value> emitLabel(Value s);
+  /// The first maximum of m(c) over the classes, and 1.0 (f64) where it
+  /// is at the label (a valid one), else 0.0.
+  std::pair<Value, Value> emitFirstMax(function_ref<Value(Value)> m,
+                                       Value valid, Value labelAt);
   /// Stores the gradient value v of (s, c) at every step (mean over time),
   /// or at the first step that reaches the maximum mc (CEMax).
   void emitSpread(Value v, Value s, Value c, Value mc);
@@ -267,26 +271,32 @@ std::tuple<Value, Value, Value> LossEmitter::emitLabel(Value s) {
   return {label, valid, labelAt};
 }
 
-SmallVector<Value> LossEmitter::emitSample(Value s) {
-  auto [label, valid, labelAt] = emitLabel(s);
-  Type i32 = label.getType();
-  // The first maximum of m, and where it is.
-  Value m0 = emitM(s, idx(0));
+std::pair<Value, Value>
+LossEmitter::emitFirstMax(function_ref<Value(Value)> m, Value valid,
+                          Value labelAt) {
+  Value m0 = m(idx(0));
   auto argmax = scf::ForOp::create(
       b, loc, idx(1), idx(g.classes), idx(1), ValueRange{m0, idx(0)},
       [&](OpBuilder &, Location, Value c, ValueRange state) {
-        Value mc = emitM(s, c);
+        Value mc = m(c);
         Value take = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
                                            mc, state[0]);
         scf::YieldOp::create(
             b, loc, ValueRange{select(take, mc, state[0]),
                                select(take, c, state[1])});
       });
-  Value best = argmax.getResult(0);
   Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                       argmax.getResult(1), labelAt);
   Value hit = arith::UIToFPOp::create(
       b, loc, b.getF64Type(), arith::AndIOp::create(b, loc, found, valid));
+  return {argmax.getResult(0), hit};
+}
+
+SmallVector<Value> LossEmitter::emitSample(Value s) {
+  auto [label, valid, labelAt] = emitLabel(s);
+  Type i32 = label.getType();
+  auto [best, hit] =
+      emitFirstMax([&](Value c) { return emitM(s, c); }, valid, labelAt);
   Value loss, sum;
   if (spec.lossMode == LossMode::MSE) {
     loss = loop(idx(0), idx(g.classes), idx(1), ValueRange{f64(0.0)},
@@ -425,22 +435,10 @@ SmallVector<Value> LossEmitter::emitStagedSamples(Value shared, int64_t base,
        [&](Value s, ValueRange) {
          auto [label, valid, labelAt] = emitLabel(s);
          Value row = mulI(s, idx(g.classes));
-         Value m0 = load(shared, at(0, row));
-         auto argmax = scf::ForOp::create(
-             b, loc, idx(1), idx(g.classes), idx(1), ValueRange{m0, idx(0)},
-             [&](OpBuilder &, Location, Value c, ValueRange state) {
-               Value mc = load(shared, at(0, addI(row, c)));
-               Value take = arith::CmpFOp::create(
-                   b, loc, arith::CmpFPredicate::OGT, mc, state[0]);
-               scf::YieldOp::create(
-                   b, loc, ValueRange{select(take, mc, state[0]),
-                                      select(take, c, state[1])});
-             });
-         Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             argmax.getResult(1), labelAt);
-         Value hit = arith::UIToFPOp::create(
-             b, loc, b.getF64Type(), arith::AndIOp::create(b, loc, found, valid));
-         store(argmax.getResult(0), shared, sampleAt(kBest, s));
+         auto [best, hit] = emitFirstMax(
+             [&](Value c) { return load(shared, at(0, addI(row, c))); },
+             valid, labelAt);
+         store(best, shared, sampleAt(kBest, s));
          store(load(shared, at(0, addI(row, labelAt))), shared,
                sampleAt(kLabelM, s));
          store(hit, shared, sampleAt(kHit, s));
