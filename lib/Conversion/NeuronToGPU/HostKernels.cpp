@@ -38,6 +38,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -132,14 +133,24 @@ static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
   return fn;
 }
 
+/// A test hook: the host kernels run the per-thread code of the GPU kernels
+/// (4 lanes, inputs loaded ahead, pipelined scans) instead of the host's,
+/// so that CPU tests check the code paths that otherwise only a GPU runs
+/// (not for row bits, whose GPU form shuffles between threads).
+static llvm::cl::opt<bool> clHostGpuThreadCode(
+    "snn-host-gpu-thread-code",
+    llvm::cl::desc("Build the host neuron kernels from the GPU kernels' "
+                   "per-thread code (testing)"),
+    llvm::cl::init(false));
+
 func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                         StringRef name,
                                         const NeuronSpec &layerSpec,
                                         KernelKind kind) {
   MLIRContext *ctx = b.getContext();
   NeuronSpec spec = layerSpec;
-  spec.host = true;
-  if (!spec.pool && !spec.bn && !spec.learnsLeak())
+  spec.host = !clHostGpuThreadCode;
+  if (spec.host && !spec.pool && !spec.bn && !spec.learnsLeak())
     spec.lanes = kHostLanes;
   int64_t threads = spec.getNumThreads();
   int64_t stepsPerThread = spec.numSteps * spec.getWidth();
