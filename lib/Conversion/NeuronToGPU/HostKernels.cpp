@@ -38,11 +38,11 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/CommandLine.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -135,8 +135,7 @@ static func::FuncOp buildBatchNormBackwardHostKernel(OpBuilder &b,
 
 /// A test hook: the host kernels run the per-thread code of the GPU kernels
 /// (4 lanes, inputs loaded ahead, pipelined scans) instead of the host's,
-/// so that CPU tests check the code paths that otherwise only a GPU runs
-/// (not for row bits, whose GPU form shuffles between threads).
+/// so that CPU tests check the code paths that otherwise only a GPU runs.
 static llvm::cl::opt<bool> clHostGpuThreadCode(
     "snn-host-gpu-thread-code",
     llvm::cl::desc("Build the host neuron kernels from the GPU kernels' "
@@ -149,7 +148,10 @@ func::FuncOp kernelgen::buildHostKernel(OpBuilder &b, Location loc,
                                         KernelKind kind) {
   MLIRContext *ctx = b.getContext();
   NeuronSpec spec = layerSpec;
-  spec.host = !clHostGpuThreadCode;
+  // Layers that write row bits or count their output keep the host's code:
+  // their GPU forms combine lanes across threads (shuffles).
+  spec.host = !clHostGpuThreadCode || spec.rowSpikeBits || spec.gradRowBits ||
+              spec.countsSpikes || spec.countsGrad;
   if (spec.host && !spec.pool && !spec.bn && !spec.learnsLeak())
     spec.lanes = kHostLanes;
   int64_t threads = spec.getNumThreads();
