@@ -384,6 +384,16 @@ def _run_op(mod, op, lr, smooth):
     acc = bool(op.get("accumulate", False))
     # A layer op's scratch tensors (its `columns`) are not results.
     scratch = {int(i) for i in op.get("scratch", [])}
+    # A layer's fused time mean (--snn-fuse) is an output of its own.
+    mean = op.get("time_mean") if kind == "neuron" else None
+    if mean is not None:
+        if not isinstance(mean, dict) or "tensor" not in mean or \
+                not isinstance(mean.get("scale"), (int, float)):
+            raise OpError("'time_mean' must be {\"tensor\": id, \"scale\": "
+                          f"s}}, got {mean!r}")
+        if int(mean["tensor"]) not in [int(i) for i in op.get("out", [])]:
+            raise OpError("the 'time_mean' tensor must be an output of the op")
+        scratch.add(int(mean["tensor"]))
     out = [int(i) for i in op.get("out", []) if int(i) not in scratch]
 
     def put(i, value, grad=False):
@@ -608,6 +618,11 @@ def _run_op(mod, op, lr, smooth):
                 put(0, layers.pack_bits(s))
             else:
                 put(0, h if nrn.model == "li" else s)
+            if mean is not None:
+                # What time_sum would read: the layer's output as floats.
+                y = np.asarray(h if nrn.model == "li" else s)
+                mod.set(int(mean["tensor"]),
+                        float(mean["scale"]) * y.sum(axis=0, keepdims=True))
             # The membrane after each step's reset (li: H).
             hv = nrn._view(h)
             v = hv if nrn.model == "li" else \
@@ -722,6 +737,18 @@ def _run_op(mod, op, lr, smooth):
                                        (gy.shape[0],) + tuple(xshape),
                                        k, k, [0, 0])
                 gs = _from_planes(gs, last).reshape(hshape)
+            broadcast = op.get("grad_broadcast")
+            if broadcast is not None:
+                # The gradient of the layer's time mean (--snn-fuse): in[0]
+                # is [1, ...], every step's gradient scale times it.
+                if not isinstance(broadcast, dict) or \
+                        not isinstance(broadcast.get("scale"), (int, float)):
+                    raise OpError("'grad_broadcast' must be {\"scale\": s}, "
+                                  f"got {broadcast!r}")
+                steps = np.shape(h)[0]
+                gs = np.repeat(float(broadcast["scale"]) *
+                               np.reshape(gs, (1,) + np.shape(h)[1:]),
+                               steps, axis=0)
             if op.get("linear_grad") is not None:
                 # Forms gx of the thin linear after it (--snn-fuse): in[0]
                 # is that linear's gy [.., C], the last input its weight

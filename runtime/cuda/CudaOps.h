@@ -44,8 +44,9 @@ struct OpCall {
   std::string where;
   /// Set by the generated-kernel launches: which kernel ran (for --verbose).
   std::string *kernelUsed = nullptr;
-  /// Arguments a neuron kernel takes after the documented ones: the limit
-  /// and decision of a fused count ("spike_count").
+  /// Arguments a neuron kernel takes after the documented ones: a fused
+  /// time mean's output ("time_mean"), then the limit and decision of a
+  /// fused count ("spike_count").
   std::vector<CUdeviceptr> tail = {};
 };
 

@@ -242,13 +242,19 @@ void runBackward(CudaDevice &device, OpCall &call) {
   // gy [.., C] and its weight (the last input, passed after the parameters).
   snnrt::LinearGrad linear = snnrt::readLinearGrad(
       call.op, gs.numel(), call.in.back().numel(), call.where);
+  bool broadcast = snnrt::readGradBroadcast(call.op, call.where);
   if (call.op.contains("pool"))
     checkPooled(call, gs, gx, area);
+  else if (broadcast && gs.numel() * l.steps != gx.numel())
+    opError(call, "tensor " + gs.name + " has " +
+                      std::to_string(gs.numel()) + " elements; expected " +
+                      gx.name + "'s neurons of one step (the gradient of "
+                      "the time mean, 'grad_broadcast')");
   else if (linear && linear.neuronsOf(gs.numel()) != gx.numel())
     opError(call, "tensor " + gs.name + " has " +
                       std::to_string(gs.numel()) + " elements; expected " +
                       gx.name + "'s rows times 'linear_grad' outputs");
-  else if (!linear)
+  else if (!linear && !broadcast)
     checkShape(call, gx, gs);
   if (long long chunk = recomputeChunk(call, l)) {
     // in: gs, X, the membrane checkpoints: the kernel recomputes H (with a
@@ -377,6 +383,9 @@ static void takeFusedCount(CudaDevice &device, OpCall &call) {
   snnrt::FusedCount count = snnrt::readFusedCount(call.op, in, out, call.where);
   if (!count)
     return;
+  // takeTimeMean took the time mean out already.
+  if (int mean = snnrt::readTimeMean(call.op, out, call.where); mean >= 0)
+    out.erase(std::find(out.begin(), out.end(), mean));
   if (in.size() != call.in.size() || out.size() != call.out.size())
     opError(call, "the op's tensors do not match its 'in' and 'out'");
   size_t l = std::find(in.begin(), in.end(), count.limit) - in.begin();
@@ -385,13 +394,13 @@ static void takeFusedCount(CudaDevice &device, OpCall &call) {
     opError(call, "'spike_count' needs a one-word limit and a two-word "
                   "decision");
   device.zero(call.out[d].ptr, 2 * sizeof(int32_t), call.where);
-  call.tail = {call.in[l].ptr, call.out[d].ptr};
+  call.tail.insert(call.tail.end(), {call.in[l].ptr, call.out[d].ptr});
   std::optional<DeviceTensor> bits;
   if (count.bits >= 0) {
     // gx's row bits: the kernel argument before the limit.
     size_t i = std::find(out.begin(), out.end(), count.bits) - out.begin();
     bits = call.out[i];
-    call.tail.insert(call.tail.begin(), bits->ptr);
+    call.tail.insert(call.tail.end() - 2, bits->ptr);
   }
   call.in.erase(call.in.begin() + l);
   call.out.erase(call.out.begin() + d);
@@ -406,8 +415,32 @@ static void takeFusedCount(CudaDevice &device, OpCall &call) {
   }
 }
 
+/// A training neuron op that writes its time mean ("time_mean"): the mean
+/// leaves `out` for the kernel argument after the parameters (before a
+/// fused count's). Runs before takeFusedCount, while `out` matches the
+/// op's "out".
+static void takeTimeMean(OpCall &call) {
+  std::vector<int> out = call.op.value("out", std::vector<int>{});
+  int mean = snnrt::readTimeMean(call.op, out, call.where);
+  if (mean < 0)
+    return;
+  if (out.size() != call.out.size())
+    opError(call, "the op's tensors do not match its 'out'");
+  size_t i = std::find(out.begin(), out.end(), mean) - out.begin();
+  const DeviceTensor &x = call.in.at(0);
+  if (x.shape.empty() || x.shape[0] <= 0 ||
+      call.out[i].numel() * x.shape[0] != x.numel())
+    opError(call, "the time mean " + call.out[i].name +
+                      " must hold one value per neuron of a step of " +
+                      x.name);
+  call.tail.insert(call.tail.begin(), call.out[i].ptr);
+  call.out.erase(call.out.begin() + i);
+}
+
 bool snnrt::cuda::runNeuronOp(CudaDevice &device, OpCall &call) {
   std::string kind = call.op.value("op", "");
+  if (kind == "neuron")
+    takeTimeMean(call);
   if (kind == "neuron" || kind == "neuron_bwd")
     takeFusedCount(device, call);
   if (kind == "neuron")

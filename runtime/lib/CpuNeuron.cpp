@@ -195,6 +195,21 @@ void rejectAccumulate(const Ctx &c) {
 } // namespace
 
 void runNeuron(const Ctx &c) {
+  // A fused time mean: an output of its own, the kernel argument after the
+  // parameters (before a fused count's).
+  if (int mean = readTimeMean(c.op.attrs, c.op.out,
+                              c.m.dir + ": " + c.op.describe(c.index));
+      mean >= 0) {
+    Layer l = readLayer(c);
+    c.expectElements(c.m.tensor(mean), static_cast<size_t>(l.N),
+                     "the time mean, one value per neuron of a step");
+    Op op = c.op;
+    op.out.erase(std::find(op.out.begin(), op.out.end(), mean));
+    op.attrs.erase("time_mean");
+    std::vector<void *> tail{c.get(mean)};
+    tail.insert(tail.end(), c.tail.begin(), c.tail.end());
+    return runNeuron(Ctx{c.m, op, c.index, c.get, c.run, std::move(tail)});
+  }
   Layer l = readLayer(c);
   if (size_t states = chainedStates(c, l))
     return runChainedNeuron(c, l, states);
@@ -236,6 +251,19 @@ void runNeuron(const Ctx &c) {
 void runNeuronBackward(const Ctx &c) {
   Layer l = readLayer(c);
   rejectAccumulate(c);
+  // The gradient of the layer's time mean (in[0], one value per neuron)
+  // stands for every step's: the steps are those of in[1] (H, or X).
+  if (readGradBroadcast(c.op.attrs, c.m.dir + ": " + c.op.describe(c.index))) {
+    c.arity(2, c.op.in.size(), 1, 2);
+    const TensorInfo &h = c.in(1);
+    if (h.shape.empty() || h.shape[0] <= 0)
+      c.fail("the saved " + h.shapeString() + " has no time dimension");
+    l.T = h.shape[0];
+    l.N = static_cast<int64_t>(h.numel()) / l.T;
+    c.expectElements(c.in(0), static_cast<size_t>(l.N),
+                     "the gradient of the time mean, one value per neuron "
+                     "('grad_broadcast')");
+  }
   // A layer fused with its pooling reads the pooled gradient (in[0], one
   // value per window): its neurons are KH KW times as many.
   bool pooled = c.op.attrs.contains("pool");

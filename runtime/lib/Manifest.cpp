@@ -193,6 +193,34 @@ LinearGrad readLinearGrad(const json &attrs, int64_t gyElements,
   return {outputs, f};
 }
 
+int readTimeMean(const json &attrs, const std::vector<int> &out,
+                 const std::string &where) {
+  auto it = attrs.find("time_mean");
+  if (it == attrs.end())
+    return -1;
+  const json &m = *it;
+  if (!m.is_object() || !m.contains("tensor") ||
+      !m["tensor"].is_number_integer() || !m.contains("scale") ||
+      !m["scale"].is_number())
+    throw Error(where + ": 'time_mean' must be {\"tensor\": id, \"scale\": "
+                        "s}");
+  int id = m["tensor"].get<int>();
+  if (std::find(out.begin(), out.end(), id) == out.end())
+    throw Error(where + ": the 'time_mean' tensor must be an output of the "
+                        "op");
+  return id;
+}
+
+bool readGradBroadcast(const json &attrs, const std::string &where) {
+  auto it = attrs.find("grad_broadcast");
+  if (it == attrs.end())
+    return false;
+  if (!it->is_object() || !it->contains("scale") ||
+      !(*it)["scale"].is_number())
+    throw Error(where + ": 'grad_broadcast' must be {\"scale\": s}");
+  return true;
+}
+
 /// The spike_density ops of `ops` (and of time loop bodies in it), and the
 /// neuron ops that count for an event layer in their place. The host reads
 /// their decisions after the program (snn-run's event path report).

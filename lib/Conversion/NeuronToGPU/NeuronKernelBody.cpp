@@ -401,6 +401,33 @@ void ThreadEmitter::prepareLinearGrad() {
     firstFeature = arith::RemUIOp::create(b, loc, base, index(spec.numFeatures));
 }
 
+/// As the time_broadcast kernel: the product in f64, rounded once.
+void ThreadEmitter::prepareBroadcastGrad(Value gs) {
+  if (!spec.gradBroadcastScale)
+    return;
+  auto wide = VectorType::get({width}, b.getF64Type());
+  Value scale = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wide, *spec.gradBroadcastScale));
+  broadcastGrad = arith::TruncFOp::create(b, loc, vecType,
+                                          mul(scale, widen(load(gs, base))));
+}
+
+/// As the time_sum kernel: f64 additions in step order from 0, then the
+/// scale, rounded once.
+Value ThreadEmitter::startTimeMean() { return widen(splat(0.0)); }
+
+Value ThreadEmitter::addToTimeMean(Value sum, Value written) {
+  return add(sum, widen(written));
+}
+
+void ThreadEmitter::storeTimeMean(Value sum) {
+  auto wide = VectorType::get({width}, b.getF64Type());
+  Value scale = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(wide, *spec.timeMeanScale));
+  store(arith::TruncFOp::create(b, loc, vecType, mul(scale, sum)), timeMean,
+        base);
+}
+
 Value ThreadEmitter::linearGradInBand(Value gy, Value at, Value hv) {
   int64_t outputs = spec.linearGradOutputs;
   // The lanes' gradient counts only inside the band (gradH): when every
@@ -461,6 +488,8 @@ Value ThreadEmitter::stepOutputGrad(Value gs, Value t, Value at, Value hv) {
 }
 
 Value ThreadEmitter::outputGrad(Value gs, Value t, Value at) {
+  if (broadcastGrad)
+    return broadcastGrad;
   if (laneWindows.empty())
     return load(gs, at);
   Value row = arith::MulIOp::create(b, loc, t, index(spec.getNumWindows()));
@@ -621,6 +650,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackwardRecompute(ValueRange args) {
     bnSums = startBatchNormSums(bnForward[2], bnForward[3]);
   loadParams(args.drop_front(4 + bnArgs));
   prepareLinearGrad();
+  prepareBroadcastGrad(args[0]);
   int64_t chunk = spec.storage.recomputeChunk;
   int64_t chunks = spec.getNumChunks();
   Value vInit = param(spec.vInitFromReset ? spec.vReset : spec.vInit);
@@ -706,6 +736,11 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
     // The spikes counted per lane, after the state.
     if (counting)
       init.push_back(zeroCounts());
+    // The fused time mean's sum, after them.
+    bool sums = timeMean && saveH && !record;
+    if (sums)
+      init.push_back(startTimeMean());
+    size_t extras = (counting ? 1 : 0) + (sums ? 1 : 0);
     // Then the inputs of the next `depth` steps, loaded ahead.
     size_t carried = init.size();
     int64_t depth = record ? 0 : getForwardPrefetchDepth(spec, saveH);
@@ -725,11 +760,17 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
                 b, loc, arith::AddIOp::create(b, loc, t, index(depth)), last);
             fresh = load(x, offset(ahead));
           }
-          Value spike = forwardStep(t, counting ? state.drop_back() : state, x,
-                                    s, h, iSaved, ckpt, next, vOut,
+          Value spike = forwardStep(t, state.drop_back(extras), x, s, h,
+                                    iSaved, ckpt, next, vOut,
                                     depth ? loopState[carried] : Value());
           if (counting)
-            next.push_back(addCounts(state.back(), spike));
+            next.push_back(addCounts(state[carried - extras], spike));
+          if (sums) {
+            // What the step wrote: li's membrane, else the spike as 0 or 1.
+            Value written = spike ? select(spike, splat(1.0), splat(0.0))
+                                  : next.front();
+            next.push_back(addToTimeMean(state.back(), written));
+          }
           if (depth) {
             for (int64_t j = 1; j < depth; ++j)
               next.push_back(loopState[carried + j]);
@@ -738,6 +779,10 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
           scf::YieldOp::create(b, loc, next);
         });
     ValueRange results = loop.getResults().take_front(carried);
+    if (sums) {
+      storeTimeMean(results.back());
+      results = results.drop_back();
+    }
     if (counting) {
       count = sumCounts(results.back());
       results = results.drop_back();
@@ -747,6 +792,7 @@ void ThreadEmitter::emitForward(ValueRange args, bool saveH, bool record) {
     return;
   }
   assert(!counting && "packed spikes are not counted");
+  assert(!timeMean && "packed spikes are not added up");
 
   // Packed spikes: an outer loop over words, an inner one over the steps of
   // a word that ORs each step's spike into bit j of the lanes' word.
@@ -800,6 +846,7 @@ SmallVector<Value, 2> ThreadEmitter::emitBackward(ValueRange args) {
   ValueRange bnBackward = args.slice(numFixed + stateArgs.size(), bnArgs);
   loadParams(args.drop_front(numFixed + stateArgs.size() + bnArgs));
   prepareLinearGrad();
+  prepareBroadcastGrad(gs);
 
   Value one = splat(1.0), zero = splat(0.0);
   Value decay = sub(one, param(spec.k));
@@ -1123,6 +1170,11 @@ SmallVector<Value, 2> kernelgen::buildNeuronThread(OpBuilder &b, Location loc,
   // gx's row bits are the last tensor, before the count's arguments.
   if (spec.writesGradBits(kind)) {
     emitter.writeGradBits(args.back());
+    args = args.drop_back();
+  }
+  // The fused time mean's output, after the parameters.
+  if (spec.writesTimeMean(kind)) {
+    emitter.writeTimeMean(args.back());
     args = args.drop_back();
   }
   // A fused thin linear's weight, after the parameters.

@@ -127,6 +127,8 @@ struct NeuronSpec {
   int64_t getNumBatchNormSlots() const {
     return numNeurons / bnSpatial * bnPlaneSlots;
   }
+  /// Threads per GPU block of the layer's kernels, given the module's.
+  int64_t getBlockSize(int64_t defaultBlockSize) const;
   /// Threads of the backward kernel's grid.
   int64_t getNumBackwardThreads() const {
     return fusesBatchNormBackward() ? getNumBatchNormSlots()
@@ -210,6 +212,19 @@ struct NeuronSpec {
   int64_t linearGradOutputs = 0;
   bool readsLinearGrad(KernelKind kind) const {
     return linearGradOutputs > 0 && kind == KernelKind::Backward;
+  }
+  /// snn.fused_time_mean (FusedTimeMean.h): the forward that saves H also
+  /// writes scale times the sum over the steps of what it writes to its
+  /// output (f64 in step order), [N] f32, an argument after the parameters.
+  std::optional<double> timeMeanScale;
+  bool writesTimeMean(KernelKind kind) const {
+    return timeMeanScale && kind == KernelKind::ForwardSaveH;
+  }
+  /// snn.fused_time_broadcast: the backward's gs is [N], the gradient of
+  /// the time mean, and every step's output gradient is scale times it.
+  std::optional<double> gradBroadcastScale;
+  bool readsBroadcastGrad(KernelKind kind) const {
+    return gradBroadcastScale && kind == KernelKind::Backward;
   }
   /// The forward writes its spikes as packed bits (a pooled layer writes
   /// the pooled spikes only).
@@ -337,6 +352,7 @@ struct NeuronOpKernels {
   /// Blocks of `blockSize` threads that cover the layer, and its backward
   /// (NeuronSpec::getNumBackwardThreads).
   int64_t gridSize, bwdGridSize;
+  int64_t blockSize;
 };
 
 /// Calls `fn(op, index, spec)` for every neuron op of `func` that has

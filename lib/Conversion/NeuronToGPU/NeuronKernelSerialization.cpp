@@ -154,7 +154,7 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
   NeuronKernelBundle bundle;
   for (const NeuronOpKernels &op : *built) {
     NeuronKernel kernel;
-    kernel.blockSize = kBlockSize;
+    kernel.blockSize = op.blockSize;
     kernel.gridSize = op.gridSize;
     kernel.bwdGridSize = op.bwdGridSize;
     for (const auto &[kind, name] : op.names) {
@@ -219,11 +219,12 @@ snn::getNeuronKernelNames(func::FuncOp func) {
   forEachKernelOp(func, [&](Operation *op, unsigned index,
                             const NeuronSpec &spec) {
     NeuronKernel kernel;
-    kernel.blockSize = kBlockSize;
-    kernel.gridSize = llvm::divideCeilSigned(spec.getNumThreads(), kBlockSize);
+    kernel.blockSize = spec.getBlockSize(kBlockSize);
+    kernel.gridSize =
+        llvm::divideCeilSigned(spec.getNumThreads(), kernel.blockSize);
     kernel.batchNormParts = spec.bnParts;
-    kernel.bwdGridSize =
-        llvm::divideCeilSigned(spec.getNumBackwardThreads(), kBlockSize);
+    kernel.bwdGridSize = llvm::divideCeilSigned(spec.getNumBackwardThreads(),
+                                                kernel.blockSize);
     // Kinds a layer has no kernel of (a pooled layer's) keep an empty name.
     auto name = [&](KernelKind kind) {
       return spec.hasKernel(kind)

@@ -8,6 +8,7 @@
 #include "NeuronKernelBuilder.h"
 #include "snn/Dialect/SNN/IR/FusedCount.h"
 #include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
+#include "snn/Dialect/SNN/IR/FusedTimeMean.h"
 
 #include "snn/Conversion/NeuronToGPU/BatchNormKernels.h"
 
@@ -26,6 +27,10 @@ static_assert(mlir::snn::kNeuronKernelBlockSize %
 using namespace mlir;
 using namespace mlir::snn;
 using namespace mlir::snn::kernelgen;
+
+int64_t NeuronSpec::getBlockSize(int64_t defaultBlockSize) const {
+  return defaultBlockSize;
+}
 
 /// A scalar, or a per-neuron tensor. Every dense attribute, a splat too, is a
 /// kernel argument: the module emitter makes each one a constant tensor.
@@ -251,6 +256,15 @@ std::optional<NeuronSpec> kernelgen::getNeuronSpec(Operation *op,
           "32 neurons";
     return std::nullopt;
   }
+  spec.timeMeanScale = getFusedTimeScale(op, kFusedTimeMeanAttrName);
+  spec.gradBroadcastScale = getFusedTimeScale(op, kFusedTimeBroadcastAttrName);
+  if ((spec.timeMeanScale || spec.gradBroadcastScale) &&
+      (step || spec.pool || spec.chainsState)) {
+    why = "its snn.fused_time_mean or snn.fused_time_broadcast is on a step "
+          "op, a pooled layer or a layer split in time, whose kernels do not "
+          "scan the whole sequence of per-neuron outputs (rerun --snn-fuse)";
+    return std::nullopt;
+  }
   if (op->hasAttr(kFusedLinearGradAttrName)) {
     spec.linearGradOutputs = getFusedLinearGradOutputs(op);
     if (!spec.linearGradOutputs || step || !spec.spikes() ||
@@ -280,6 +294,13 @@ LogicalResult kernelgen::checkStorageSupported(func::FuncOp func,
           op->emitError()
               << "recompute-chunk supports lif, if and li layers; a cuba_lif "
                  "layer would need its synaptic current checkpointed too";
+          supported = false;
+        }
+        if (spec.timeMeanScale && spec.packsSpikes()) {
+          op->emitError()
+              << "spike-bits packs the spikes that the layer's fused time "
+                 "mean (snn.fused_time_mean) adds up; lower without "
+                 "spike-bits or run --snn-fuse=\"time-mean=false\"";
           supported = false;
         }
         if (spec.storage.recomputeChunk > 0 && spec.chainsState) {
@@ -363,8 +384,11 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
     types = {flat, s, spec.recomputes() ? ckpt : h};
     break;
   case KernelKind::Backward: // gs, h, gx, i_saved | gs, x, checkpoints, gx
-    // With a fused thin linear, gs is its gy [T, B, C].
-    if (spec.readsLinearGrad(kind))
+    // With a fused thin linear, gs is its gy [T, B, C]; with a fused time
+    // broadcast, the gradient of the time mean [N].
+    if (spec.readsBroadcastGrad(kind))
+      gs = MemRefType::get({spec.numNeurons}, f32);
+    else if (spec.readsLinearGrad(kind))
       gs = MemRefType::get(
           {size / spec.numFeatures * spec.linearGradOutputs}, f32);
     types = spec.recomputes() ? SmallVector<Type>{gs, flat, ckpt, flat}
@@ -405,6 +429,8 @@ SmallVector<Type> kernelgen::getKernelArgTypes(const NeuronSpec &spec,
   if (spec.readsLinearGrad(kind)) // W [C, F]
     types.push_back(MemRefType::get(
         {spec.linearGradOutputs * spec.numFeatures}, f32));
+  if (spec.writesTimeMean(kind))
+    types.push_back(MemRefType::get({spec.numNeurons}, f32));
   if (spec.writesGradBits(kind))
     types.push_back(MemRefType::get({size / 8}, IntegerType::get(ctx, 8)));
   if (spec.countsOutput(kind)) {

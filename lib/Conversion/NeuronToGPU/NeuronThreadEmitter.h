@@ -39,6 +39,9 @@ public:
   /// The backward reads gy of a fused thin linear and its weight `weight`
   /// (NeuronSpec::linearGradOutputs) and forms the spikes' gradient.
   void readLinearGrad(Value weight) { linearWeight = weight; }
+  /// The forward that saves H also writes scale times the sum of its
+  /// output over the steps into `mean` (NeuronSpec::writesTimeMean).
+  void writeTimeMean(Value mean) { timeMean = mean; }
 
   /// `record`: the ForwardRecord ABI (x, s, h, v), whatever the storage.
   void emitForward(ValueRange args, bool saveH, bool record = false);
@@ -330,6 +333,20 @@ private:
   SmallVector<Value> laneWindows;
   /// A fused thin linear's weight (null without one).
   Value linearWeight;
+  /// The fused time mean's output (null without one).
+  Value timeMean;
+  /// With NeuronSpec::gradBroadcastScale: every step's output gradient,
+  /// scale times the thread's lanes of gs (prepareBroadcastGrad).
+  Value broadcastGrad;
+  /// Loads the lanes of a fused time broadcast's gradient once, before the
+  /// scan (nothing without one).
+  void prepareBroadcastGrad(Value gs);
+  /// The f64 sum that the fused time mean starts from, and the sum after
+  /// adding a step's output `written`.
+  Value startTimeMean();
+  Value addToTimeMean(Value sum, Value written);
+  /// Stores scale times the sum into the time mean's output.
+  void storeTimeMean(Value sum);
   /// The feature index of the thread's first neuron.
   Value firstFeature;
   llvm::DenseMap<const NeuronParam *, Value> params;

@@ -197,12 +197,15 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   std::vector<NeuronOpKernels> result;
   bool failed = false;
+  int64_t defaultBlockSize = blockSize;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
+    int64_t blockSize = spec.getBlockSize(defaultBlockSize);
     NeuronOpKernels kernels{
         op, spec, {},
         llvm::divideCeilSigned(spec.getNumThreads(), blockSize),
-        llvm::divideCeilSigned(spec.getNumBackwardThreads(), blockSize)};
+        llvm::divideCeilSigned(spec.getNumBackwardThreads(), blockSize),
+        blockSize};
     for (KernelKind kind : kinds) {
       if (!spec.hasKernel(kind))
         continue;

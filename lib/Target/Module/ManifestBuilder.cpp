@@ -16,6 +16,7 @@
 #include "snn/Dialect/SNN/IR/FusedCount.h"
 #include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
 #include "snn/Dialect/SNN/IR/FusedPool.h"
+#include "snn/Dialect/SNN/IR/FusedTimeMean.h"
 #include "snn/Conversion/NeuronToGPU/LossKernels.h"
 #include "snn/Conversion/NeuronToGPU/PoolKernels.h"
 #include "snn/Conversion/NeuronToGPU/TransposeKernels.h"
@@ -503,6 +504,21 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
       return success();
   if (isFusedPoolBackward(op))
     return success();
+  // A time mean that the layer's forward computes, and a broadcast that
+  // its backward reads (--snn-fuse), are nothing of their own.
+  if (auto sum = dyn_cast<TimeSumOp>(op);
+      sum && sum->hasAttr(kTimeSumInNeuronAttrName)) {
+    Operation *neuron = sum.getInput().getDefiningOp();
+    if (!neuron || !neuron->hasAttr(kFusedTimeMeanAttrName))
+      return op->emitError()
+             << "'" << kTimeSumInNeuronAttrName
+             << "' needs a neuron layer marked '" << kFusedTimeMeanAttrName
+             << "' as the input; rerun --snn-fuse";
+    return success();
+  }
+  if (auto broadcast = dyn_cast<TimeBroadcastOp>(op);
+      broadcast && broadcast->hasAttr(kTimeBroadcastInNeuronAttrName))
+    return success();
 
   bool known = isa<LinearOp, Conv2DOp, AvgPool2DOp, SumPool2DOp, MaxPool2DOp,
                    BatchNormOp, AddOp, ScaleOp, DropoutOp, TransposeOp,
@@ -984,6 +1000,24 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
       return failure();
     out.push_back(*id);
   }
+  // The training forward also writes the time mean of its output
+  // (--snn-fuse): the snn.time_sum's result, which writes nothing.
+  Object meanJson;
+  if (std::optional<double> scale =
+          getFusedTimeScale(op, kFusedTimeMeanAttrName)) {
+    TimeSumOp sum = getFusedTimeSum(op);
+    if (!sum || !saveH)
+      return op->emitError()
+             << "'" << kFusedTimeMeanAttrName
+             << "' needs the layer in @train_step and the snn.time_sum of "
+                "its output marked '"
+             << kTimeSumInNeuronAttrName << "'; rerun --snn-fuse";
+    FailureOr<int64_t> id = addValueTensor(op, sum.getResult(), "activation");
+    if (failed(id))
+      return failure();
+    out.push_back(*id);
+    meanJson["time_mean"] = Object{{"tensor", *id}, {"scale", *scale}};
+  }
   forwardActivations.insert(*s);
   // The mean of an average pooling's output is the layer's spike rate; a
   // sum pooling's is not.
@@ -1007,6 +1041,8 @@ LogicalResult ManifestBuilder::serializeNeuron(Operation *op, Phase phase) {
   }
   Object json{{"op", "neuron"}, {"in", std::move(in)}, {"out", std::move(out)}};
   for (const auto &kv : countJson)
+    json[kv.first] = kv.second;
+  for (const auto &kv : meanJson)
     json[kv.first] = kv.second;
   for (const auto &kv : record.attrs)
     json[kv.first] = kv.second;

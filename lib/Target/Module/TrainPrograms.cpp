@@ -13,6 +13,7 @@
 
 #include "snn/Dialect/SNN/IR/FusedCount.h"
 #include "snn/Dialect/SNN/IR/FusedLinearGrad.h"
+#include "snn/Dialect/SNN/IR/FusedTimeMean.h"
 
 using namespace mlir;
 using namespace mlir::snn;
@@ -163,6 +164,21 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
               "reads go together; rerun --snn-fuse";
   if (linearGrad)
     gs = linearGrad.getGradOutput();
+  // A layer that reads the gradient of its time mean (--snn-fuse) reads
+  // the broadcast's input, [1, ...].
+  TimeBroadcastOp broadcast;
+  if (auto bwd = dyn_cast<NeuronBwdOp>(op))
+    broadcast = getFusedTimeBroadcast(bwd);
+  std::optional<double> broadcastScale =
+      getFusedTimeScale(record->op, kFusedTimeBroadcastAttrName);
+  if (static_cast<bool>(broadcast) != broadcastScale.has_value())
+    return op->emitError()
+           << "'" << kFusedTimeBroadcastAttrName << "' on the layer and '"
+           << kTimeBroadcastInNeuronAttrName
+           << "' on the snn.time_broadcast whose output its backward reads "
+              "go together; rerun --snn-fuse";
+  if (broadcast)
+    gs = broadcast.getInput();
   FailureOr<int64_t> gsId = lookup(op, gs);
   if (failed(gsId))
     return failure();
@@ -239,6 +255,8 @@ LogicalResult ManifestBuilder::serializeNeuronBackward(Operation *op) {
     json[kv.first] = kv.second;
   if (linearGrad)
     json["linear_grad"] = Object{{"outputs", linearOutputs}};
+  if (broadcastScale)
+    json["grad_broadcast"] = Object{{"scale", *broadcastScale}};
   json["in"] = std::move(in);
   json["out"] = std::move(*out);
   if (!gradFinal.empty())

@@ -97,6 +97,18 @@ struct LinearGrad {
 LinearGrad readLinearGrad(const nlohmann::json &attrs, int64_t gyElements,
                           int64_t weightElements, const std::string &where);
 
+/// The output that a training neuron op's fused time mean writes
+/// ("time_mean": {"tensor": id, "scale": s}; docs/artifact-format.md), -1
+/// without one: its kernel argument follows the parameters. Throws
+/// snnrt::Error, prefixed by `where`, when the attribute is malformed or
+/// names no output of the op.
+int readTimeMean(const nlohmann::json &attrs, const std::vector<int> &out,
+                 const std::string &where);
+/// Whether a neuron_bwd reads the gradient of its layer's time mean
+/// ("grad_broadcast": {"scale": s}): its first input is then [1, ...],
+/// one value per neuron. Throws snnrt::Error when it is malformed.
+bool readGradBroadcast(const nlohmann::json &attrs, const std::string &where);
+
 struct EventSite {
   std::string layer;     ///< the layer's name, the key of calibration.json
   std::string direction; ///< "forward" or "backward"

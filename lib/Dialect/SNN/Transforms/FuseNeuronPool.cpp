@@ -36,6 +36,7 @@
 #include "FuseBandMask.h"
 #include "FuseBatchNormNeuron.h"
 #include "FuseLinearGrad.h"
+#include "FuseTimeMean.h"
 #include "FuseNeuronCount.h"
 
 #include "snn/Dialect/SNN/IR/FusedPool.h"
@@ -188,6 +189,11 @@ struct SNNFusePass : snn::impl::SNNFusePassBase<SNNFusePass> {
         CountFusion counts = fuseCountsIntoNeuron(op);
         numFusedCounts += counts.fused;
         numUnfusedCounts += counts.unfused;
+      }
+      if (fuseTimeMean) {
+        TimeMeanFusion mean = fuseTimeMeanIntoNeuron(op);
+        numFusedTimeMeans += mean.mean;
+        numFusedTimeBroadcasts += mean.broadcast;
       }
     });
     if (fuseBandMask)

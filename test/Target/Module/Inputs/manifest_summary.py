@@ -195,8 +195,19 @@ def check_op(op, where, shape):
                     s != x[:-1] + [c] or w != [c, f]:
                 fail(f"{where}: linear_grad outputs={c} needs gy {x[:-1] + [c]} "
                      f"and a weight [{c}, {f}], got {s} and {w}")
+        elif "grad_broadcast" in op:
+            # gs is the gradient of the layer's time mean, [1, ...].
+            if kind != "neuron_bwd" or numel(x) % f or s != [1] + x[1:]:
+                fail(f"{where}: grad_broadcast needs gs {[1] + x[1:]}, got {s}")
         elif numel(x) % f or s != y:
             fail(f"{where}: {kind} with features={f} on {x}")
+        if "time_mean" in op:
+            # The training forward also writes the time mean [1, ...].
+            m = op["time_mean"].get("tensor")
+            if kind != "neuron" or m not in outs or \
+                    shape(m) != [1] + x[1:] or "scale" not in op["time_mean"]:
+                fail(f"{where}: time_mean needs an output [1] + {x[1:]} and "
+                     "a scale")
         if "bn" in op and kind == "neuron_bwd" and op.get("recompute_chunk"):
             # H recomputed from the batch norm's x (in[1]): after the
             # checkpoints gamma, beta, saved_mean, saved_invstd and the

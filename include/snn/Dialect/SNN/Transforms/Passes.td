@@ -195,9 +195,25 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     tensors. Gradients are within 1e-6 relative of the unfused module's
     (the sum over C runs in another order than the GEMM's).
 
+    A loss's time mean in the neuron scans, in training: when a
+    multi-step layer's output is read by `snn.time_sum` (the time mean of
+    a `ce_membrane`, `ce_rate`, `mse_*` loss) and the layer has a
+    `snn.neuron_bwd`, the layer gets `snn.fused_time_mean = scale` and the
+    sum `snn.in_neuron_forward`: the forward kernel that saves H adds up
+    the values it writes (f64, step order, as the `time_sum` kernel) and
+    writes the scaled sum. When that backward's output gradient is a
+    `snn.time_broadcast` read by nothing else, the layer also gets
+    `snn.fused_time_broadcast = scale` and the broadcast
+    `snn.in_neuron_backward`: the backward kernel reads the [B, F]
+    gradient once and uses scale times it at every step (the f64 product,
+    as `time_broadcast`). Neither op is a kernel of its own; the results
+    are bit for bit the unfused module's. Not fused, with a remark: a layer
+    without a generated kernel, fused with its pooling or split in time,
+    non-f32 or dynamic shapes, a broadcast that other ops read.
+
     `batch-norm=false`, `pool=false`, `spike-count=false`,
-    `band-mask=false` or `linear-grad=false` leaves that fusion out (to
-    measure each fusion alone).
+    `band-mask=false`, `linear-grad=false` or `time-mean=false` leaves that
+    fusion out (to measure each fusion alone).
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -222,6 +238,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
     Option<"fuseLinearGrad", "linear-grad", "bool", /*default=*/"true",
            "Compute a thin linear backward's input gradient in the neuron "
            "backward that alone reads it">,
+    Option<"fuseTimeMean", "time-mean", "bool", /*default=*/"true",
+           "In training, compute a layer's time mean (snn.time_sum) in its "
+           "forward scan and read its gradient (snn.time_broadcast) in its "
+           "backward scan">,
   ];
   let statistics = [
     Statistic<"numFused", "fused-neuron-pools",
@@ -249,6 +269,10 @@ def SNNFusePass : Pass<"snn-fuse", "func::FuncOp"> {
               "only">,
     Statistic<"numFusedLinearGrads", "fused-linear-grads",
               "Thin linear input gradients computed in a neuron backward">,
+    Statistic<"numFusedTimeMeans", "fused-time-means",
+              "Time means computed in a neuron forward">,
+    Statistic<"numFusedTimeBroadcasts", "fused-time-broadcasts",
+              "Time-mean gradients read in a neuron backward">,
     Statistic<"numUnfusedBatchNormBackwards", "unfused-batch-norm-backwards",
               "Training layers with a fused batch norm whose backward "
               "cannot compute its sums">,
