@@ -379,11 +379,15 @@ LogicalResult checkStorageSupported(func::FuncOp func,
                                     const NeuronStorage &storage);
 
 /// Adds the `gpu.func` kernels of every supported neuron op of `func` to
-/// `gpuModule`. Fails, with a diagnostic, on a name that already exists.
+/// `gpuModule`, in blocks of `blockSize` threads, or of each layer's
+/// NeuronSpec::getBlockSize(blockSize) with `perLayerBlocks` (snn-compile;
+/// --snn-neuron-to-gpu keeps its block-size option for every layer).
+/// Fails, with a diagnostic, on a name that already exists.
 FailureOr<std::vector<NeuronOpKernels>>
 buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
                 ArrayRef<KernelKind> kinds, int64_t blockSize,
-                const NeuronStorage &storage, unsigned &numSkipped);
+                bool perLayerBlocks, const NeuronStorage &storage,
+                unsigned &numSkipped);
 
 /// Replaces math.exp in the generated code by its polynomial approximation,
 /// so that the GPU and the host run the same arithmetic and the GPU kernel

@@ -147,7 +147,8 @@ snn::generateNeuronKernels(func::FuncOp func, ArrayRef<std::string> chips,
                                 KernelKind::ForwardRecord};
   unsigned skipped = 0;
   FailureOr<std::vector<NeuronOpKernels>> built =
-      buildGPUKernels(gpuModule, func, kinds, kBlockSize, storage, skipped);
+      buildGPUKernels(gpuModule, func, kinds, kBlockSize,
+                      /*perLayerBlocks=*/true, storage, skipped);
   if (failed(built))
     return failure();
 

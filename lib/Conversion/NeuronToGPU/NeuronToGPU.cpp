@@ -192,7 +192,8 @@ static gpu::GPUFuncOp buildKernel(OpBuilder &b, Location loc, StringRef name,
 FailureOr<std::vector<NeuronOpKernels>>
 kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
                         ArrayRef<KernelKind> kinds, int64_t blockSize,
-                        const NeuronStorage &storage, unsigned &numSkipped) {
+                        bool perLayerBlocks, const NeuronStorage &storage,
+                        unsigned &numSkipped) {
   SymbolTable symbols(gpuModule);
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   std::vector<NeuronOpKernels> result;
@@ -200,7 +201,8 @@ kernelgen::buildGPUKernels(gpu::GPUModuleOp gpuModule, func::FuncOp func,
   int64_t defaultBlockSize = blockSize;
   numSkipped = forEachKernelOp(func, [&](Operation *op, unsigned index,
                                          const NeuronSpec &spec) {
-    int64_t blockSize = spec.getBlockSize(defaultBlockSize);
+    int64_t blockSize = perLayerBlocks ? spec.getBlockSize(defaultBlockSize)
+                                       : defaultBlockSize;
     NeuronOpKernels kernels{
         op, spec, {},
         llvm::divideCeilSigned(spec.getNumThreads(), blockSize),
@@ -285,7 +287,8 @@ struct SNNNeuronToGPUPass
     for (func::FuncOp func : funcs) {
       unsigned skipped = 0;
       FailureOr<std::vector<NeuronOpKernels>> built =
-          buildGPUKernels(gpuModule, func, kinds, blockSize, *storage,
+          buildGPUKernels(gpuModule, func, kinds, blockSize,
+                          /*perLayerBlocks=*/false, *storage,
                           skipped);
       if (failed(built))
         return signalPassFailure();
