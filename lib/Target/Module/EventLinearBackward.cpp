@@ -184,22 +184,23 @@ LogicalResult ManifestBuilder::serializeEventLinearBackward(LinearBwdOp bwd) {
                                        Array{std::move(compact)}));
     lists.xValues = listsNeedValues(bwd.getInput());
     lists.columnSegment = segment;
-    // The lists train_forward always writes for x when x is spikes (no
-    // values), else x's listed again.
-    int64_t xColumns;
-    std::optional<int64_t> values;
+    // The lists train_forward always writes for x, else x's listed again.
+    RowLists xLists;
     auto listed = trainForwardRowLists.find(x);
     if (listed != trainForwardRowLists.end()) {
-      xColumns = listed->second;
-      tensor(xColumns)["role"] = "saved";
+      xLists = listed->second;
+      tensor(xLists.columns)["role"] = "saved";
+      if (xLists.values)
+        tensor(*xLists.values)["role"] = "saved";
     } else {
       save(x);
-      std::tie(xColumns, values) =
+      xLists =
           emitCompactRows(Phase::Backward, x, m, k, lists.xValues, decision);
     }
-    Array in{*gy, gyRows, xColumns};
-    if (values)
-      in.push_back(*values);
+    assert(xLists.values.has_value() == lists.xValues && "lists of values");
+    Array in{*gy, gyRows, xLists.columns};
+    if (xLists.values)
+      in.push_back(*xLists.values);
     emitWeightGrad(lists, std::move(in), Object{{"gy_segment", segment}});
   } else {
     // gyᵀ [N, M]: transpose_weight of a [M, N] "weight".

@@ -53,6 +53,13 @@ struct NeuronKernelRef {
 };
 using NeuronKernelMap = llvm::DenseMap<Operation *, NeuronKernelRef>;
 
+/// compact_rows' outputs: the row lists' columns tensor and, for inputs
+/// that are not spikes, their values tensor.
+struct RowLists {
+  int64_t columns;
+  std::optional<int64_t> values;
+};
+
 /// Builds the manifest of a compiled module: one tensor table shared by the
 /// programs, `infer` from `@forward`, `train_forward`, `backward` and `update`
 /// from `@train_step`. Parameters are one tensor per name across programs.
@@ -181,16 +188,16 @@ private:
   /// (makeSpikeDensityOp's op for x, of a layer without a dense path) the
   /// kernel counts x into the decision too, in place of a spike_density
   /// kernel.
-  std::pair<int64_t, std::optional<int64_t>>
+  RowLists
   emitCompactRows(Phase phase, int64_t x, int64_t rows, int64_t features,
                   bool values, int64_t decision,
                   const llvm::json::Object *density = nullptr);
   /// Emits y = x wᵀ + b as compact_rows of x [rows, in] then
   /// event_linear_tiles over w [out, in] when `out` is at least 256 and
   /// the tile fits the module's shared memory (EventLinearTiles.h), and
-  /// returns the lists' columns tensor; nothing (nothing emitted) when
-  /// not, or the module has no GPU kernels. `density`: as emitCompactRows.
-  std::optional<int64_t>
+  /// returns the row lists; nothing (nothing emitted) when not, or the
+  /// module has no GPU kernels. `density`: as emitCompactRows.
+  std::optional<RowLists>
   emitEventLinearTiles(Phase phase, int64_t rows, int64_t in, int64_t out,
                        int64_t x, bool xValues, int64_t w,
                        std::optional<int64_t> bias, int64_t decision, int64_t y,
@@ -401,11 +408,11 @@ private:
                                          llvm::json::Array &out,
                                          llvm::json::Object &json);
   llvm::DenseSet<int64_t> forwardActivations;
-  /// A spiking layer's spikes -> the row lists (compact_rows' columns) that
-  /// train_forward always writes for them (an event-driven linear without
-  /// a dense path): the weight gradient's backward reads those instead of
-  /// listing the spikes again.
-  llvm::DenseMap<int64_t, int64_t> trainForwardRowLists;
+  /// An event-driven linear's input (spikes, or other values such as the
+  /// network input) -> the row lists that train_forward always writes for
+  /// it (no dense path): the weight gradient's backward reads those instead
+  /// of listing the input again.
+  llvm::DenseMap<int64_t, RowLists> trainForwardRowLists;
   /// A spiking layer's input gradient -> its occupancy row bits, which its
   /// neuron_bwd writes for the reader's compact_columns (writesGradRowBits).
   llvm::DenseMap<int64_t, int64_t> gradRowBits;
