@@ -33,10 +33,12 @@ static constexpr int64_t kOneWarpBlockThreads = 16 * 1024;
 
 /// A layer with few threads (fewer than one warp per SM scheduler of an
 /// H100, the SHD readout's 640) runs one warp per block: in blocks of 256
-/// its threads crowd onto a few SMs (3 of 132), each step's loads and
-/// stores of 8 warps share one SM's L1 and the scans took 18.3 (forward)
-/// and 11.6 us (backward) of the SHD step. A batch norm backward's sums
-/// keep the module's block (their runs lie in one block).
+/// its threads crowd onto a few SMs (3 of 132) and each step's loads and
+/// stores of 8 warps share one SM's L1. The SHD readout's inference scan on
+/// an H100: 12.1 -> 9.6 us; its training scans, with the loss's time mean
+/// fused as well, 18.4 -> 10.7 us and 11.6 -> 3.7 us
+/// (bench/results/2026-12-07-H100-time-mean-blocks-lists.md). A batch norm
+/// backward's sums keep the module's block (their runs lie in one block).
 int64_t NeuronSpec::getBlockSize(int64_t defaultBlockSize) const {
   constexpr int64_t kWarp = 32;
   if (host || bn || defaultBlockSize <= kWarp ||
