@@ -268,31 +268,17 @@ int64_t mlir::snn::getEventKernelBlockSize(const OpKernelSpec &spec) {
 
 namespace {
 /// Small builders shared by the GPU and host forms.
-class EventEmitter {
+class EventEmitter : public KernelArith {
 public:
   EventEmitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
-      : b(b), loc(loc), spec(spec) {}
+      : KernelArith(b, loc), spec(spec) {}
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
-  }
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value load(Value memref, Value i) {
-    return memref::LoadOp::create(b, loc, memref, ValueRange{i});
-  }
-  void store(Value v, Value memref, Value i) {
-    memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
-  }
-  Value addI(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mulI(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  // The kernel functions build their own ops at the emitter's place too.
+  using KernelArith::b;
+  using KernelArith::loc;
+
   Value toIndex(Value v) {
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
-  }
-  Value ult(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
   }
   /// 1 where x != 0 (as i32).
   Value nonzero(Value x) {
@@ -459,8 +445,6 @@ public:
     store(acc, args.back(), addI(mulI(row, idx(spec.outFeatures)), col));
   }
 
-  OpBuilder &b;
-  Location loc;
   const OpKernelSpec &spec;
 };
 } // namespace
