@@ -420,8 +420,11 @@ def _run_op(mod, op, lr, smooth):
         elif kind == "transpose_weight":
             # Of a weight [N, K], or of an output gradient [..., N] as rows.
             ins = _ids(op, "in", 2, 2, "inputs (decision, w)")
+            # [A, B] from B x A: a weight [N, K] (a convolution's [O, C, KH,
+            # KW] as [O, C KH KW]) or rows [M, N] of an output gradient.
             w = mod.get(ins[1])
-            put(0, w.reshape(-1, w.shape[-1]).T)
+            a, b = mod.info(out[0])["shape"][-2:]
+            put(0, w.reshape(int(b), int(a)).T)
         elif kind == "event_linear":
             # wt [K, N]: a transposed weight, or for an event-driven
             # backward a weight [N, K] (gx) or the layer's input rows (gw).
@@ -487,7 +490,7 @@ def _run_op(mod, op, lr, smooth):
                                            _rows(mod, ins[1], [w.shape[1]]), w,
                                            has_bias)
             _put_grads(op, out, put, gx if need_gx else None, gw, gb)
-        elif kind in ("conv2d", "conv2d_bwd"):
+        elif kind in ("conv2d", "conv2d_bwd", "event_conv2d"):
             _conv(mod, op, kind, put, out)
         elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
             ins = _ids(op, "in", 1, 1, "input")
@@ -872,8 +875,23 @@ def _conv(mod, op, kind, put, out):
     geo = dict(stride=op.get("stride", [1, 1]), padding=op.get("padding", [0, 0]),
                dilation=op.get("dilation", [1, 1]), groups=int(op.get("groups", 1)),
                channels_last=bool(op.get("channels_last", False)))
+    if kind == "event_conv2d":
+        # wt: the weight transposed to [taps, O] (OIHW or OHWI order).
+        ins = _ids(op, "in", 3, 4, "inputs (x, wt, b?, decision)")
+        x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
+        wt = mod.get(ins[1])
+        o = wt.shape[-1]
+        kh, kw = int(op["kernel"][0]), int(op["kernel"][1])
+        c = wt.shape[0] // (kh * kw)
+        w = wt.T.reshape((o, kh, kw, c) if geo["channels_last"] else (o, c, kh, kw))
+        b = mod.get(ins[2]) if op.get("has_bias", False) else None
+        put(0, layers.conv2d(x, w, b, **geo))
+        return
     if kind == "conv2d":
-        ins = _ids(op, "in", 2, 3, "inputs (x, w, b?)")
+        # The dense path of an event-driven convolution also reads the
+        # decision (its last input): the same function whichever path ran.
+        ins = _ids(op, "in", 2, 4 if op.get("unless_event_path", False) else 3,
+                   "inputs (x, w, b?, decision?)")
         x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
         w = mod.get(ins[1])
         b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None

@@ -276,7 +276,18 @@ void linear(const Ctx &c) {
 /// NHWC: y[images * P, O] = col[images * P, KH*KW*C] wᵀ, in place.
 void conv2d(const Ctx &c) {
   size_t scratch = scratchCount(c);
-  c.arity(2, 3, 1 + scratch, 1 + scratch);
+  if (c.attr("unless_event_path", false)) {
+    // The dense path of an event-driven convolution: the decision (last
+    // input, two i32 words) says whether event_conv2d computed y.
+    size_t ins = c.attr("has_bias", false) ? 4 : 3;
+    c.arity(ins, ins, 1 + scratch, 1 + scratch);
+    int32_t decision[2];
+    std::memcpy(decision, c.inPtr(ins - 1), sizeof(decision));
+    if (decision[1] != 0)
+      return;
+  } else {
+    c.arity(2, 3, 1 + scratch, 1 + scratch);
+  }
   ConvGeometry g(c, c.in(0), c.in(1), c.out(0));
   ConvColumns plan(c, g);
   int64_t cols = plan.images * g.cols(), kdim = g.kdim();

@@ -70,17 +70,6 @@ public:
   Value toI32(Value v) {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v);
   }
-  void openIf(Value cond) {
-    auto op = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
-    b.setInsertionPointToStart(op.thenBlock());
-  }
-  /// `for (i = first; i < end; i += step)` with the insertion point in its
-  /// body; its induction variable.
-  Value openFor(Value first, Value end, int64_t step) {
-    auto loop = scf::ForOp::create(b, loc, first, end, idx(step));
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    return loop.getInductionVar();
-  }
   /// Whether the neuron backward keeps the derivative at h (i1): not
   /// |h - v_th| > band, the same f32 ops and ordered compare as its
   /// surrogate, so that a NaN H is in the band there and here.

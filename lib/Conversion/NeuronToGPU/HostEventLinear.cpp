@@ -51,14 +51,6 @@ constexpr int64_t kMaxBlockRows = 256;
 class Emitter : public KernelArith {
 public:
   Emitter(OpBuilder &b, Location loc) : KernelArith(b, loc) {}
-
-  /// `for (i = first; i < end; i += step)` with the insertion point in its
-  /// body; its induction variable.
-  Value openFor(Value first, Value end, int64_t step) {
-    auto loop = scf::ForOp::create(b, loc, first, end, idx(step));
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    return loop.getInductionVar();
-  }
 };
 } // namespace
 

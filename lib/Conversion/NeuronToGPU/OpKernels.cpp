@@ -157,6 +157,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "event_linear_band";
   case OpKernelKind::ThinWeightGradBits:
     return "thin_weight_grad_bits";
+  case OpKernelKind::EventConv2d:
+    return "event_conv2d";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -249,7 +251,7 @@ std::string OpKernelSpec::getKey() const {
     for (int64_t p : transpose.permutation)
       key += ";" + std::to_string(p);
   }
-  if (isLayerKernel(kind)) {
+  if (isLayerKernel(kind) || kind == OpKernelKind::EventConv2d) {
     const ChannelGeometry &c = channelGeometry;
     const ConvColumnsGeometry &g = columns;
     for (int64_t v : {c.rows, c.channels, c.inner, g.images, g.channels, g.h,

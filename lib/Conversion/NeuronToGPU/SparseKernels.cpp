@@ -63,6 +63,16 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     types.push_back(tensor(m * n));
     return types;
   }
+  case OpKernelKind::EventConv2d: {
+    // x [images, C, H, W] (or NHWC), wt [C KH KW, O], b, decision, y.
+    const ConvColumnsGeometry &g = spec.columns;
+    SmallVector<Type> types{tensor(g.getInputElements()), tensor(n * k)};
+    if (spec.hasBias)
+      types.push_back(tensor(n));
+    types.push_back(decision);
+    types.push_back(tensor(g.images * n * g.oh * g.ow));
+    return types;
+  }
   case OpKernelKind::EventLinearBits: {
     // gy^T [N, M], x [M, K] as words (and values), gw [N, K].
     int64_t events = spec.inFeatures, cols = spec.outFeatures;
@@ -244,6 +254,8 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
     return spec.rows;
   case OpKernelKind::ThinWeightGradBits:
     return getThinWeightGradGridSize(spec);
+  case OpKernelKind::EventConv2d: // no GPU form: the CPU's images
+    return spec.rows;
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -298,11 +310,6 @@ public:
   /// Whether the decision says "event-driven path".
   Value eventPathChosen(Value decision) {
     return emitEventPathChosen(b, loc, decision);
-  }
-  /// Opens `if (cond)` and leaves the insertion point inside it.
-  void openIf(Value cond) {
-    auto op = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
-    b.setInsertionPointToStart(op.thenBlock());
   }
   /// The number of nonzeros of x[first], x[first + step], ... (i32).
   /// `unroll` loads per iteration, issued before any is counted (the last
@@ -1437,6 +1444,8 @@ static void emitCompactColumnsBitsGPU(EventEmitter &e, ValueRange args,
 gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
                                               StringRef name,
                                               const OpKernelSpec &spec) {
+  // --snn-compile rejects an event-driven convolution for a GPU target.
+  assert(spec.kind != OpKernelKind::EventConv2d && "event_conv2d: CPU only");
   gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
@@ -2054,6 +2063,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
   }
   case OpKernelKind::EventLinear:
     emitEventLinearHost(b, loc, spec, fn, args);
+    break;
+  case OpKernelKind::EventConv2d:
+    emitEventConvHost(b, loc, spec, fn, args);
     break;
   default:
     llvm_unreachable("not an event-driven kernel");

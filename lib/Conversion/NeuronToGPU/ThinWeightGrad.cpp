@@ -48,11 +48,6 @@ public:
   Emitter(OpBuilder &b, Location loc, const OpKernelSpec &spec)
       : KernelArith(b, loc), spec(spec) {}
 
-  /// `if (cond)` with the insertion point in its body.
-  void openIf(Value cond) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-  }
   Value nonzero(Value v) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, i32(0));
   }

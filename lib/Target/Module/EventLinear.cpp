@@ -18,22 +18,13 @@ using llvm::json::Object;
 
 LogicalResult ManifestBuilder::serializeEventLinear(LinearOp linear,
                                                     Phase phase) {
-  FailureOr<int64_t> x = lookup(linear, linear.getInput());
-  FailureOr<int64_t> w = lookup(linear, linear.getWeight());
-  if (failed(x) || failed(w))
+  FailureOr<LayerTensors> tensors =
+      addLayerTensors(linear, linear.getInput(), linear.getWeight(),
+                      linear.getBias(), linear.getOutput());
+  if (failed(tensors))
     return failure();
-  std::optional<int64_t> bias;
-  if (linear.getBias()) {
-    FailureOr<int64_t> b = lookup(linear, linear.getBias());
-    if (failed(b))
-      return failure();
-    bias = *b;
-  }
-  FailureOr<int64_t> y =
-      addValueTensor(linear, linear.getOutput(), "activation");
-  if (failed(y))
-    return failure();
-  forwardActivations.insert(*y);
+  std::optional<int64_t> x = tensors->x, w = tensors->w, y = tensors->y,
+                         bias = tensors->bias;
 
   OpKernelSpec spec;
   Array wShape = *tensor(*w).getArray("shape");
@@ -259,6 +250,27 @@ std::string ManifestBuilder::getEventLayerName(Operation *op, Value weight,
     return "linear" + std::to_string(wId);
   weightName.consume_back(".weight");
   return weightName.str();
+}
+
+FailureOr<ManifestBuilder::LayerTensors>
+ManifestBuilder::addLayerTensors(Operation *op, Value x, Value w, Value bias,
+                                 Value y) {
+  FailureOr<int64_t> xId = lookup(op, x), wId = lookup(op, w);
+  if (failed(xId) || failed(wId))
+    return failure();
+  LayerTensors t{*xId, *wId, 0, std::nullopt};
+  if (bias) {
+    FailureOr<int64_t> b = lookup(op, bias);
+    if (failed(b))
+      return failure();
+    t.bias = *b;
+  }
+  FailureOr<int64_t> yId = addValueTensor(op, y, "activation");
+  if (failed(yId))
+    return failure();
+  t.y = *yId;
+  forwardActivations.insert(t.y);
+  return t;
 }
 
 int64_t ManifestBuilder::getDecision(Operation *eventOp) {

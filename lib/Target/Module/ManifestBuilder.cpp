@@ -483,6 +483,9 @@ LogicalResult ManifestBuilder::serializeOp(Operation *op, Phase phase) {
   if (auto linear = dyn_cast<LinearOp>(op);
       linear && linear.getEventDriven() && forwardPhase)
     return serializeEventLinear(linear, phase);
+  if (auto conv = dyn_cast<Conv2DOp>(op);
+      conv && conv.getEventDriven() && forwardPhase)
+    return serializeEventConv(conv, phase);
   if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && bwd.getEventDriven())
     return serializeEventLinearBackward(bwd);
   if (auto bwd = dyn_cast<LinearBwdOp>(op); bwd && !forwardPhase) {

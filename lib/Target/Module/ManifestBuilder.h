@@ -175,6 +175,18 @@ private:
   /// weight itself), then the dense `linear` that skips itself when the
   /// event-driven path ran (EventLinear.cpp).
   LogicalResult serializeEventLinear(LinearOp linear, Phase phase);
+  /// The tensors of an event-driven layer: x, w and the bias (when `bias`
+  /// is not null) looked up, the output y added as a forward activation.
+  struct LayerTensors {
+    int64_t x, w, y;
+    std::optional<int64_t> bias;
+  };
+  FailureOr<LayerTensors> addLayerTensors(Operation *op, Value x, Value w,
+                                          Value bias, Value y);
+  /// An `event_driven` snn.conv2d (the CPU only): density kernel,
+  /// transposed weight, event_conv2d, then the dense `conv2d` that skips
+  /// itself when the event-driven path ran (EventConv.cpp).
+  LogicalResult serializeEventConv(Conv2DOp conv, Phase phase);
   /// An `event_driven` snn.linear_bwd: density kernel, event-driven gx,
   /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).

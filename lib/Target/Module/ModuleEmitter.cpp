@@ -167,6 +167,20 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
     return module.emitError()
            << "snn-compile needs an output directory: "
               "--snn-compile=\"output=model.snnmod\"";
+  // Event-driven convolutions have a CPU kernel only.
+  if (options.target != ModuleTarget::Cpu) {
+    WalkResult gpuConv = module.walk([](Conv2DOp conv) {
+      if (!conv.getEventDriven())
+        return WalkResult::advance();
+      conv.emitError() << "snn-compile: an event-driven convolution runs on "
+                          "the CPU only; compile with target=cpu, or leave "
+                          "convolutions dense (--snn-sparsify=\"target=cuda\" "
+                          "does)";
+      return WalkResult::interrupt();
+    });
+    if (gpuConv.wasInterrupted())
+      return failure();
+  }
   FailureOr<SmallVector<ProgramSet>> sets = findProgramSets(module);
   if (failed(sets))
     return failure();

@@ -615,3 +615,19 @@ func.func @linear_event_driven_crossover(%x: tensor<4x2x8xf32>, %w: tensor<3x8xf
   %y = snn.linear %x, %w {event_driven = 1.5 : f64} : tensor<4x2x8xf32>, tensor<3x8xf32> -> tensor<4x2x3xf32>
   return %y : tensor<4x2x3xf32>
 }
+
+// -----
+
+func.func @conv_event_driven_crossover(%x: tensor<2x4x6x6xf32>, %w: tensor<3x4x3x3xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+1 {{event_driven crossover must be a density in (0, 1] (the input density up to which the event-driven path runs), got 0}}
+  %y = snn.conv2d %x, %w {event_driven = 0.0 : f64} : tensor<2x4x6x6xf32>, tensor<3x4x3x3xf32> -> tensor<2x3x4x4xf32>
+  return %y : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+func.func @conv_event_driven_groups(%x: tensor<2x4x6x6xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<2x4x4x4xf32> {
+  // expected-error @+1 {{event_driven supports groups = 1 only, got 2}}
+  %y = snn.conv2d %x, %w {event_driven = 0.1 : f64, groups = 2} : tensor<2x4x6x6xf32>, tensor<4x2x3x3xf32> -> tensor<2x4x4x4xf32>
+  return %y : tensor<2x4x4x4xf32>
+}

@@ -152,7 +152,9 @@ def decision_margin(mod):
         if not op.get("save_h") or op.get("recompute_chunk"):
             sys.exit(f"{mod.where}: a training neuron op that does not save H")
         n = mod.neuron_of(op)
-        u = np.abs(mod.get(int(op["out"][1])) - n.v_th)
+        h, v_th = mod.get(int(op["out"][1])), np.asarray(n.v_th)
+        # A per-neuron threshold is one step's [features]: H as rows of it.
+        u = np.abs(h.reshape(-1, v_th.size) - v_th if v_th.ndim else h - v_th)
         layers += 1
         u = u[u > 0]
         margin = min(margin, float(u.min(initial=np.inf)))

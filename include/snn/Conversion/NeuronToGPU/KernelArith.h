@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::snn {
@@ -57,6 +58,18 @@ public:
   }
   void store(Value v, Value memref, Value i) {
     memref::StoreOp::create(b, loc, v, memref, ValueRange{i});
+  }
+  /// Opens `if (cond)` and leaves the insertion point inside it.
+  void openIf(Value cond) {
+    auto op = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    b.setInsertionPointToStart(op.thenBlock());
+  }
+  /// `for (i = first; i < end; i += step)` with the insertion point in its
+  /// body; its induction variable.
+  Value openFor(Value first, Value end, int64_t step) {
+    auto loop = scf::ForOp::create(b, loc, first, end, idx(step));
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    return loop.getInductionVar();
   }
 
 protected:

@@ -49,6 +49,8 @@ enum class OpKernelKind {
   EventLinearTiles, ///< y = x w^T + b over x's row lists, w's tiles shared
   EventLinearBand,  ///< y = x wt only where |h - v_th| <= band, else 0
   ThinWeightGradBits, ///< gw's per-segment parts over x's row bits, N <= 32
+  EventConv2d, ///< y = conv(x, w) + b adding only the nonzero inputs' taps
+               ///< (the CPU only: HostEventConv.cpp)
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -120,7 +122,8 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::EventLinearLists ||
          kind == OpKernelKind::EventLinearTiles ||
          kind == OpKernelKind::EventLinearBand ||
-         kind == OpKernelKind::ThinWeightGradBits;
+         kind == OpKernelKind::ThinWeightGradBits ||
+         kind == OpKernelKind::EventConv2d;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -252,6 +255,8 @@ struct OpKernelSpec {
   /// segment of each column's list. event_weight_grad_lists: nonzero when
   /// it reads gy [M, N] and those lists instead of gy^T.
   int64_t columnSegment = 0;
+  /// event_conv2d (rows = images, inFeatures = C KH KW, outFeatures = O):
+  /// its window, in `columns` (images: all of them).
   /// event_linear_band: the surrogate band of the neuron layer that reads
   /// y (rows = M, inFeatures = K of x [M, K], outFeatures = N of wt [K, N],
   /// h [M, N] and y): y[r, c] is computed where |h[r, c] - bandVTh| <=

@@ -172,6 +172,14 @@ Value getWeightStripOffset(OpBuilder &b, Location loc, int64_t k, int64_t n,
 void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                          func::FuncOp fn, ValueRange args);
 
+/// event_conv2d, the CPU only: per image (a work item) the outputs
+/// [OH OW, O] from zero, for each nonzero input in the input's order its
+/// value times the weights of each tap that reaches an output, O at a time
+/// in vector registers; then the bias (HostEventConv.cpp). wt is the
+/// weight transposed to [C KH KW, O] (NHWC: [KH KW C, O]).
+void emitEventConvHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
+                       func::FuncOp fn, ValueRange args);
+
 /// An event kernel's spec: kind and its rows, in and out features.
 inline OpKernelSpec makeEventKernelSpec(OpKernelKind kind, int64_t rows,
                                         int64_t in, int64_t out) {

@@ -7,6 +7,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "DiagnosticFormat.h"
+#include "EventDrivenCrossover.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -261,15 +262,7 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "result has shape " << formatShape(out)
                          << " but input " << formatShape(in) << " and weight "
                          << formatShape(w) << " give " << formatShape(expected);
-  if (std::optional<APFloat> crossover = getEventDriven()) {
-    double d = crossover->convertToDouble();
-    if (!(d > 0.0 && d <= 1.0))
-      return emitOpError() << "event_driven crossover must be a density in "
-                              "(0, 1] (the input density up to which the "
-                              "event-driven path runs), got "
-                           << d;
-  }
-  return success();
+  return verifyEventDrivenCrossover(*this, getEventDriven(), "input");
 }
 
 /// Output size of a sliding window, or nullopt when the window does not fit.
@@ -322,6 +315,11 @@ LogicalResult Conv2DOp::verify() {
   int64_t groups = getGroups();
   if (last && groups != 1)
     return emitOpError() << "channels_last supports groups = 1 only, got "
+                         << groups;
+  if (failed(verifyEventDrivenCrossover(*this, getEventDriven(), "input")))
+    return failure();
+  if (getEventDriven() && groups != 1)
+    return emitOpError() << "event_driven supports groups = 1 only, got "
                          << groups;
   size_t r = in.size();
   int64_t c = last ? in[r - 1] : in[r - 3];

@@ -8,6 +8,7 @@
 
 #include "snn/Dialect/SNN/IR/SNNOps.h"
 #include "DiagnosticFormat.h"
+#include "EventDrivenCrossover.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -216,14 +217,9 @@ LogicalResult LinearBwdOp::verify() {
                          << " is not the output of input "
                          << getInput().getType() << " and weight "
                          << getWeight().getType();
-  if (std::optional<APFloat> crossover = getEventDriven()) {
-    double d = crossover->convertToDouble();
-    if (!(d > 0.0 && d <= 1.0))
-      return emitOpError() << "event_driven crossover must be a density in "
-                              "(0, 1] (the grad_output density up to which "
-                              "the event-driven path runs), got "
-                           << d;
-  }
+  if (failed(verifyEventDrivenCrossover(*this, getEventDriven(),
+                                        "grad_output")))
+    return failure();
   return verifyWeightGrads(*this);
 }
 

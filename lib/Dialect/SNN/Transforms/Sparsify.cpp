@@ -1,8 +1,9 @@
 //===- Sparsify.cpp - event-driven linear layers on spike inputs ----------===//
 //
-// Marks `snn.linear` ops whose input is spikes with `event_driven = d`; the
-// module compiler turns them into a density measurement plus a dense and an
-// event-driven path that choose between themselves on the device. Spikes are
+// Marks `snn.linear` ops (and, for the CPU, `snn.conv2d` ops) whose input is
+// spikes with `event_driven = d`; the module compiler turns them into a
+// density measurement plus a dense and an event-driven path that choose
+// between themselves on the device. Spikes are
 // recognised structurally: result 0 of a spiking neuron op, seen through ops
 // that keep zeros zero (flatten, scale, dropout). Likewise `snn.linear_bwd`
 // whose output gradient is the input gradient of a neuron layer with a
@@ -38,6 +39,10 @@ constexpr double kDefaultCudaCrossover = 0.08;
 /// CUDA: 16% measured for a hidden layer's backward on an H100 with the
 /// weight gradient on row lists, the same page).
 constexpr double kDefaultCpuBackwardCrossover = 0.15;
+/// A convolution's, on the CPU: a margin below the 34-50% where the
+/// event-driven kernel and im2col + BLAS took equal time on five 3x3 layers
+/// (the lowest, 34%, a stride-2 one; bench/results/2026-12-08-cpu2-event-conv.md).
+constexpr double kDefaultCpuConvCrossover = 0.25;
 constexpr double kDefaultCudaBackwardCrossover = 0.10;
 
 /// Why `value` is not known to be spikes, or an empty string when it is.
@@ -144,6 +149,31 @@ struct SparsifyPass : public snn::impl::SNNSparsifyBase<SparsifyPass> {
       linear.setEventDrivenAttr(
           FloatAttr::get(Float64Type::get(&getContext()), density));
       ++numEventDriven;
+    });
+    // Convolutions: event-driven on the CPU only (on a GPU cuDNN runs them
+    // at a fraction of a microsecond per image; no GPU form exists).
+    getOperation().walk([&](Conv2DOp conv) {
+      std::string why = whyNotSpikes(conv.getInput(), inputIsSpikes);
+      if (!why.empty()) {
+        conv.emitRemark() << "snn-sparsify: left dense: its input is " << why;
+        return;
+      }
+      if (target != "cpu") {
+        conv.emitRemark() << "snn-sparsify: left dense: event-driven "
+                             "convolutions run on the CPU only (target=cpu); "
+                             "on a GPU cuDNN runs this layer";
+        return;
+      }
+      if (conv.getGroups() != 1) {
+        conv.emitRemark() << "snn-sparsify: left dense: a grouped "
+                             "convolution (groups = "
+                          << conv.getGroups() << ")";
+        return;
+      }
+      conv.setEventDrivenAttr(FloatAttr::get(
+          Float64Type::get(&getContext()),
+          crossover > 0.0 ? double(crossover) : kDefaultCpuConvCrossover));
+      ++numEventDrivenConvolutions;
     });
     getOperation().walk([&](LinearBwdOp bwd) {
       std::string why = whyNotBandedGradient(bwd.getGradOutput());

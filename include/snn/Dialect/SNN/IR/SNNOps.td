@@ -266,6 +266,14 @@ def SNN_Conv2DOp : SNN_Op<"conv2d", [Pure]> {
     With `channels_last` the activations are NHWC: `input : [..., H, W, C]`,
     `weight : [O, KH, KW, C]` (PyTorch's channels_last order of OIHW, cuDNN's
     KRSC), result `[..., OH, OW, O]`; `groups` must then be 1.
+
+    `event_driven = d` (set by `--snn-sparsify="target=cpu"` on a
+    convolution whose input is spikes; `groups` 1): the compiled module also
+    runs the layer event-driven on the CPU, per image adding, for each
+    nonzero input, its weights times its value into the outputs its window
+    positions reach, and picks that path whenever the input's density is at
+    most the crossover `d` in (0, 1]; above it the dense convolution runs.
+    Both paths compute the same function.
   }];
   let arguments = (ins SNN_FloatTensor:$input, SNN_FloatTensor:$weight,
                        Optional<SNN_FloatTensor>:$bias,
@@ -273,7 +281,8 @@ def SNN_Conv2DOp : SNN_Op<"conv2d", [Pure]> {
                        DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
-                       UnitAttr:$channels_last);
+                       UnitAttr:$channels_last,
+                       OptionalAttr<F64Attr>:$event_driven);
   let results = (outs SNN_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` type($input) `,` type($weight)

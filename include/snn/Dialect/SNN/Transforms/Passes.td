@@ -333,7 +333,7 @@ def SNNFoldScaleChainsPass : Pass<"snn-fold-scale-chains", "func::FuncOp"> {
 }
 
 def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
-  let summary = "Run linear layers on spike inputs event-driven";
+  let summary = "Run linear (and, on the CPU, convolution) layers on spike inputs event-driven";
   let description = [{
     Marks every `snn.linear` whose input is spikes (the spike output of a
     spiking neuron layer, possibly seen through `snn.flatten`) with
@@ -355,6 +355,14 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
     `snn.linear_bwd` stays dense, with a remark.
     `crossover=0` takes the default of the target (`target=cpu` or `cuda`,
     see the user guide); an explicit value in (0, 1] is used as given.
+
+    With `target=cpu` it also marks every `snn.conv2d` (groups 1) whose
+    input is spikes: the compiled module (`--snn-compile="target=cpu"`)
+    then also runs it event-driven, per image adding each nonzero input's
+    weights into the outputs its window positions reach
+    (docs/artifact-format.md, "Event-driven convolutions"); its default
+    crossover is 0.25. With `target=cuda` convolutions stay dense, with a
+    remark.
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -374,6 +382,8 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
               "linear layers marked event-driven">,
     Statistic<"numEventDrivenBackward", "event-driven-backwards",
               "linear backwards marked event-driven">,
+    Statistic<"numEventDrivenConvolutions", "event-driven-convolutions",
+              "convolutions marked event-driven (target=cpu)">,
   ];
 }
 
