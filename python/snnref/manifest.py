@@ -420,11 +420,21 @@ def _run_op(mod, op, lr, smooth):
         elif kind == "transpose_weight":
             # Of a weight [N, K], or of an output gradient [..., N] as rows.
             ins = _ids(op, "in", 2, 2, "inputs (decision, w)")
-            # [A, B] from B x A: a weight [N, K] (a convolution's [O, C, KH,
-            # KW] as [O, C KH KW]) or rows [M, N] of an output gradient.
+            # [A, B...] from B x A: a weight [N, K] (a convolution's [O, C
+            # KH KW] from [C KH KW, O] and back) or rows [M, N] of an output
+            # gradient.
             w = mod.get(ins[1])
-            a, b = mod.info(out[0])["shape"][-2:]
-            put(0, w.reshape(int(b), int(a)).T)
+            shape = mod.info(out[0])["shape"]
+            # `batch` matrices one after the other (an NCHW gradient's
+            # images: [O, OH OW] -> [OH OW, O]).
+            batch, size = int(op.get("batch", 1)), int(np.prod(shape))
+            if batch > 1:  # out [batch, K, N]
+                n = int(shape[-1])
+                k = size // (batch * n)
+            else:  # out [K, N...]
+                k = int(shape[0])
+                n = size // k
+            put(0, w.reshape(batch, n, k).transpose(0, 2, 1).reshape(shape))
         elif kind == "event_linear":
             # wt [K, N]: a transposed weight, or for an event-driven
             # backward a weight [N, K] (gx) or the layer's input rows (gw).
@@ -490,7 +500,8 @@ def _run_op(mod, op, lr, smooth):
                                            _rows(mod, ins[1], [w.shape[1]]), w,
                                            has_bias)
             _put_grads(op, out, put, gx if need_gx else None, gw, gb)
-        elif kind in ("conv2d", "conv2d_bwd", "event_conv2d"):
+        elif kind in ("conv2d", "conv2d_bwd", "event_conv2d",
+                      "event_conv2d_weight_grad"):
             _conv(mod, op, kind, put, out)
         elif kind in ("avg_pool2d", "sum_pool2d", "max_pool2d"):
             ins = _ids(op, "in", 1, 1, "input")
@@ -897,7 +908,27 @@ def _conv(mod, op, kind, put, out):
         b = mod.get(ins[2]) if op.get("has_bias", len(ins) == 3) else None
         put(0, layers.conv2d(x, w, b, **geo))
         return
-    ins = _ids(op, "in", 3, 3, "inputs (gy, x, w)")
+    if kind == "event_conv2d_weight_grad":
+        # gwT [taps, O] from x and gy as [images, OH OW, O].
+        ins = _ids(op, "in", 3, 3, "inputs (x, gy rows, decision)")
+        x = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])
+        taps, o = mod.info(out[0])["shape"]
+        kh, kw = int(op["kernel"][0]), int(op["kernel"][1])
+        c = int(taps) // (kh * kw)
+        last = geo["channels_last"]
+        oh, ow = (int(v) for v in op["output"])
+        gy = mod.get(ins[1]).reshape(x.shape[0], oh, ow, int(o))
+        if not last:  # gy rows back to [images, O, OH, OW]
+            gy = gy.transpose(0, 3, 1, 2)
+        wshape = (int(o), kh, kw, c) if last else (int(o), c, kh, kw)
+        _, gw, _ = layers.conv2d_bwd(gy, x, np.zeros(wshape), has_bias=False,
+                                     **geo)
+        put(0, gw.reshape(int(o), -1).T)
+        return
+    # The dense path of an event-driven weight gradient also reads the
+    # decision (its 4th input): the same function whichever path ran.
+    ins = _ids(op, "in", 3, 4 if op.get("unless_event_path", False) else 3,
+               "inputs (gy, x, w, decision?)")
     x = _rows(mod, ins[1], mod.info(ins[1])["shape"][-3:])
     w = mod.get(ins[2])
     gy = _rows(mod, ins[0], mod.info(ins[0])["shape"][-3:])

@@ -82,7 +82,19 @@ void linearBackward(const Ctx &c) {
 /// NHWC: gw (+)= gyᵀ col and the column gradient gy w, on gy in place.
 void convBackward(const Ctx &c) {
   size_t scratch = scratchCount(c);
-  c.arity(3, 3, 1 + scratch, 3 + scratch);
+  // The dense path of an event-driven weight gradient reads the decision
+  // (a 4th input): when event_conv2d_weight_grad wrote gw, only gx and gb
+  // are left to compute.
+  bool unlessEventPath = c.attr("unless_event_path", false);
+  c.arity(unlessEventPath ? 4 : 3, unlessEventPath ? 4 : 3, 1 + scratch,
+          3 + scratch);
+  bool eventPathRan = false;
+  if (unlessEventPath) {
+    c.expectElements(c.in(3), 2, "the decision of an event-driven gradient");
+    int32_t decision[2];
+    std::memcpy(decision, c.inPtr(3), sizeof(decision));
+    eventPathRan = decision[1] != 0;
+  }
   const TensorInfo &x = c.in(1), &w = c.in(2), &gyInfo = c.in(0);
   ConvGeometry geo(c, x, w, gyInfo);
   WeightGradOutputs g(c, x.numel(), w.numel(), static_cast<size_t>(geo.O),
@@ -95,8 +107,10 @@ void convBackward(const Ctx &c) {
     if (geo.channelsLast) {
       // NHWC: gy is [images * P, O] as it is; the column rows are pixels.
       const float *gyChunk = gy + s * geo.O * geo.cols();
-      plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
-      gemm(true, false, geo.O, kdim, cols, gyChunk, plan.col, beta, g.gw);
+      if (!eventPathRan) {
+        plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
+        gemm(true, false, geo.O, kdim, cols, gyChunk, plan.col, beta, g.gw);
+      }
       if (g.gx) {
         gemm(false, false, cols, kdim, geo.O, gyChunk, wp, 0.0f, plan.col);
         plan.run(c, "col2im", plan.col, g.gx + s * geo.C * geo.H * geo.W);
@@ -104,12 +118,14 @@ void convBackward(const Ctx &c) {
       continue;
     }
     plan.run(c, "channels_first", gy + s * geo.O * geo.cols(), plan.rows);
-    plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
+    if (!eventPathRan)
+      plan.run(c, "im2col", xp + s * geo.C * geo.H * geo.W, plan.col);
     for (int64_t grp = 0; grp < geo.groups; ++grp) {
       const float *gyG = plan.rows + grp * geo.Og * cols;
       float *colG = plan.col + grp * kdim * cols;
-      gemm(false, true, geo.Og, kdim, cols, gyG, colG, beta,
-           g.gw + grp * geo.Og * kdim);
+      if (!eventPathRan)
+        gemm(false, true, geo.Og, kdim, cols, gyG, colG, beta,
+             g.gw + grp * geo.Og * kdim);
       if (g.gx)
         gemm(true, false, kdim, cols, geo.Og, wp + grp * geo.Og * kdim, gyG,
              0.0f, colG);

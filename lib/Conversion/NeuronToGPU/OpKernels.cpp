@@ -159,6 +159,8 @@ StringRef OpKernelSpec::getKindName() const {
     return "thin_weight_grad_bits";
   case OpKernelKind::EventConv2d:
     return "event_conv2d";
+  case OpKernelKind::EventConv2dWeightGrad:
+    return "event_conv2d_weight_grad";
   case OpKernelKind::PackBits:
     return "pack_bits";
   case OpKernelKind::UnpackBits:
@@ -229,6 +231,8 @@ std::string OpKernelSpec::getKey() const {
                .str();
   if (kind == OpKernelKind::EventLinearBand)
     key += llvm::formatv(";{0:e17},{1:e17}", float(bandVTh), float(band)).str();
+  if (transposeBatch != 1)
+    key += ";batch" + std::to_string(transposeBatch);
   key += ";" + std::to_string(packedElements);
   if (isBatchNorm(*this)) {
     const BatchNormGeometry &g = batchNorm;
@@ -251,7 +255,8 @@ std::string OpKernelSpec::getKey() const {
     for (int64_t p : transpose.permutation)
       key += ";" + std::to_string(p);
   }
-  if (isLayerKernel(kind) || kind == OpKernelKind::EventConv2d) {
+  if (isLayerKernel(kind) || kind == OpKernelKind::EventConv2d ||
+      kind == OpKernelKind::EventConv2dWeightGrad) {
     const ChannelGeometry &c = channelGeometry;
     const ConvColumnsGeometry &g = columns;
     for (int64_t v : {c.rows, c.channels, c.inner, g.images, g.channels, g.h,

@@ -49,7 +49,8 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
   case OpKernelKind::SpikeDensity:
     return {tensor(m * k), limit, decision};
   case OpKernelKind::TransposeWeight:
-    return {decision, tensor(n * k), tensor(n * k)};
+    return {decision, tensor(spec.transposeBatch * n * k),
+            tensor(spec.transposeBatch * n * k)};
   case OpKernelKind::EventLinear: {
     // x [M, K] (xBits: [M, K / 32] words), wt [K, N], b, decision, y.
     assert((!spec.xBits || k % kBitsPerWord == 0) && "rows of whole words");
@@ -72,6 +73,12 @@ SmallVector<Type> mlir::snn::getEventKernelArgTypes(const OpKernelSpec &spec,
     types.push_back(decision);
     types.push_back(tensor(g.images * n * g.oh * g.ow));
     return types;
+  }
+  case OpKernelKind::EventConv2dWeightGrad: {
+    // x [images, C, H, W] (or NHWC), gy [images, OH OW, O], decision, gwᵀ.
+    const ConvColumnsGeometry &g = spec.columns;
+    return {tensor(g.getInputElements()), tensor(g.images * g.oh * g.ow * n),
+            decision, tensor(n * k)};
   }
   case OpKernelKind::EventLinearBits: {
     // gy^T [N, M], x [M, K] as words (and values), gw [N, K].
@@ -254,8 +261,10 @@ int64_t mlir::snn::getEventKernelGridSize(const OpKernelSpec &spec) {
     return spec.rows;
   case OpKernelKind::ThinWeightGradBits:
     return getThinWeightGradGridSize(spec);
-  case OpKernelKind::EventConv2d: // no GPU form: the CPU's images
+  case OpKernelKind::EventConv2d: // no GPU form: the CPU's items
     return spec.rows;
+  case OpKernelKind::EventConv2dWeightGrad:
+    return spec.columns.channels;
   default:
     llvm_unreachable("not an event-driven kernel");
   }
@@ -1445,7 +1454,9 @@ gpu::GPUFuncOp mlir::snn::buildEventGPUKernel(OpBuilder &b, Location loc,
                                               StringRef name,
                                               const OpKernelSpec &spec) {
   // --snn-compile rejects an event-driven convolution for a GPU target.
-  assert(spec.kind != OpKernelKind::EventConv2d && "event_conv2d: CPU only");
+  assert(spec.kind != OpKernelKind::EventConv2d &&
+         spec.kind != OpKernelKind::EventConv2dWeightGrad &&
+         spec.transposeBatch == 1 && "event-driven convolutions: CPU only");
   gpu::GPUFuncOp kernel = createOpGPUKernelFunc(b, loc, name, spec);
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
@@ -1615,13 +1626,16 @@ static int64_t getEventHostItems(const OpKernelSpec &spec) {
   case OpKernelKind::SpikeDensity:
     return 1;
   case OpKernelKind::TransposeWeight:
-    return llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
+    return spec.transposeBatch *
+           llvm::divideCeilSigned(spec.inFeatures, kTransposeTile);
   case OpKernelKind::CompactColumns:
     return llvm::divideCeilSigned(spec.inFeatures, 32);
   case OpKernelKind::EventLinearTiles:
     return getEventTileCount(spec);
   case OpKernelKind::ThinWeightGradBits:
     return getThinWeightGradSegments(spec);
+  case OpKernelKind::EventConv2dWeightGrad:
+    return spec.columns.channels;
   default:
     return spec.rows;
   }
@@ -2011,10 +2025,24 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
         return e.addI(e.mulI(j, e.idx(n)), o);
       return getWeightStripOffset(b, loc, k, n, j, o);
     };
+    // A batch of matrices: item i is tile i % tiles of matrix i / tiles.
+    Value item = rangeLoop(), base;
+    if (spec.transposeBatch > 1) {
+      int64_t tiles = llvm::divideCeilSigned(k, tile);
+      base = e.mulI(arith::DivUIOp::create(b, loc, item, e.idx(tiles)),
+                    e.idx(n * k));
+      item = arith::RemUIOp::create(b, loc, item, e.idx(tiles));
+      w = memref::SubViewOp::create(b, loc, w, ArrayRef<OpFoldResult>{base},
+                                    ArrayRef<OpFoldResult>{b.getIndexAttr(n * k)},
+                                    ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      wt = memref::SubViewOp::create(b, loc, wt, ArrayRef<OpFoldResult>{base},
+                                     ArrayRef<OpFoldResult>{b.getIndexAttr(n * k)},
+                                     ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    }
     auto copy = [&](Value j, Value o) {
       e.store(e.load(w, e.addI(e.mulI(o, e.idx(k)), j)), wt, wtAt(j, o));
     };
-    Value j0 = e.mulI(rangeLoop(), e.idx(tile));
+    Value j0 = e.mulI(item, e.idx(tile));
     Value jEnd =
         arith::MinUIOp::create(b, loc, e.addI(j0, e.idx(tile)), e.idx(k));
     Value jBlocksEnd = arith::MaxUIOp::create(
@@ -2066,6 +2094,9 @@ func::FuncOp mlir::snn::buildEventHostKernel(OpBuilder &b, Location loc,
     break;
   case OpKernelKind::EventConv2d:
     emitEventConvHost(b, loc, spec, fn, args);
+    break;
+  case OpKernelKind::EventConv2dWeightGrad:
+    emitEventConvWeightGradHost(b, loc, spec, fn, args);
     break;
   default:
     llvm_unreachable("not an event-driven kernel");

@@ -239,9 +239,9 @@ std::string ManifestBuilder::getEventLayerName(Operation *op, Value weight,
     return o ? o->getAttrOfType<StringAttr>("snn.name") : StringAttr();
   };
   StringAttr name = named(op);
-  // A backward takes the name of the forward linear of its weight.
+  // A backward takes the name of the forward layer of its weight.
   for (Operation *user : weight.getUsers())
-    if (!name && isa<LinearOp>(user))
+    if (!name && isa<LinearOp, Conv2DOp>(user))
       name = named(user);
   if (name)
     return name.str();

@@ -691,6 +691,8 @@ LogicalResult ManifestBuilder::serializeGeneric(Operation *op, Phase phase) {
     if (appliedByNeuron)
       fusedBatchNormScratch[op] = *(*json.getArray("scratch"))[0].getAsInteger();
   } else if (isa<LinearOp, LinearBwdOp, Conv2DOp, Conv2DBwdOp>(op)) {
+    if (auto bwd = dyn_cast<Conv2DBwdOp>(op); bwd && bwd.getEventDriven())
+      addEventConvWeightGrad(bwd, json);
     json = toLayerOp(std::move(json));
   } else if (isa<AddOp, AccumulateOp, ScaleOp, DropoutBwdOp, AvgPool2DOp,
                  SumPool2DOp, MaxPool2DOp, AvgPool2DBwdOp, SumPool2DBwdOp,

@@ -187,6 +187,12 @@ private:
   /// transposed weight, event_conv2d, then the dense `conv2d` that skips
   /// itself when the event-driven path ran (EventConv.cpp).
   LogicalResult serializeEventConv(Conv2DOp conv, Phase phase);
+  /// An `event_driven` snn.conv2d_bwd (`json`: its dense op, not yet
+  /// emitted): emits the density kernel of x, gy as [images, OH OW, O]
+  /// (NCHW), event_conv2d_weight_grad into gwᵀ and its transpose into gw,
+  /// and makes the dense op skip its weight gradient when that path ran
+  /// (EventConv.cpp). A gradient accumulated into stays dense.
+  void addEventConvWeightGrad(Conv2DBwdOp bwd, llvm::json::Object &json);
   /// An `event_driven` snn.linear_bwd: density kernel, event-driven gx,
   /// transposed gy, event-driven gw, then the dense `linear_bwd` that skips
   /// its GEMMs when the event-driven path ran (EventLinearBackward.cpp).

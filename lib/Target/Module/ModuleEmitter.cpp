@@ -169,10 +169,11 @@ mlir::snn::compileToModuleDirectory(ModuleOp module,
               "--snn-compile=\"output=model.snnmod\"";
   // Event-driven convolutions have a CPU kernel only.
   if (options.target != ModuleTarget::Cpu) {
-    WalkResult gpuConv = module.walk([](Conv2DOp conv) {
-      if (!conv.getEventDriven())
+    WalkResult gpuConv = module.walk([](Operation *conv) {
+      auto crossover = conv->getAttrOfType<FloatAttr>("event_driven");
+      if (!isa<Conv2DOp, Conv2DBwdOp>(conv) || !crossover)
         return WalkResult::advance();
-      conv.emitError() << "snn-compile: an event-driven convolution runs on "
+      conv->emitError() << "snn-compile: an event-driven convolution runs on "
                           "the CPU only; compile with target=cpu, or leave "
                           "convolutions dense (--snn-sparsify=\"target=cuda\" "
                           "does)";

@@ -5,8 +5,10 @@ path and the float64 reference, on fresh random spikes at given densities.
   event_conv_check.py SNN_OPT SNN_RUN DIR LAYOUT T B C H W O STRIDE DENSITY...
 
 LAYOUT is nchw or nhwc (--snn-channels-last's layout, written directly).
-The model: an IF layer with threshold 1 on 0/1 input (its spikes are the
-input, so the convolution sees exactly the drawn density), a 3x3
+The model: a 1x1 convolution whose weight is the identity (trainable, so
+that the layer under test computes its input gradient too), an IF layer
+with threshold 1 on its 0/1 output (its spikes are the input, so the
+convolution sees exactly the drawn density), a 3x3
 convolution C -> O with padding 1, the stride and a bias, LIF, flatten, a
 linear readout to 4 classes, LIF, rate loss. Compiled dense, with the
 default crossover (the dispatch picks a path per density) and with
@@ -32,7 +34,9 @@ from sparse_check import draw_well_conditioned, rel, run, write_case
 
 MODEL = """
 func.func @forward(%x: tensor<{T}x{B}x{XS}xf32>) -> tensor<{T}x{B}x4xf32> {{
-  %s0 = snn.if %x {{snn.name = "in"}} : tensor<{T}x{B}x{XS}xf32>
+  %w0 = snn.param "conv0.weight" {{init = #snn.init<kaiming_uniform>}} : tensor<{W0}xf32>
+  %h0 = snn.conv2d %x, %w0 {{{LAST0}}} : tensor<{T}x{B}x{XS}xf32>, tensor<{W0}xf32> -> tensor<{T}x{B}x{XS}xf32>
+  %s0 = snn.if %h0 {{snn.name = "in"}} : tensor<{T}x{B}x{XS}xf32>
   %w1 = snn.param "conv.weight" {{init = #snn.init<kaiming_uniform>}} : tensor<{WS}xf32>
   %b1 = snn.param "conv.bias" {{init = #snn.init<uniform>, init_scale = 0.1}} : tensor<{O}xf32>
   %h1 = snn.conv2d %s0, %w1, %b1 {{padding = array<i64: 1, 1>, stride = array<i64: {S}, {S}>{LAST}, snn.name = "conv"}} : tensor<{T}x{B}x{XS}xf32>, tensor<{WS}xf32>, tensor<{O}xf32> -> tensor<{T}x{B}x{YS}xf32>
@@ -60,7 +64,8 @@ def main(snn_opt, snn_run, d, layout, T, B, C, H, W, O, S, densities):
     ys = dims(OH, OW, O) if last else dims(O, OH, OW)
     with open(f"{d}/model.mlir", "w") as f:
         f.write(MODEL.format(T=T, B=B, XS=xs, WS=ws, YS=ys, O=O, S=S,
-                             F=O * OH * OW, LAST=", channels_last" if last else ""))
+                             F=O * OH * OW, LAST=", channels_last" if last else "",
+                             W0=dims(C, 1, 1, C) if last else dims(C, C, 1, 1), LAST0="channels_last" if last else ""))
     for name, passes in VARIANTS.items():
         run(snn_opt, f"{d}/model.mlir", "--snn-autodiff=optimizer=sgd", *passes,
             f"--snn-compile=output={d}/{name}.snnmod target=cpu", "-o", "/dev/null")
@@ -73,7 +78,9 @@ def main(snn_opt, snn_run, d, layout, T, B, C, H, W, O, S, densities):
         def draw(rng):
             x = (rng.random((T, B) + ((H, W, C) if last else (C, H, W)))
                  < density).astype(np.float32)
-            weights = {"conv.weight": rng.normal(0, 2.0 / np.sqrt(9 * C), wshape),
+            weights = {"conv0.weight": np.eye(C).reshape(C, 1, 1, C)
+                       if last else np.eye(C).reshape(C, C, 1, 1),
+                       "conv.weight": rng.normal(0, 2.0 / np.sqrt(9 * C), wshape),
                        "conv.bias": rng.normal(0.3, 0.2, (O,)),
                        "fc.weight": rng.normal(0, 2.0 / np.sqrt(O * OH * OW),
                                                (4, O * OH * OW))}

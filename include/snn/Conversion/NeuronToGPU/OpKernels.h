@@ -51,6 +51,7 @@ enum class OpKernelKind {
   ThinWeightGradBits, ///< gw's per-segment parts over x's row bits, N <= 32
   EventConv2d, ///< y = conv(x, w) + b adding only the nonzero inputs' taps
                ///< (the CPU only: HostEventConv.cpp)
+  EventConv2dWeightGrad, ///< its gwᵀ over the nonzero inputs (CPU only)
   PackBits,   ///< spikes (f32 0/1) -> 32 per u32 word (saved for backward)
   UnpackBits, ///< u32 words -> spikes (f32 0/1), before their reader
   // Batch norm of x[M, C, S] (BatchNormKernels.h): training runs three
@@ -123,7 +124,8 @@ inline bool isEventKernel(OpKernelKind kind) {
          kind == OpKernelKind::EventLinearTiles ||
          kind == OpKernelKind::EventLinearBand ||
          kind == OpKernelKind::ThinWeightGradBits ||
-         kind == OpKernelKind::EventConv2d;
+         kind == OpKernelKind::EventConv2d ||
+         kind == OpKernelKind::EventConv2dWeightGrad;
 }
 /// x of a batch norm viewed as [rows, channels, spatial]; statistics per
 /// channel over rows * spatial. The statistics kernels split each channel's
@@ -247,6 +249,11 @@ struct OpKernelSpec {
   /// 64 weights one 256-byte run) instead of K runs 4 N bytes apart. The
   /// GPU kernels keep the plain [K, N] layout.
   bool weightStrips = false;
+  /// transpose_weight on the CPU: that many [N, K] matrices one after the
+  /// other, each transposed (an NCHW gradient's images, [O, OH OW] ->
+  /// [OH OW, O], for an event-driven convolution's weight gradient). The
+  /// GPU kernel transposes one.
+  int64_t transposeBatch = 1;
   /// event_linear on the CPU: x is a spiking layer's spikes, 0 or 1, so an
   /// event adds its weights without loading x or multiplying (x w = w for
   /// x = 1: the same bits).

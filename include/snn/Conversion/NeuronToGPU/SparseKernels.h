@@ -180,6 +180,16 @@ void emitEventLinearHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
 void emitEventConvHost(OpBuilder &b, Location loc, const OpKernelSpec &spec,
                        func::FuncOp fn, ValueRange args);
 
+/// event_conv2d_weight_grad, the CPU only: per input channel c (a work
+/// item) the rows of gwᵀ [C KH KW, O] (NHWC: [KH KW C, O]) of its taps from
+/// zero, then over the images, for each nonzero input of channel c in
+/// memory order and each tap that reaches an output, x times gy's O values
+/// at that output (gy as [images, OH OW, O]) added to the tap's row
+/// (HostEventConv.cpp). Items write disjoint rows: any split, the same bits.
+void emitEventConvWeightGradHost(OpBuilder &b, Location loc,
+                                 const OpKernelSpec &spec, func::FuncOp fn,
+                                 ValueRange args);
+
 /// An event kernel's spec: kind and its rows, in and out features.
 inline OpKernelSpec makeEventKernelSpec(OpKernelKind kind, int64_t rows,
                                         int64_t in, int64_t out) {

@@ -233,6 +233,11 @@ LogicalResult Conv2DBwdOp::verify() {
     return emitOpError() << "grad_output " << getGradOutput().getType()
                          << " must have the rank of the input "
                          << getInput().getType();
+  if (failed(verifyEventDrivenCrossover(*this, getEventDriven(), "input")))
+    return failure();
+  if (getEventDriven() && getGroups() != 1)
+    return emitOpError() << "event_driven supports groups = 1 only, got "
+                         << getGroups();
   if (getChannelsLast()) {
     // NHWC: x [..., H, W, C], w [O, KH, KW, C], gy [..., OH, OW, O].
     ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight()),

@@ -175,6 +175,29 @@ struct SparsifyPass : public snn::impl::SNNSparsifyBase<SparsifyPass> {
           crossover > 0.0 ? double(crossover) : kDefaultCpuConvCrossover));
       ++numEventDrivenConvolutions;
     });
+    // A convolution's weight gradient on spikes (after --snn-autodiff): gw
+    // over the nonzero inputs, on the CPU.
+    getOperation().walk([&](Conv2DBwdOp bwd) {
+      std::string why = whyNotSpikes(bwd.getInput(), inputIsSpikes);
+      if (!why.empty()) {
+        bwd.emitRemark() << "snn-sparsify: weight gradient left dense: its "
+                            "input is "
+                         << why;
+        return;
+      }
+      if (target != "cpu" || bwd.getGroups() != 1) {
+        bwd.emitRemark() << "snn-sparsify: weight gradient left dense: "
+                         << (target != "cpu"
+                                 ? "event-driven convolutions run on the CPU "
+                                   "only (target=cpu)"
+                                 : "a grouped convolution");
+        return;
+      }
+      bwd.setEventDrivenAttr(FloatAttr::get(
+          Float64Type::get(&getContext()),
+          crossover > 0.0 ? double(crossover) : kDefaultCpuConvCrossover));
+      ++numEventDrivenConvolutionBackwards;
+    });
     getOperation().walk([&](LinearBwdOp bwd) {
       std::string why = whyNotBandedGradient(bwd.getGradOutput());
       if (!why.empty()) {

@@ -227,6 +227,12 @@ def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
     included (then `grad_output`, `input` and `gx` are NHWC and the weight
     and `gw` are `[O, KH, KW, C]`). `grads` are `gx` (when `need_gx`), `gw`
     (reduced over every leading dim) and `gb` (when `has_bias`).
+
+    `event_driven = d` (set by `--snn-sparsify="target=cpu"` when `input`
+    is spikes; `groups` 1): the compiled module also computes `gw`
+    event-driven on the CPU, over the nonzero inputs only, whenever the
+    input's density is at most the crossover `d` in (0, 1]; `gx` and `gb`
+    stay dense.
   }];
   let arguments = (ins SNN_FloatTensor:$grad_output, SNN_FloatTensor:$input,
                        SNN_FloatTensor:$weight, BoolAttr:$has_bias,
@@ -235,7 +241,8 @@ def SNN_Conv2DBwdOp : SNN_Op<"conv2d_bwd", [Pure]> {
                        DefaultValuedAttr<SNN_ConvPadding, "{0, 0}">:$padding,
                        DefaultValuedAttr<SNN_Pair, "{1, 1}">:$dilation,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
-                       UnitAttr:$channels_last);
+                       UnitAttr:$channels_last,
+                       OptionalAttr<F64Attr>:$event_driven);
   let results = (outs Variadic<SNN_FloatTensor>:$grads);
   let assemblyFormat = [{
     $grad_output `,` $input `,` $weight attr-dict `:` type($grad_output) `,`

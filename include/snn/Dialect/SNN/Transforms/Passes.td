@@ -361,8 +361,10 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
     then also runs it event-driven, per image adding each nonzero input's
     weights into the outputs its window positions reach
     (docs/artifact-format.md, "Event-driven convolutions"); its default
-    crossover is 0.25. With `target=cuda` convolutions stay dense, with a
-    remark.
+    crossover is 0.25. Run after `--snn-autodiff`, it also marks every
+    `snn.conv2d_bwd` whose input is spikes: its weight gradient is then
+    computed over the nonzero inputs only (its input gradient stays
+    dense). With `target=cuda` convolutions stay dense, with a remark.
   }];
   let dependentDialects = ["::mlir::snn::SNNDialect"];
   let options = [
@@ -384,6 +386,9 @@ def SNNSparsify : Pass<"snn-sparsify", "func::FuncOp"> {
               "linear backwards marked event-driven">,
     Statistic<"numEventDrivenConvolutions", "event-driven-convolutions",
               "convolutions marked event-driven (target=cpu)">,
+    Statistic<"numEventDrivenConvolutionBackwards",
+              "event-driven-convolution-backwards",
+              "convolution weight gradients marked event-driven (target=cpu)">,
   ];
 }
 
