@@ -39,9 +39,11 @@ constexpr double kDefaultCudaCrossover = 0.08;
 /// CUDA: 16% measured for a hidden layer's backward on an H100 with the
 /// weight gradient on row lists, the same page).
 constexpr double kDefaultCpuBackwardCrossover = 0.15;
-/// A convolution's, on the CPU: a margin below the 34-50% where the
+/// A convolution's, on the CPU: a margin below the 30-50% where the
 /// event-driven kernel and im2col + BLAS took equal time on five 3x3 layers
-/// (the lowest, 34%, a stride-2 one; bench/results/2026-12-08-cpu2-event-conv.md).
+/// in two runs (the lowest, a stride-2 one;
+/// bench/results/2026-12-08-cpu2-event-conv.md). Its weight gradient takes
+/// the same default (not measured on its own; `snn-run calibrate` does).
 constexpr double kDefaultCpuConvCrossover = 0.25;
 constexpr double kDefaultCudaBackwardCrossover = 0.10;
 
